@@ -1,0 +1,872 @@
+//! The circuit breaker: stop calling a dependency that has proven itself dead, and fail in
+//! microseconds instead of after a timeout.
+//!
+//! Why a state machine that only decides: the caller (JS driver, simulator, test) asks
+//! [`Breaker::try_acquire`] before a call and reports with [`Breaker::record`] after it; the
+//! breaker never calls, sleeps or reads a clock. Time comes in as `now_ms`.
+//!
+//! States: `Closed` (traffic flows, outcomes are judged), `Open { until }` (every call is
+//! rejected), `HalfOpen` (exactly one probe in flight at a time; `probes_to_close` consecutive probe
+//! successes close the circuit, one failed probe re-opens it at once), and `Isolated` (held open by
+//! hand until [`Breaker::reset`]).
+//!
+//! Two trip rules, as the seeds describe them:
+//! - [`Trip::Rate`]: the failure RATE over the last `window_size` outcomes, judged only once the
+//!   window holds `minimum_calls` outcomes (default: a full window). "Five failures out of five is a
+//!   dead provider, five out of 10,000 is a Tuesday."
+//! - [`Trip::Consecutive`]: `failure_threshold` failures in a row.
+//!
+//! Permits carry the breaker's generation: an outcome that arrives after the state moved on (a
+//! slow call from before the trip, a probe that outlived its lease) is ignored, so it can neither
+//! close nor re-trip a circuit it no longer belongs to.
+//!
+//! # Default
+//! `probes_to_close = 1`; rate breaker `minimum_calls = window_size`.
+
+use super::error::{check, Error, Expect, Opt};
+
+/// Largest accepted `windowSize`, `failureThreshold`, `minimumCalls` and `probesToClose`.
+pub const MAX_COUNT: u32 = 1_000_000;
+
+/// How a closed breaker decides to trip.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Trip {
+    /// Failure rate over the last `window_size` outcomes.
+    Rate {
+        /// Outcomes in the rolling window.
+        window_size: u32,
+        /// Trip when `failures / outcomes >= failure_rate_threshold` (and at least one failure).
+        failure_rate_threshold: f64,
+        /// Outcomes needed before the rate is judged (≤ `window_size`).
+        minimum_calls: u32,
+    },
+    /// `failure_threshold` consecutive failures.
+    Consecutive {
+        /// Failures in a row that trip the breaker.
+        failure_threshold: u32,
+    },
+}
+
+/// A validated, immutable breaker configuration.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BreakerConfig {
+    trip: Trip,
+    open_duration_ms: f64,
+    probes_to_close: u32,
+}
+
+impl BreakerConfig {
+    /// A rate-window breaker. `minimum_calls = None` means "judge only a full window".
+    pub fn rate(
+        window_size: f64,
+        failure_rate_threshold: f64,
+        minimum_calls: Option<f64>,
+        open_duration_ms: f64,
+        probes_to_close: Option<f64>,
+    ) -> Result<Self, Error> {
+        let window_size = check::count(Opt::WindowSize, window_size, MAX_COUNT)?;
+        let failure_rate_threshold =
+            check::unit(Opt::FailureRateThreshold, failure_rate_threshold)?;
+        let minimum_calls = match minimum_calls {
+            None => window_size,
+            Some(m) => {
+                let m = check::count(Opt::MinimumCalls, m, MAX_COUNT)?;
+                if m > window_size {
+                    return Err(Error::option(
+                        Opt::MinimumCalls,
+                        Expect::AtMost(Opt::WindowSize),
+                    ));
+                }
+                m
+            }
+        };
+        Self::finish(
+            Trip::Rate {
+                window_size,
+                failure_rate_threshold,
+                minimum_calls,
+            },
+            open_duration_ms,
+            probes_to_close,
+        )
+    }
+
+    /// A consecutive-failures breaker.
+    pub fn consecutive(
+        failure_threshold: f64,
+        open_duration_ms: f64,
+        probes_to_close: Option<f64>,
+    ) -> Result<Self, Error> {
+        let failure_threshold = check::count(Opt::FailureThreshold, failure_threshold, MAX_COUNT)?;
+        Self::finish(
+            Trip::Consecutive { failure_threshold },
+            open_duration_ms,
+            probes_to_close,
+        )
+    }
+
+    fn finish(
+        trip: Trip,
+        open_duration_ms: f64,
+        probes_to_close: Option<f64>,
+    ) -> Result<Self, Error> {
+        let open_duration_ms = check::non_negative(Opt::OpenDurationMs, open_duration_ms)?;
+        let probes_to_close = match probes_to_close {
+            None => 1,
+            Some(p) => check::count(Opt::ProbesToClose, p, MAX_COUNT)?,
+        };
+        Ok(Self {
+            trip,
+            open_duration_ms,
+            probes_to_close,
+        })
+    }
+
+    /// The trip rule.
+    pub fn trip(&self) -> Trip {
+        self.trip
+    }
+
+    /// How long the circuit stays open before a probe is allowed.
+    pub fn open_duration_ms(&self) -> f64 {
+        self.open_duration_ms
+    }
+
+    /// Consecutive probe successes needed to close.
+    pub fn probes_to_close(&self) -> u32 {
+        self.probes_to_close
+    }
+}
+
+/// The state as callers see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// Calls flow; outcomes are judged.
+    Closed,
+    /// Calls are rejected until the cooldown ends.
+    Open,
+    /// One probe at a time decides whether to close.
+    HalfOpen,
+    /// Held open by hand (`isolate`) until `reset`.
+    Isolated,
+}
+
+impl State {
+    /// Stable numeric id used across the wasm boundary and in snapshots.
+    pub const fn id(self) -> u32 {
+        match self {
+            State::Closed => 0,
+            State::Open => 1,
+            State::HalfOpen => 2,
+            State::Isolated => 3,
+        }
+    }
+
+    /// Inverse of [`State::id`].
+    pub fn from_id(id: u32) -> Option<Self> {
+        [State::Closed, State::Open, State::HalfOpen, State::Isolated]
+            .get(id as usize)
+            .copied()
+    }
+}
+
+/// The outcome of one admitted call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The call succeeded (or failed in a way the caller does not count against the dependency).
+    Success,
+    /// The call failed.
+    Failure,
+}
+
+/// Permission to make one call. Hand it back to [`Breaker::record`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Permit(u32);
+
+impl Permit {
+    /// Whether this call is the half-open probe.
+    pub const fn is_probe(self) -> bool {
+        self.0 & 1 == 1
+    }
+
+    /// Encoded form (fits in a JS number): `generation << 1 | probe`.
+    pub const fn to_bits(self) -> u32 {
+        self.0
+    }
+
+    /// Decode; any value is safe (a forged permit is just a stale one).
+    pub const fn from_bits(bits: u32) -> Self {
+        Permit(bits)
+    }
+}
+
+/// Answer of [`Breaker::try_acquire`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Acquire {
+    /// Go ahead; `transition` is `Some(HalfOpen)` when this call ended the cooldown.
+    Granted {
+        /// The permit to report back.
+        permit: Permit,
+        /// A state change caused by this acquire.
+        transition: Option<State>,
+    },
+    /// Rejected: fail fast. `retry_in_ms` is the remaining cooldown (0 while a probe is in
+    /// flight, `+Infinity` when isolated).
+    Rejected {
+        /// Time until a call may be admitted again, as far as the breaker knows.
+        retry_in_ms: f64,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Inner {
+    Closed,
+    Open {
+        until: f64,
+    },
+    HalfOpen {
+        probe_started_at: Option<f64>,
+        successes: u32,
+    },
+    Isolated,
+}
+
+/// Plain-data copy of a breaker's state: for persistence, sharing across processes, and tests.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Snapshot {
+    /// The state.
+    pub state: State,
+    /// When an open circuit may admit a probe (ms, caller's clock); 0 otherwise.
+    pub open_until_ms: f64,
+    /// Consecutive probe successes so far (half-open).
+    pub probe_successes: u32,
+    /// Consecutive failures so far (consecutive breaker, closed).
+    pub consecutive_failures: u32,
+    /// The rolling window, oldest first, `true` = failure (rate breaker, closed).
+    pub window_failures: Vec<bool>,
+}
+
+/// A ring of outcome bits with a running failure count.
+#[derive(Debug, Clone)]
+struct Window {
+    bits: Vec<u64>,
+    size: u32,
+    head: u32,
+    len: u32,
+    failures: u32,
+}
+
+impl Window {
+    fn new(size: u32) -> Self {
+        Self {
+            bits: vec![0; size.div_ceil(64) as usize],
+            size,
+            head: 0,
+            len: 0,
+            failures: 0,
+        }
+    }
+
+    fn get(&self, i: u32) -> bool {
+        self.bits
+            .get((i / 64) as usize)
+            .is_some_and(|w| w >> (i % 64) & 1 == 1)
+    }
+
+    fn set(&mut self, i: u32, failed: bool) {
+        if let Some(w) = self.bits.get_mut((i / 64) as usize) {
+            let mask = 1u64 << (i % 64);
+            if failed {
+                *w |= mask;
+            } else {
+                *w &= !mask;
+            }
+        }
+    }
+
+    fn push(&mut self, failed: bool) {
+        if self.len == self.size {
+            if self.get(self.head) {
+                self.failures -= 1;
+            }
+        } else {
+            self.len += 1;
+        }
+        self.set(self.head, failed);
+        if failed {
+            self.failures += 1;
+        }
+        self.head = if self.head + 1 == self.size {
+            0
+        } else {
+            self.head + 1
+        };
+    }
+
+    fn clear(&mut self) {
+        self.bits.iter_mut().for_each(|w| *w = 0);
+        self.head = 0;
+        self.len = 0;
+        self.failures = 0;
+    }
+
+    /// Oldest first.
+    fn outcomes(&self) -> Vec<bool> {
+        let start = (self.head + self.size - self.len) % self.size;
+        (0..self.len)
+            .map(|k| self.get((start + k) % self.size))
+            .collect()
+    }
+}
+
+/// The breaker. See the module docs for the rules.
+#[derive(Debug, Clone)]
+pub struct Breaker {
+    config: BreakerConfig,
+    inner: Inner,
+    window: Window,
+    consecutive_failures: u32,
+    /// Bumped on every transition; permits from an older generation are stale.
+    generation: u32,
+}
+
+const GENERATION_MASK: u32 = u32::MAX >> 1;
+
+impl Breaker {
+    /// A closed breaker.
+    pub fn new(config: BreakerConfig) -> Self {
+        let size = match config.trip {
+            Trip::Rate { window_size, .. } => window_size,
+            Trip::Consecutive { .. } => 1,
+        };
+        Self {
+            config,
+            inner: Inner::Closed,
+            window: Window::new(size),
+            consecutive_failures: 0,
+            generation: 0,
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &BreakerConfig {
+        &self.config
+    }
+
+    /// The state as of `now_ms`, without changing anything: an open circuit whose cooldown has
+    /// ended reads as `HalfOpen` (the transition itself happens on the next acquire).
+    pub fn state(&self, now_ms: f64) -> State {
+        match self.inner {
+            Inner::Closed => State::Closed,
+            Inner::Open { until } if now_ms >= until => State::HalfOpen,
+            Inner::Open { .. } => State::Open,
+            Inner::HalfOpen { .. } => State::HalfOpen,
+            Inner::Isolated => State::Isolated,
+        }
+    }
+
+    /// Remaining cooldown at `now_ms` (0 unless open; `+Infinity` when isolated).
+    pub fn retry_in_ms(&self, now_ms: f64) -> f64 {
+        match self.inner {
+            Inner::Open { until } => (until - now_ms).max(0.0),
+            Inner::Isolated => f64::INFINITY,
+            _ => 0.0,
+        }
+    }
+
+    fn bump(&mut self) {
+        self.generation = (self.generation + 1) & GENERATION_MASK;
+    }
+
+    fn permit(&self, probe: bool) -> Permit {
+        Permit(self.generation << 1 | u32::from(probe))
+    }
+
+    /// Ask to make one call at `now_ms`.
+    pub fn try_acquire(&mut self, now_ms: f64) -> Acquire {
+        match self.inner {
+            Inner::Closed => Acquire::Granted {
+                permit: self.permit(false),
+                transition: None,
+            },
+            Inner::Open { until } => {
+                if now_ms >= until {
+                    self.inner = Inner::HalfOpen {
+                        probe_started_at: Some(now_ms),
+                        successes: 0,
+                    };
+                    self.bump();
+                    Acquire::Granted {
+                        permit: self.permit(true),
+                        transition: Some(State::HalfOpen),
+                    }
+                } else {
+                    Acquire::Rejected {
+                        retry_in_ms: until - now_ms,
+                    }
+                }
+            }
+            Inner::HalfOpen {
+                probe_started_at,
+                successes,
+            } => {
+                let lease_expired = probe_started_at
+                    .is_some_and(|at| now_ms - at > self.config.open_duration_ms.max(1.0) * 2.0);
+                if probe_started_at.is_none() || lease_expired {
+                    if lease_expired {
+                        // The probe never reported back (lost callback, dead worker): forget it so
+                        // the circuit cannot stay half-open forever; its late report is stale.
+                        self.bump();
+                    }
+                    self.inner = Inner::HalfOpen {
+                        probe_started_at: Some(now_ms),
+                        successes,
+                    };
+                    Acquire::Granted {
+                        permit: self.permit(true),
+                        transition: None,
+                    }
+                } else {
+                    Acquire::Rejected { retry_in_ms: 0.0 }
+                }
+            }
+            Inner::Isolated => Acquire::Rejected {
+                retry_in_ms: f64::INFINITY,
+            },
+        }
+    }
+
+    /// Report the outcome of a call admitted with `permit`, at `now_ms`. Returns the new state if
+    /// this report changed it. Stale permits are ignored.
+    pub fn record(&mut self, permit: Permit, outcome: Outcome, now_ms: f64) -> Option<State> {
+        if permit.0 >> 1 != self.generation {
+            return None;
+        }
+        let failed = outcome == Outcome::Failure;
+        match self.inner {
+            Inner::Closed => {
+                if permit.is_probe() {
+                    return None;
+                }
+                if self.closed_should_trip(failed) {
+                    self.open(now_ms);
+                    return Some(State::Open);
+                }
+                None
+            }
+            Inner::HalfOpen { successes, .. } if permit.is_probe() => {
+                if failed {
+                    self.open(now_ms);
+                    return Some(State::Open);
+                }
+                let successes = successes + 1;
+                if successes >= self.config.probes_to_close {
+                    self.close();
+                    Some(State::Closed)
+                } else {
+                    self.inner = Inner::HalfOpen {
+                        probe_started_at: None,
+                        successes,
+                    };
+                    None
+                }
+            }
+            _ => None,
+        }
+    }
+
+    fn closed_should_trip(&mut self, failed: bool) -> bool {
+        match self.config.trip {
+            Trip::Consecutive { failure_threshold } => {
+                self.consecutive_failures = if failed {
+                    self.consecutive_failures + 1
+                } else {
+                    0
+                };
+                self.consecutive_failures >= failure_threshold
+            }
+            Trip::Rate {
+                failure_rate_threshold,
+                minimum_calls,
+                ..
+            } => {
+                self.window.push(failed);
+                let w = &self.window;
+                w.len >= minimum_calls
+                    && w.failures > 0
+                    && f64::from(w.failures) >= failure_rate_threshold * f64::from(w.len)
+            }
+        }
+    }
+
+    fn open(&mut self, now_ms: f64) {
+        self.inner = Inner::Open {
+            until: now_ms + self.config.open_duration_ms,
+        };
+        self.window.clear();
+        self.consecutive_failures = 0;
+        self.bump();
+    }
+
+    fn close(&mut self) {
+        self.inner = Inner::Closed;
+        self.window.clear();
+        self.consecutive_failures = 0;
+        self.bump();
+    }
+
+    /// Hold the circuit open until [`Breaker::reset`] (maintenance, a known-bad deploy).
+    pub fn isolate(&mut self) -> Option<State> {
+        if self.inner == Inner::Isolated {
+            return None;
+        }
+        self.inner = Inner::Isolated;
+        self.window.clear();
+        self.consecutive_failures = 0;
+        self.bump();
+        Some(State::Isolated)
+    }
+
+    /// Close the circuit and forget every outcome.
+    pub fn reset(&mut self) -> Option<State> {
+        let was_closed = self.inner == Inner::Closed;
+        self.close();
+        (!was_closed).then_some(State::Closed)
+    }
+
+    /// Open the circuit until `until_ms` because someone else (another process or tab) saw it
+    /// trip. No-op when isolated or already open at least that long.
+    pub fn open_until(&mut self, until_ms: f64) -> Option<State> {
+        match self.inner {
+            Inner::Isolated => None,
+            Inner::Open { until } if until >= until_ms => None,
+            Inner::Open { .. } => {
+                self.inner = Inner::Open { until: until_ms };
+                None
+            }
+            _ => {
+                self.inner = Inner::Open { until: until_ms };
+                self.window.clear();
+                self.consecutive_failures = 0;
+                self.bump();
+                Some(State::Open)
+            }
+        }
+    }
+
+    /// A plain-data copy of the state.
+    pub fn snapshot(&self) -> Snapshot {
+        let (state, open_until_ms, probe_successes) = match self.inner {
+            Inner::Closed => (State::Closed, 0.0, 0),
+            Inner::Open { until } => (State::Open, until, 0),
+            Inner::HalfOpen { successes, .. } => (State::HalfOpen, 0.0, successes),
+            Inner::Isolated => (State::Isolated, 0.0, 0),
+        };
+        let window_failures = match self.config.trip {
+            Trip::Rate { .. } => self.window.outcomes(),
+            Trip::Consecutive { .. } => Vec::new(),
+        };
+        Snapshot {
+            state,
+            open_until_ms,
+            probe_successes,
+            consecutive_failures: self.consecutive_failures,
+            window_failures,
+        }
+    }
+
+    /// A breaker with `config` in the state `snapshot` describes. A half-open snapshot restores
+    /// with no probe in flight (whoever held it is gone). Rejects snapshots that do not fit the
+    /// config (window longer than `window_size`, counters at or past their threshold, a
+    /// non-finite open deadline).
+    pub fn restore(config: BreakerConfig, snapshot: &Snapshot) -> Result<Self, Error> {
+        let bad = Error::option(Opt::State, Expect::Snapshot);
+        let mut b = Breaker::new(config);
+        match snapshot.state {
+            State::Closed => match config.trip {
+                Trip::Rate { window_size, .. } => {
+                    if snapshot.window_failures.len() > window_size as usize {
+                        return Err(bad);
+                    }
+                    for &f in &snapshot.window_failures {
+                        b.window.push(f);
+                    }
+                }
+                Trip::Consecutive { failure_threshold } => {
+                    if snapshot.consecutive_failures >= failure_threshold {
+                        return Err(bad);
+                    }
+                    b.consecutive_failures = snapshot.consecutive_failures;
+                }
+            },
+            State::Open => {
+                if !snapshot.open_until_ms.is_finite() {
+                    return Err(bad);
+                }
+                b.inner = Inner::Open {
+                    until: snapshot.open_until_ms,
+                };
+            }
+            State::HalfOpen => {
+                if snapshot.probe_successes >= config.probes_to_close {
+                    return Err(bad);
+                }
+                b.inner = Inner::HalfOpen {
+                    probe_started_at: None,
+                    successes: snapshot.probe_successes,
+                };
+            }
+            State::Isolated => b.inner = Inner::Isolated,
+        }
+        Ok(b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rate(window: u32, threshold: f64) -> Breaker {
+        Breaker::new(BreakerConfig::rate(f64::from(window), threshold, None, 1000.0, None).unwrap())
+    }
+
+    fn call(b: &mut Breaker, outcome: Outcome, now: f64) -> Result<Option<State>, f64> {
+        match b.try_acquire(now) {
+            Acquire::Granted { permit, .. } => Ok(b.record(permit, outcome, now)),
+            Acquire::Rejected { retry_in_ms } => Err(retry_in_ms),
+        }
+    }
+
+    #[test]
+    fn stays_closed_below_threshold_and_judges_only_a_full_window() {
+        let mut b = rate(5, 0.5);
+        // Four failures in a 5-window: not judged yet.
+        for _ in 0..4 {
+            assert_eq!(call(&mut b, Outcome::Failure, 0.0), Ok(None));
+        }
+        assert_eq!(b.state(0.0), State::Closed);
+        let mut b = rate(10, 0.5);
+        for i in 0..100 {
+            let o = if i % 3 == 0 {
+                Outcome::Failure
+            } else {
+                Outcome::Success
+            };
+            assert_eq!(call(&mut b, o, 0.0), Ok(None));
+        }
+        assert_eq!(b.state(0.0), State::Closed);
+    }
+
+    #[test]
+    fn trips_when_the_rate_crosses_the_threshold() {
+        let mut b = rate(4, 0.5);
+        assert_eq!(call(&mut b, Outcome::Success, 0.0), Ok(None));
+        assert_eq!(call(&mut b, Outcome::Failure, 0.0), Ok(None));
+        assert_eq!(call(&mut b, Outcome::Success, 0.0), Ok(None));
+        assert_eq!(call(&mut b, Outcome::Failure, 5.0), Ok(Some(State::Open)));
+        assert_eq!(b.state(5.0), State::Open);
+        assert_eq!(call(&mut b, Outcome::Success, 6.0), Err(999.0));
+    }
+
+    #[test]
+    fn minimum_calls_judges_a_partial_window() {
+        let mut b = Breaker::new(BreakerConfig::rate(100.0, 0.5, Some(4.0), 10.0, None).unwrap());
+        for _ in 0..3 {
+            assert_eq!(call(&mut b, Outcome::Failure, 0.0), Ok(None));
+        }
+        assert_eq!(call(&mut b, Outcome::Failure, 0.0), Ok(Some(State::Open)));
+    }
+
+    #[test]
+    fn a_window_without_failures_never_trips_even_at_threshold_zero() {
+        let mut b = rate(3, 0.0);
+        for _ in 0..10 {
+            assert_eq!(call(&mut b, Outcome::Success, 0.0), Ok(None));
+        }
+        assert_eq!(call(&mut b, Outcome::Failure, 0.0), Ok(Some(State::Open)));
+    }
+
+    #[test]
+    fn half_open_admits_exactly_one_probe_and_closes_on_success() {
+        let mut b = rate(2, 0.5);
+        call(&mut b, Outcome::Failure, 0.0).unwrap();
+        call(&mut b, Outcome::Failure, 0.0).unwrap();
+        assert_eq!(b.state(999.0), State::Open);
+        assert_eq!(b.state(1000.0), State::HalfOpen);
+        let probe = match b.try_acquire(1000.0) {
+            Acquire::Granted { permit, transition } => {
+                assert!(permit.is_probe());
+                assert_eq!(transition, Some(State::HalfOpen));
+                permit
+            }
+            r => panic!("{r:?}"),
+        };
+        // A concurrent caller is treated as open.
+        assert_eq!(
+            b.try_acquire(1001.0),
+            Acquire::Rejected { retry_in_ms: 0.0 }
+        );
+        assert_eq!(
+            b.record(probe, Outcome::Success, 1002.0),
+            Some(State::Closed)
+        );
+        assert_eq!(b.state(1002.0), State::Closed);
+    }
+
+    #[test]
+    fn a_failed_probe_reopens_at_once() {
+        let mut b = rate(1, 1.0);
+        call(&mut b, Outcome::Failure, 0.0).unwrap();
+        assert_eq!(
+            call(&mut b, Outcome::Failure, 1000.0),
+            Ok(Some(State::Open))
+        );
+        assert_eq!(b.retry_in_ms(1000.0), 1000.0);
+    }
+
+    #[test]
+    fn probes_to_close_needs_consecutive_probe_successes() {
+        let mut b = Breaker::new(BreakerConfig::consecutive(1.0, 100.0, Some(3.0)).unwrap());
+        assert_eq!(call(&mut b, Outcome::Failure, 0.0), Ok(Some(State::Open)));
+        assert_eq!(call(&mut b, Outcome::Success, 100.0), Ok(None));
+        assert_eq!(call(&mut b, Outcome::Success, 101.0), Ok(None));
+        assert_eq!(b.state(101.0), State::HalfOpen);
+        assert_eq!(
+            call(&mut b, Outcome::Success, 102.0),
+            Ok(Some(State::Closed))
+        );
+    }
+
+    #[test]
+    fn consecutive_breaker_counts_only_streaks() {
+        let mut b = Breaker::new(BreakerConfig::consecutive(3.0, 100.0, None).unwrap());
+        for _ in 0..5 {
+            call(&mut b, Outcome::Failure, 0.0).unwrap();
+            call(&mut b, Outcome::Failure, 0.0).unwrap();
+            call(&mut b, Outcome::Success, 0.0).unwrap();
+        }
+        assert_eq!(b.state(0.0), State::Closed);
+        call(&mut b, Outcome::Failure, 0.0).unwrap();
+        call(&mut b, Outcome::Failure, 0.0).unwrap();
+        assert_eq!(call(&mut b, Outcome::Failure, 0.0), Ok(Some(State::Open)));
+    }
+
+    #[test]
+    fn stale_outcomes_are_ignored() {
+        let mut b = Breaker::new(BreakerConfig::consecutive(1.0, 100.0, None).unwrap());
+        let Acquire::Granted { permit: slow, .. } = b.try_acquire(0.0) else {
+            panic!()
+        };
+        assert_eq!(call(&mut b, Outcome::Failure, 0.0), Ok(Some(State::Open)));
+        // The slow call from the closed period must not close or re-trip anything.
+        assert_eq!(b.record(slow, Outcome::Success, 150.0), None);
+        assert_eq!(b.state(50.0), State::Open);
+        let Acquire::Granted { permit: probe, .. } = b.try_acquire(150.0) else {
+            panic!()
+        };
+        assert_eq!(b.record(slow, Outcome::Failure, 151.0), None);
+        assert_eq!(
+            b.record(probe, Outcome::Success, 152.0),
+            Some(State::Closed)
+        );
+    }
+
+    #[test]
+    fn a_lost_probe_is_replaced_after_its_lease() {
+        let mut b = Breaker::new(BreakerConfig::consecutive(1.0, 100.0, None).unwrap());
+        call(&mut b, Outcome::Failure, 0.0).unwrap();
+        let Acquire::Granted { permit: lost, .. } = b.try_acquire(100.0) else {
+            panic!()
+        };
+        assert!(matches!(b.try_acquire(200.0), Acquire::Rejected { .. }));
+        let Acquire::Granted { permit: fresh, .. } = b.try_acquire(301.0) else {
+            panic!()
+        };
+        assert_eq!(b.record(lost, Outcome::Failure, 302.0), None);
+        assert_eq!(
+            b.record(fresh, Outcome::Success, 302.0),
+            Some(State::Closed)
+        );
+    }
+
+    #[test]
+    fn isolate_and_reset() {
+        let mut b = rate(2, 0.5);
+        assert_eq!(b.isolate(), Some(State::Isolated));
+        assert_eq!(b.isolate(), None);
+        assert_eq!(
+            b.try_acquire(1e12),
+            Acquire::Rejected {
+                retry_in_ms: f64::INFINITY
+            }
+        );
+        assert_eq!(b.reset(), Some(State::Closed));
+        assert_eq!(b.reset(), None);
+        assert!(matches!(b.try_acquire(0.0), Acquire::Granted { .. }));
+    }
+
+    #[test]
+    fn open_until_from_a_peer() {
+        let mut b = rate(2, 0.5);
+        assert_eq!(b.open_until(500.0), Some(State::Open));
+        assert_eq!(b.open_until(400.0), None);
+        assert_eq!(b.retry_in_ms(100.0), 400.0);
+        assert_eq!(b.open_until(900.0), None);
+        assert_eq!(b.retry_in_ms(100.0), 800.0);
+    }
+
+    #[test]
+    fn snapshot_restore_round_trips() {
+        let cfg = BreakerConfig::rate(4.0, 0.75, None, 10.0, Some(2.0)).unwrap();
+        let mut b = Breaker::new(cfg);
+        call(&mut b, Outcome::Failure, 0.0).unwrap();
+        call(&mut b, Outcome::Success, 0.0).unwrap();
+        call(&mut b, Outcome::Failure, 0.0).unwrap();
+        let snap = b.snapshot();
+        assert_eq!(snap.window_failures, vec![true, false, true]);
+        let mut r = Breaker::restore(cfg, &snap).unwrap();
+        assert_eq!(r.snapshot(), snap);
+        // Same next behaviour: one more failure trips both.
+        assert_eq!(call(&mut b, Outcome::Failure, 1.0), Ok(Some(State::Open)));
+        assert_eq!(call(&mut r, Outcome::Failure, 1.0), Ok(Some(State::Open)));
+        assert_eq!(
+            Breaker::restore(cfg, &b.snapshot()).unwrap().snapshot(),
+            b.snapshot()
+        );
+    }
+
+    #[test]
+    fn restore_rejects_snapshots_that_do_not_fit() {
+        let cfg = BreakerConfig::rate(2.0, 0.5, None, 10.0, None).unwrap();
+        let mut s = Breaker::new(cfg).snapshot();
+        s.window_failures = vec![false; 3];
+        assert!(Breaker::restore(cfg, &s).is_err());
+        let cfg = BreakerConfig::consecutive(2.0, 10.0, None).unwrap();
+        let mut s = Breaker::new(cfg).snapshot();
+        s.consecutive_failures = 2;
+        assert!(Breaker::restore(cfg, &s).is_err());
+        s.consecutive_failures = 0;
+        s.state = State::Open;
+        s.open_until_ms = f64::NAN;
+        assert!(Breaker::restore(cfg, &s).is_err());
+    }
+
+    #[test]
+    fn config_validation() {
+        assert!(BreakerConfig::rate(0.0, 0.5, None, 1.0, None).is_err());
+        assert!(BreakerConfig::rate(2.5, 0.5, None, 1.0, None).is_err());
+        assert!(BreakerConfig::rate(10.0, 1.5, None, 1.0, None).is_err());
+        assert!(BreakerConfig::rate(10.0, f64::NAN, None, 1.0, None).is_err());
+        assert_eq!(
+            BreakerConfig::rate(10.0, 0.5, Some(11.0), 1.0, None),
+            Err(Error::option(
+                Opt::MinimumCalls,
+                Expect::AtMost(Opt::WindowSize)
+            ))
+        );
+        assert!(BreakerConfig::rate(10.0, 0.5, None, -1.0, None).is_err());
+        assert!(BreakerConfig::rate(10.0, 0.5, None, f64::INFINITY, None).is_err());
+        assert!(BreakerConfig::consecutive(3.0, 1.0, Some(0.0)).is_err());
+        assert!(BreakerConfig::consecutive(f64::from(MAX_COUNT) + 1.0, 1.0, None).is_err());
+    }
+}

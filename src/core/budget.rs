@@ -1,0 +1,308 @@
+//! Retry budgets: cap the share of traffic that may be retries, across every caller.
+//!
+//! Why a budget and not just `maxAttempts`: `maxAttempts = 3` lets a fleet triple its load exactly
+//! when the dependency is weakest. Backoff spreads one client's retries; a budget bounds what all
+//! clients together may add. Only retries withdraw; first attempts never do, so the happy path is
+//! never refused.
+//!
+//! Two shapes:
+//! - [`TokenBucket`] (seed 004): `capacity` tokens, refilled at `refill_per_sec`, computed lazily
+//!   from `now_ms` (no timers to leak).
+//! - [`RatioBudget`] (Finagle style): retries ≤ `ratio` × requests over a sliding window, plus a
+//!   reserve of `min_retries_per_sec` so quiet clients can still retry. Arithmetic is in integer
+//!   micro-units, so `ratio = 0.1` allows exactly 1 retry per 10 requests (no float drift).
+//!
+//! # Default
+//! Token bucket starts full. Ratio budget: 10 slots per window (the window slides in steps of
+//! `window_ms / 10`).
+
+use super::error::{check, Error, Expect, Opt};
+
+/// Largest accepted `ratio` (retries per request).
+pub const MAX_RATIO: f64 = 1000.0;
+const MICRO: u128 = 1_000_000;
+const SLOTS: usize = 10;
+
+/// A lazily refilled token bucket. Every retry takes one token.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TokenBucket {
+    capacity: f64,
+    refill_per_ms: f64,
+    tokens: f64,
+    last_ms: Option<f64>,
+}
+
+impl TokenBucket {
+    /// Validate: `capacity` finite ≥ 0, `refill_per_sec` finite ≥ 0. Starts full.
+    pub fn new(capacity: f64, refill_per_sec: f64) -> Result<Self, Error> {
+        let capacity = check::non_negative(Opt::Capacity, capacity)?;
+        let refill_per_sec = check::non_negative(Opt::RefillPerSec, refill_per_sec)?;
+        Ok(Self {
+            capacity,
+            refill_per_ms: refill_per_sec / 1000.0,
+            tokens: capacity,
+            last_ms: None,
+        })
+    }
+
+    fn refill(&mut self, now_ms: f64) {
+        if let Some(last) = self.last_ms {
+            // A clock that goes backwards refills nothing (and is not remembered).
+            if now_ms > last {
+                self.tokens =
+                    (self.tokens + (now_ms - last) * self.refill_per_ms).min(self.capacity);
+                self.last_ms = Some(now_ms);
+            }
+        } else if now_ms.is_finite() {
+            self.last_ms = Some(now_ms);
+        }
+    }
+
+    /// Take one token if there is one.
+    pub fn try_withdraw(&mut self, now_ms: f64) -> bool {
+        self.refill(now_ms);
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Tokens available at `now_ms` (fractional while refilling).
+    pub fn available(&mut self, now_ms: f64) -> f64 {
+        self.refill(now_ms);
+        self.tokens
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+struct Slot {
+    epoch: i64,
+    requests: u64,
+    retries: u64,
+}
+
+/// Retries ≤ `ratio` × requests in the last `window_ms`, plus `min_retries_per_sec` × window.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RatioBudget {
+    ratio_micro: u128,
+    reserve_micro: u128,
+    slot_ms: f64,
+    slots: [Slot; SLOTS],
+}
+
+impl RatioBudget {
+    /// Validate: `ratio` in `[0, 1000]`, `min_retries_per_sec` finite ≥ 0, `window_ms` finite > 0.
+    pub fn new(ratio: f64, min_retries_per_sec: f64, window_ms: f64) -> Result<Self, Error> {
+        let ratio = check::non_negative(Opt::Ratio, ratio)?;
+        if ratio > MAX_RATIO {
+            return Err(Error::option(Opt::Ratio, Expect::NonNegative));
+        }
+        let min = check::non_negative(Opt::MinRetriesPerSec, min_retries_per_sec)?;
+        let window_ms = check::positive(Opt::WindowMs, window_ms)?;
+        let reserve = (min * window_ms * 1000.0).round();
+        if !reserve.is_finite() || reserve > 1e30 {
+            return Err(Error::option(Opt::MinRetriesPerSec, Expect::NonNegative));
+        }
+        Ok(Self {
+            ratio_micro: (ratio * 1e6).round() as u128,
+            reserve_micro: reserve as u128,
+            slot_ms: window_ms / SLOTS as f64,
+            slots: [Slot {
+                epoch: i64::MIN,
+                ..Slot::default()
+            }; SLOTS],
+        })
+    }
+
+    fn epoch(&self, now_ms: f64) -> i64 {
+        // `as` saturates for huge or non-finite values; NaN becomes 0. Never panics.
+        (now_ms / self.slot_ms).floor() as i64
+    }
+
+    /// Apply `f` to the slot of `now_ms`, recycling it if it belonged to an older epoch.
+    fn with_current(&mut self, now_ms: f64, f: impl FnOnce(&mut Slot)) {
+        let epoch = self.epoch(now_ms);
+        if let Some(slot) = self.slots.get_mut(epoch.rem_euclid(SLOTS as i64) as usize) {
+            if slot.epoch != epoch {
+                *slot = Slot {
+                    epoch,
+                    requests: 0,
+                    retries: 0,
+                };
+            }
+            f(slot);
+        }
+    }
+
+    fn totals(&self, now_ms: f64) -> (u128, u128) {
+        let epoch = self.epoch(now_ms);
+        self.slots
+            .iter()
+            .filter(|s| s.epoch != i64::MIN && epoch.abs_diff(s.epoch) < SLOTS as u64)
+            .fold((0, 0), |(q, r), s| {
+                (q + u128::from(s.requests), r + u128::from(s.retries))
+            })
+    }
+
+    /// Count one logical request (a first attempt): it earns `ratio` retries.
+    pub fn record_request(&mut self, now_ms: f64) {
+        self.with_current(now_ms, |s| s.requests = s.requests.saturating_add(1));
+    }
+
+    /// Take one retry if the window allows it.
+    pub fn try_withdraw(&mut self, now_ms: f64) -> bool {
+        let (requests, retries) = self.totals(now_ms);
+        if (retries + 1) * MICRO <= self.ratio_micro * requests + self.reserve_micro {
+            self.with_current(now_ms, |s| s.retries = s.retries.saturating_add(1));
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Whole retries available now.
+    pub fn available(&self, now_ms: f64) -> f64 {
+        let (requests, retries) = self.totals(now_ms);
+        let allowed = (self.ratio_micro * requests + self.reserve_micro) / MICRO;
+        allowed.saturating_sub(retries) as f64
+    }
+}
+
+/// Either budget, behind one interface. (The ratio variant is ~200 bytes; budgets are few and
+/// long-lived, so boxing would only add an indirection.)
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+pub enum RetryBudget {
+    /// See [`TokenBucket`].
+    TokenBucket(TokenBucket),
+    /// See [`RatioBudget`].
+    Ratio(RatioBudget),
+}
+
+impl RetryBudget {
+    /// Count a first attempt (no-op for the token bucket).
+    pub fn record_request(&mut self, now_ms: f64) {
+        if let RetryBudget::Ratio(r) = self {
+            r.record_request(now_ms);
+        }
+    }
+
+    /// Take one retry.
+    pub fn try_withdraw(&mut self, now_ms: f64) -> bool {
+        match self {
+            RetryBudget::TokenBucket(b) => b.try_withdraw(now_ms),
+            RetryBudget::Ratio(r) => r.try_withdraw(now_ms),
+        }
+    }
+
+    /// Retries available now.
+    pub fn available(&mut self, now_ms: f64) -> f64 {
+        match self {
+            RetryBudget::TokenBucket(b) => b.available(now_ms),
+            RetryBudget::Ratio(r) => r.available(now_ms),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bucket_starts_full_and_refills_lazily() {
+        let mut b = TokenBucket::new(3.0, 2.0).unwrap();
+        assert!(b.try_withdraw(0.0));
+        assert!(b.try_withdraw(0.0));
+        assert!(b.try_withdraw(0.0));
+        assert!(!b.try_withdraw(0.0));
+        assert!(!b.try_withdraw(499.0));
+        assert!(b.try_withdraw(500.0)); // 2/s → one token after 500 ms
+        assert!(!b.try_withdraw(500.0));
+        // Refill never exceeds capacity.
+        assert_eq!(b.available(1e9), 3.0);
+    }
+
+    #[test]
+    fn bucket_ignores_a_clock_that_goes_backwards() {
+        let mut b = TokenBucket::new(1.0, 1.0).unwrap();
+        assert!(b.try_withdraw(10_000.0));
+        assert!(!b.try_withdraw(0.0));
+        assert!(!b.try_withdraw(10_999.0));
+        assert!(b.try_withdraw(11_000.0));
+    }
+
+    #[test]
+    fn ratio_is_exact_for_fractions() {
+        let mut r = RatioBudget::new(0.1, 0.0, 10_000.0).unwrap();
+        for _ in 0..10 {
+            r.record_request(0.0);
+        }
+        assert!(r.try_withdraw(0.0));
+        assert!(!r.try_withdraw(0.0));
+        for _ in 0..30 {
+            r.record_request(1.0);
+        }
+        // 40 requests × 0.1 = exactly 4 retries, one already used.
+        assert!(r.try_withdraw(1.0));
+        assert!(r.try_withdraw(1.0));
+        assert!(r.try_withdraw(1.0));
+        assert!(!r.try_withdraw(1.0));
+        // 0.3 × 10 = 3 exactly (0.1 + 0.2 style drift would give 2.9999…).
+        let mut r = RatioBudget::new(0.3, 0.0, 1000.0).unwrap();
+        (0..10).for_each(|_| r.record_request(0.0));
+        assert_eq!(r.available(0.0), 3.0);
+    }
+
+    #[test]
+    fn ratio_reserve_lets_quiet_clients_retry() {
+        let mut r = RatioBudget::new(0.0, 2.0, 1000.0).unwrap();
+        assert!(r.try_withdraw(0.0));
+        assert!(r.try_withdraw(0.0));
+        assert!(!r.try_withdraw(0.0));
+    }
+
+    #[test]
+    fn ratio_window_slides() {
+        let mut r = RatioBudget::new(1.0, 0.0, 1000.0).unwrap();
+        r.record_request(0.0);
+        assert!(r.try_withdraw(50.0));
+        assert!(!r.try_withdraw(60.0));
+        // 1000 ms later both the request and the retry have left the window.
+        assert_eq!(r.available(1100.0), 0.0);
+        r.record_request(1100.0);
+        assert!(r.try_withdraw(1100.0));
+    }
+
+    #[test]
+    fn validation() {
+        assert!(TokenBucket::new(-1.0, 1.0).is_err());
+        assert!(TokenBucket::new(1.0, f64::NAN).is_err());
+        assert!(RatioBudget::new(f64::INFINITY, 0.0, 1.0).is_err());
+        assert!(RatioBudget::new(1001.0, 0.0, 1.0).is_err());
+        assert!(RatioBudget::new(0.1, 0.0, 0.0).is_err());
+        assert!(RatioBudget::new(0.1, -1.0, 10.0).is_err());
+    }
+
+    #[test]
+    fn weird_clocks_do_not_panic() {
+        let mut r = RatioBudget::new(0.5, 1.0, 10.0).unwrap();
+        for now in [
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            -1e300,
+            1e300,
+            0.0,
+        ] {
+            r.record_request(now);
+            let _ = r.try_withdraw(now);
+            let _ = r.available(now);
+        }
+        let mut b = TokenBucket::new(1.0, 1.0).unwrap();
+        for now in [f64::NAN, f64::INFINITY, -1e300, 0.0] {
+            let _ = b.try_withdraw(now);
+        }
+    }
+}

@@ -1,0 +1,270 @@
+//! Which failures are worth retrying, and what the server said about when.
+//!
+//! Why this matters: retrying a `card_declined` burns quota, delays the user and can trip fraud
+//! heuristics; a declined card will be declined forever. Transient means the request may succeed
+//! if repeated: HTTP 408, 429 and every 5xx, and network-level failures. Every other 4xx is
+//! permanent.
+
+/// Network error codes (Node's `error.code`, also found nested as `error.cause.code`, and undici's
+/// fetch codes) that mean "the request may succeed if repeated".
+pub const TRANSIENT_CODES: [&str; 20] = [
+    "ECONNRESET",
+    "ETIMEDOUT",
+    "EAI_AGAIN",
+    "ECONNREFUSED",
+    "ECONNABORTED",
+    "EPIPE",
+    "ENOTFOUND",
+    "ENETUNREACH",
+    "ENETDOWN",
+    "EHOSTUNREACH",
+    "EHOSTDOWN",
+    "ESOCKETTIMEDOUT",
+    "UND_ERR_CONNECT_TIMEOUT",
+    "UND_ERR_HEADERS_TIMEOUT",
+    "UND_ERR_BODY_TIMEOUT",
+    "UND_ERR_SOCKET",
+    "UND_ERR_CLOSED",
+    "ERR_SOCKET_CONNECTION_TIMEOUT",
+    "ERR_HTTP2_STREAM_ERROR",
+    "ERR_STREAM_PREMATURE_CLOSE",
+];
+
+/// HTTP 408, 429 and every status ≥ 500 are transient; everything else is not. Non-integer or
+/// out-of-range numbers (NaN, 99, 1000) are not HTTP statuses and are not transient.
+pub fn is_transient_status(status: f64) -> bool {
+    if !(100.0..=599.0).contains(&status) || status.fract() != 0.0 {
+        return false;
+    }
+    status == 408.0 || status == 429.0 || status >= 500.0
+}
+
+/// Whether a network error code is transient (exact, case-sensitive match as Node reports them).
+pub fn is_transient_code(code: &str) -> bool {
+    TRANSIENT_CODES.contains(&code)
+}
+
+/// `Stripe-Should-Retry`: `Some(true)`/`Some(false)` for the literal strings, else `None`.
+pub fn parse_should_retry(value: &str) -> Option<bool> {
+    match value.trim() {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    }
+}
+
+/// `Retry-After` in milliseconds from `now_ms`: delta-seconds (`"120"`) or an HTTP-date in any of
+/// the three RFC 9110 formats. A date in the past gives 0. Anything unparseable gives `None`.
+pub fn parse_retry_after(value: &str, now_ms: f64) -> Option<f64> {
+    let v = value.trim();
+    if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
+        // Saturates to a huge finite or infinite value for absurd inputs; callers cap it.
+        let secs: f64 = v
+            .bytes()
+            .fold(0.0, |acc, b| acc * 10.0 + f64::from(b - b'0'));
+        return Some(secs * 1000.0);
+    }
+    let at = parse_http_date(v)?;
+    Some((at - now_ms).max(0.0))
+}
+
+const MONTHS: [&str; 12] = [
+    "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+];
+
+/// Milliseconds since the Unix epoch of an HTTP-date: IMF-fixdate (`Sun, 06 Nov 1994 08:49:37
+/// GMT`), obsolete RFC 850 (`Sunday, 06-Nov-94 08:49:37 GMT`) or asctime (`Sun Nov  6 08:49:37
+/// 1994`).
+pub fn parse_http_date(value: &str) -> Option<f64> {
+    let mut month = None;
+    let mut time = None;
+    let mut numbers = [0u32; 2];
+    let mut year_digits = 0;
+    let mut count = 0;
+    for token in value.split([' ', ',', '-']).filter(|t| !t.is_empty()) {
+        if token.contains(':') {
+            let mut parts = token.split(':').map(parse_small);
+            let (h, m, s) = (parts.next()??, parts.next()??, parts.next()??);
+            if parts.next().is_some() || h > 23 || m > 59 || s > 60 {
+                return None;
+            }
+            time = Some((h, m, s));
+        } else if token.bytes().all(|b| b.is_ascii_digit()) {
+            let n = parse_small(token)?;
+            match count {
+                0 => numbers[0] = n,
+                1 => {
+                    numbers[1] = n;
+                    year_digits = token.len();
+                }
+                _ => return None,
+            }
+            count += 1;
+        } else if token.len() == 3 {
+            let lower = token.to_ascii_lowercase();
+            if let Some(i) = MONTHS.iter().position(|m| *m == lower) {
+                month = Some(i as u32 + 1);
+            } else if !is_weekday_or_gmt(&lower) {
+                return None;
+            }
+        } else if !is_weekday_or_gmt(&token.to_ascii_lowercase()) {
+            return None;
+        }
+    }
+    let (month, (h, m, s)) = (month?, time?);
+    if count != 2 {
+        return None;
+    }
+    let day = numbers[0];
+    let year = match year_digits {
+        2 if numbers[1] < 70 => 2000 + numbers[1],
+        2 => 1900 + numbers[1],
+        4 => numbers[1],
+        _ => return None,
+    };
+    if day == 0 || day > days_in_month(year, month) {
+        return None;
+    }
+    let days = days_from_civil(i64::from(year), month, day);
+    let secs = days * 86_400 + i64::from(h * 3600 + m * 60 + s);
+    Some(secs as f64 * 1000.0)
+}
+
+fn parse_small(t: &str) -> Option<u32> {
+    if t.is_empty() || t.len() > 4 || !t.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(t.bytes().fold(0, |acc, b| acc * 10 + u32::from(b - b'0')))
+}
+
+fn is_weekday_or_gmt(lower: &str) -> bool {
+    const NAMES: [&str; 15] = [
+        "mon",
+        "tue",
+        "wed",
+        "thu",
+        "fri",
+        "sat",
+        "sun",
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+        "gmt",
+    ];
+    NAMES.contains(&lower)
+}
+
+fn days_in_month(year: u32, month: u32) -> u32 {
+    match month {
+        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let m = i64::from(month);
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(day) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_table() {
+        for s in [408.0, 429.0, 500.0, 502.0, 503.0, 504.0, 599.0] {
+            assert!(is_transient_status(s), "{s}");
+        }
+        for s in [
+            200.0, 301.0, 400.0, 401.0, 402.0, 403.0, 404.0, 409.0, 422.0, 451.0,
+        ] {
+            assert!(!is_transient_status(s), "{s}");
+        }
+        for s in [f64::NAN, 99.0, 600.0, 1000.0, 500.5, -500.0, f64::INFINITY] {
+            assert!(!is_transient_status(s), "{s}");
+        }
+    }
+
+    #[test]
+    fn code_table() {
+        for c in [
+            "ECONNRESET",
+            "ETIMEDOUT",
+            "EAI_AGAIN",
+            "ECONNREFUSED",
+            "EPIPE",
+            "ENOTFOUND",
+            "UND_ERR_SOCKET",
+        ] {
+            assert!(is_transient_code(c));
+        }
+        for c in [
+            "EACCES",
+            "ERR_INVALID_ARG_TYPE",
+            "econnreset",
+            "",
+            "card_declined",
+        ] {
+            assert!(!is_transient_code(c));
+        }
+    }
+
+    #[test]
+    fn retry_after_seconds() {
+        assert_eq!(parse_retry_after("120", 0.0), Some(120_000.0));
+        assert_eq!(parse_retry_after(" 0 ", 0.0), Some(0.0));
+        assert_eq!(parse_retry_after("-1", 0.0), None);
+        assert_eq!(parse_retry_after("1.5", 0.0), None);
+        assert_eq!(parse_retry_after("", 0.0), None);
+        assert!(parse_retry_after(&"9".repeat(400), 0.0).is_some());
+    }
+
+    #[test]
+    fn retry_after_dates_in_all_three_formats() {
+        let t = 784_111_777_000.0; // 1994-11-06T08:49:37Z
+        assert_eq!(parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT"), Some(t));
+        assert_eq!(parse_http_date("Sunday, 06-Nov-94 08:49:37 GMT"), Some(t));
+        assert_eq!(parse_http_date("Sun Nov  6 08:49:37 1994"), Some(t));
+        assert_eq!(
+            parse_retry_after("Sun, 06 Nov 1994 08:49:47 GMT", t),
+            Some(10_000.0)
+        );
+        assert_eq!(
+            parse_retry_after("Sun, 06 Nov 1994 08:49:27 GMT", t),
+            Some(0.0)
+        );
+        assert_eq!(parse_http_date("Thu, 01 Jan 1970 00:00:00 GMT"), Some(0.0));
+        assert_eq!(
+            parse_http_date("Tue, 29 Feb 2028 23:59:59 GMT"),
+            Some(1_835_481_599_000.0)
+        );
+    }
+
+    #[test]
+    fn bad_dates_are_none() {
+        for s in [
+            "Sun, 31 Feb 2026 00:00:00 GMT",
+            "Sun, 06 Foo 1994 08:49:37 GMT",
+            "Sun, 06 Nov 1994 25:00:00 GMT",
+            "Sun, 06 Nov 1994 08:49 GMT",
+            "Sun, 06 Nov 08:49:37 GMT",
+            "tomorrow",
+            "Sun, 06 Nov 1994 08:49:37 GMT 12",
+            "Sun, 06 Nov 199 08:49:37 GMT",
+        ] {
+            assert_eq!(parse_http_date(s), None, "{s}");
+        }
+    }
+}

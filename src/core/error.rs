@@ -1,0 +1,341 @@
+//! One error type for the core, with stable machine codes.
+//!
+//! Why codes and not messages: the JS shell, the simulator and native callers all branch on what
+//! went wrong, and a code survives translation, two copies of the package and log pipelines.
+//! Messages are built by the caller (the JS shell adds the offending value), so the wasm build
+//! carries no formatting machinery.
+
+use core::fmt;
+
+/// Every option the core validates, named as the JS API spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+#[allow(missing_docs)]
+pub enum Opt {
+    MaxAttempts,
+    BaseDelayMs,
+    MaxDelayMs,
+    MaxElapsedMs,
+    Jitter,
+    WindowSize,
+    FailureRateThreshold,
+    MinimumCalls,
+    FailureThreshold,
+    OpenDurationMs,
+    ProbesToClose,
+    Capacity,
+    RefillPerSec,
+    Ratio,
+    MinRetriesPerSec,
+    WindowMs,
+    TtlMs,
+    Attempt,
+    PreviousDelayMs,
+    State,
+}
+
+impl Opt {
+    /// All options, in id order (the id is the index).
+    pub const ALL: [Opt; 20] = [
+        Opt::MaxAttempts,
+        Opt::BaseDelayMs,
+        Opt::MaxDelayMs,
+        Opt::MaxElapsedMs,
+        Opt::Jitter,
+        Opt::WindowSize,
+        Opt::FailureRateThreshold,
+        Opt::MinimumCalls,
+        Opt::FailureThreshold,
+        Opt::OpenDurationMs,
+        Opt::ProbesToClose,
+        Opt::Capacity,
+        Opt::RefillPerSec,
+        Opt::Ratio,
+        Opt::MinRetriesPerSec,
+        Opt::WindowMs,
+        Opt::TtlMs,
+        Opt::Attempt,
+        Opt::PreviousDelayMs,
+        Opt::State,
+    ];
+
+    /// The option's name as users write it (camelCase, units in the name).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Opt::MaxAttempts => "maxAttempts",
+            Opt::BaseDelayMs => "baseDelayMs",
+            Opt::MaxDelayMs => "maxDelayMs",
+            Opt::MaxElapsedMs => "maxElapsedMs",
+            Opt::Jitter => "jitter",
+            Opt::WindowSize => "windowSize",
+            Opt::FailureRateThreshold => "failureRateThreshold",
+            Opt::MinimumCalls => "minimumCalls",
+            Opt::FailureThreshold => "failureThreshold",
+            Opt::OpenDurationMs => "openDurationMs",
+            Opt::ProbesToClose => "probesToClose",
+            Opt::Capacity => "capacity",
+            Opt::RefillPerSec => "refillPerSec",
+            Opt::Ratio => "ratio",
+            Opt::MinRetriesPerSec => "minRetriesPerSec",
+            Opt::WindowMs => "windowMs",
+            Opt::TtlMs => "ttlMs",
+            Opt::Attempt => "attempt",
+            Opt::PreviousDelayMs => "previousDelayMs",
+            Opt::State => "state",
+        }
+    }
+
+    /// Stable numeric id (index in [`Opt::ALL`]).
+    pub fn id(self) -> u32 {
+        Opt::ALL.iter().position(|o| *o == self).unwrap_or(0) as u32
+    }
+}
+
+/// What a valid value looks like, phrased to complete "`option` must be …".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+#[allow(missing_docs)]
+pub enum Expect {
+    /// A finite number ≥ 0.
+    NonNegative,
+    /// A finite number > 0.
+    Positive,
+    /// An integer in 1..=max.
+    IntegerAtLeastOne { max: u32 },
+    /// A number in [0, 1].
+    UnitInterval,
+    /// At most another option's value.
+    AtMost(Opt),
+    /// At least another option's value.
+    AtLeast(Opt),
+    /// One of a fixed set of strings.
+    OneOf(&'static str),
+    /// A value produced by `toJSON()` of a matching breaker.
+    Snapshot,
+}
+
+impl Expect {
+    /// Stable numeric id of the expectation kind.
+    pub const fn id(self) -> u32 {
+        match self {
+            Expect::NonNegative => 0,
+            Expect::Positive => 1,
+            Expect::IntegerAtLeastOne { .. } => 2,
+            Expect::UnitInterval => 3,
+            Expect::AtMost(_) => 4,
+            Expect::AtLeast(_) => 5,
+            Expect::OneOf(_) => 6,
+            Expect::Snapshot => 7,
+        }
+    }
+}
+
+/// Why the core refused something.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// An option failed validation. Options are validated once, at construction.
+    InvalidOption {
+        /// Which option.
+        option: Opt,
+        /// What it must be.
+        expected: Expect,
+    },
+    /// An idempotency key is empty, longer than 255 bytes, or not printable ASCII.
+    InvalidKey,
+    /// The idempotency key is unknown to the store (for `resolve`).
+    UnknownKey,
+    /// The key is not in a state that allows the operation (e.g. resolving an in-flight key).
+    WrongState,
+}
+
+impl Error {
+    /// The stable machine-readable code, identical in Rust and JS.
+    pub const fn code(&self) -> &'static str {
+        match self {
+            Error::InvalidOption { .. } => "INVALID_OPTION",
+            Error::InvalidKey => "INVALID_KEY",
+            Error::UnknownKey => "KEY_NOT_FOUND",
+            Error::WrongState => "KEY_WRONG_STATE",
+        }
+    }
+
+    /// Shorthand used by every validator.
+    pub const fn option(option: Opt, expected: Expect) -> Self {
+        Error::InvalidOption { option, expected }
+    }
+}
+
+impl Expect {
+    /// Append the phrase that completes "`option` must be …" to `out`. Built with `push_str`
+    /// only, so the wasm build carries no formatting machinery.
+    pub fn describe(&self, out: &mut String) {
+        match self {
+            Expect::NonNegative => out.push_str("a finite number >= 0"),
+            Expect::Positive => out.push_str("a finite number > 0"),
+            Expect::IntegerAtLeastOne { max } => {
+                out.push_str("an integer from 1 to ");
+                push_u32(out, *max);
+            }
+            Expect::UnitInterval => out.push_str("a number from 0 to 1"),
+            Expect::AtMost(o) => {
+                out.push_str("at most ");
+                out.push_str(o.name());
+            }
+            Expect::AtLeast(o) => {
+                out.push_str("at least ");
+                out.push_str(o.name());
+            }
+            Expect::OneOf(set) => {
+                out.push_str("one of ");
+                out.push_str(set);
+            }
+            Expect::Snapshot => {
+                out.push_str("a snapshot from toJSON() of a breaker with the same options")
+            }
+        }
+    }
+}
+
+/// Decimal digits of `n`, without `core::fmt`.
+pub fn push_u32(out: &mut String, mut n: u32) {
+    let mut buf = [0u8; 10];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        if let Some(b) = buf.get_mut(i) {
+            *b = b'0' + (n % 10) as u8;
+        }
+        n /= 10;
+        if n == 0 || i == 0 {
+            break;
+        }
+    }
+    buf.iter().skip(i).for_each(|&b| out.push(char::from(b)));
+}
+
+impl fmt::Display for Expect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut s = String::new();
+        self.describe(&mut s);
+        f.write_str(&s)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::InvalidOption { option, expected } => {
+                write!(f, "{} must be {}", option.name(), expected)
+            }
+            Error::InvalidKey => {
+                f.write_str("idempotency key must be 1 to 255 printable ASCII characters")
+            }
+            Error::UnknownKey => f.write_str("no record for this idempotency key"),
+            Error::WrongState => f.write_str("the record is not in a state that allows this"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Validation helpers shared by every config builder.
+pub(crate) mod check {
+    use super::{Error, Expect, Opt};
+
+    pub fn non_negative(option: Opt, v: f64) -> Result<f64, Error> {
+        if v.is_finite() && v >= 0.0 {
+            Ok(v)
+        } else {
+            Err(Error::option(option, Expect::NonNegative))
+        }
+    }
+
+    /// Like [`non_negative`] but `+Infinity` is allowed (means "no limit").
+    pub fn non_negative_or_inf(option: Opt, v: f64) -> Result<f64, Error> {
+        if v >= 0.0 && !v.is_nan() {
+            Ok(v)
+        } else {
+            Err(Error::option(option, Expect::NonNegative))
+        }
+    }
+
+    pub fn positive(option: Opt, v: f64) -> Result<f64, Error> {
+        if v.is_finite() && v > 0.0 {
+            Ok(v)
+        } else {
+            Err(Error::option(option, Expect::Positive))
+        }
+    }
+
+    pub fn count(option: Opt, v: f64, max: u32) -> Result<u32, Error> {
+        if v.is_finite() && v >= 1.0 && v <= f64::from(max) && v.fract() == 0.0 {
+            Ok(v as u32)
+        } else {
+            Err(Error::option(option, Expect::IntegerAtLeastOne { max }))
+        }
+    }
+
+    pub fn unit(option: Opt, v: f64) -> Result<f64, Error> {
+        if (0.0..=1.0).contains(&v) {
+            Ok(v)
+        } else {
+            Err(Error::option(option, Expect::UnitInterval))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_indices_and_names_unique() {
+        for (i, o) in Opt::ALL.iter().enumerate() {
+            assert_eq!(o.id() as usize, i);
+        }
+        let mut names: Vec<_> = Opt::ALL.iter().map(|o| o.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), Opt::ALL.len());
+    }
+
+    #[test]
+    fn display_names_the_option() {
+        let e = Error::option(Opt::BaseDelayMs, Expect::NonNegative);
+        assert_eq!(e.to_string(), "baseDelayMs must be a finite number >= 0");
+        assert_eq!(e.code(), "INVALID_OPTION");
+        let e = Error::option(Opt::MaxAttempts, Expect::IntegerAtLeastOne { max: 1000 });
+        assert_eq!(
+            e.to_string(),
+            "maxAttempts must be an integer from 1 to 1000"
+        );
+    }
+
+    #[test]
+    fn push_u32_writes_decimal() {
+        for n in [0, 7, 10, 1_000_000, u32::MAX] {
+            let mut s = String::new();
+            push_u32(&mut s, n);
+            assert_eq!(s, n.to_string());
+        }
+    }
+
+    #[test]
+    fn checks_reject_nan_and_infinities() {
+        assert!(check::non_negative(Opt::BaseDelayMs, f64::NAN).is_err());
+        assert!(check::non_negative(Opt::BaseDelayMs, f64::INFINITY).is_err());
+        assert!(check::non_negative(Opt::BaseDelayMs, -0.5).is_err());
+        assert_eq!(check::non_negative(Opt::BaseDelayMs, 0.0), Ok(0.0));
+        assert_eq!(
+            check::non_negative_or_inf(Opt::MaxDelayMs, f64::INFINITY),
+            Ok(f64::INFINITY)
+        );
+        assert!(check::count(Opt::MaxAttempts, 2.5, 10).is_err());
+        assert!(check::count(Opt::MaxAttempts, 0.0, 10).is_err());
+        assert!(check::count(Opt::MaxAttempts, 11.0, 10).is_err());
+        assert_eq!(check::count(Opt::MaxAttempts, 10.0, 10), Ok(10));
+        assert!(check::unit(Opt::Ratio, 1.000_1).is_err());
+        assert!(check::unit(Opt::Ratio, f64::NAN).is_err());
+    }
+}

@@ -1,0 +1,530 @@
+//! Idempotency records: one logical charge, however many attempts happen underneath.
+//!
+//! Why `unknown`: a timeout is not a failure, it is an absence of information — the money may have
+//! moved. A key whose attempt ended in a transient failure is parked as `Unknown` and every further
+//! run with it is refused until reconciliation says what happened ([`IdempotencyTable::resolve`]).
+//! A definitive rejection (a 400, a declined card) frees the key: the charge never happened.
+//!
+//! Lifecycle: absent → `InFlight` (begin) → `Done` (success) | `Unknown` (transient) | absent
+//! (definitive). `Unknown` → `Done` | absent (resolve). A duplicate `begin` while in flight is
+//! refused, not replayed. A key is bound to its request fingerprint: reusing it for a different
+//! request is an error. `Done` records expire `ttl_ms` after completion; `InFlight` and `Unknown`
+//! records never expire on their own (an unknown that silently expired would allow exactly the
+//! blind retry this module exists to prevent).
+//!
+//! Results themselves are not stored here: each record owns a numeric `slot`, and the caller keeps
+//! the result (a JS value) under that slot.
+//!
+//! # Default
+//! `ttl_ms = 86_400_000` (24 h, like Stripe's key retention).
+
+use std::collections::HashMap;
+
+use super::error::{check, Error, Opt};
+
+/// 24 hours.
+pub const DEFAULT_TTL_MS: f64 = 86_400_000.0;
+/// Longest accepted key, in bytes.
+pub const MAX_KEY_LEN: usize = 255;
+
+/// Where a record stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// An attempt is running.
+    InFlight,
+    /// It succeeded; the result is replayed.
+    Done,
+    /// It ended in a transient failure or timeout: the outcome is unknown.
+    Unknown,
+}
+
+impl Status {
+    /// Stable id across the boundary.
+    pub const fn id(self) -> u32 {
+        match self {
+            Status::InFlight => 0,
+            Status::Done => 1,
+            Status::Unknown => 2,
+        }
+    }
+}
+
+/// Answer of [`IdempotencyTable::begin`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Begin {
+    /// New (or expired) key: run the operation, then [`IdempotencyTable::complete`] the slot.
+    Run {
+        /// The record's slot.
+        slot: u32,
+    },
+    /// Already done: replay the result stored under `slot`; do not run.
+    Replay {
+        /// The record's slot.
+        slot: u32,
+    },
+    /// A run with this key is in flight: refuse (do not replay, do not run).
+    InFlight {
+        /// When the running attempt began.
+        started_at_ms: f64,
+    },
+    /// The outcome of an earlier run is unknown: refuse until resolved.
+    Unknown {
+        /// The record's slot (holds the error description).
+        slot: u32,
+        /// When the unknown run began.
+        started_at_ms: f64,
+    },
+    /// The key was used for a different request (fingerprint mismatch).
+    Mismatch,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Completion {
+    /// Success: the result is stored and replayed.
+    Success,
+    /// Transient failure or timeout: park as unknown.
+    Transient,
+    /// Definitive rejection: the charge never happened; free the key.
+    Definitive,
+}
+
+/// What reconciliation found out about an unknown key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resolution {
+    /// The charge happened: store the result (the caller puts it under the slot).
+    Done,
+    /// The charge did not happen: free the key.
+    Failed,
+}
+
+/// A view of one record.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Peek {
+    /// The record's slot.
+    pub slot: u32,
+    /// Its status.
+    pub status: Status,
+    /// When its run began.
+    pub started_at_ms: f64,
+}
+
+#[derive(Debug, Clone)]
+struct Record {
+    key: Box<str>,
+    status: Status,
+    fingerprint: Option<u64>,
+    started_at_ms: f64,
+    expires_at_ms: f64,
+}
+
+/// Validate an idempotency key: 1 to 255 printable ASCII characters (space to `~`).
+pub fn validate_key(key: &str) -> Result<(), Error> {
+    if key.is_empty() || key.len() > MAX_KEY_LEN || !key.bytes().all(|b| (0x20..=0x7e).contains(&b))
+    {
+        return Err(Error::InvalidKey);
+    }
+    Ok(())
+}
+
+/// FNV-1a, 64 bit: fingerprints are compared by hash so a large request body costs 8 bytes.
+pub fn fingerprint_hash(fingerprint: &str) -> u64 {
+    fingerprint.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// All records of one store. See the module docs.
+#[derive(Debug, Clone)]
+pub struct IdempotencyTable {
+    ttl_ms: f64,
+    index: HashMap<Box<str>, u32>,
+    slots: Vec<Option<Record>>,
+    free: Vec<u32>,
+    expired: Vec<u32>,
+    next_sweep_ms: f64,
+}
+
+impl IdempotencyTable {
+    /// Validate `ttl_ms` (finite > 0; `None` = 24 h).
+    pub fn new(ttl_ms: Option<f64>) -> Result<Self, Error> {
+        let ttl_ms = match ttl_ms {
+            None => DEFAULT_TTL_MS,
+            Some(t) => check::positive(Opt::TtlMs, t)?,
+        };
+        Ok(Self {
+            ttl_ms,
+            index: HashMap::new(),
+            slots: Vec::new(),
+            free: Vec::new(),
+            expired: Vec::new(),
+            next_sweep_ms: f64::NEG_INFINITY,
+        })
+    }
+
+    /// Number of records held (in flight, done and unexpired, unknown).
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    /// Whether no record is held.
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+
+    fn record(&self, slot: u32) -> Option<&Record> {
+        self.slots.get(slot as usize).and_then(Option::as_ref)
+    }
+
+    fn live(&self, key: &str, now_ms: f64) -> Option<(u32, &Record)> {
+        let slot = *self.index.get(key)?;
+        let r = self.record(slot)?;
+        (r.status != Status::Done || now_ms < r.expires_at_ms).then_some((slot, r))
+    }
+
+    /// Start a run with `key` at `now_ms`.
+    pub fn begin(
+        &mut self,
+        key: &str,
+        fingerprint: Option<&str>,
+        now_ms: f64,
+    ) -> Result<Begin, Error> {
+        validate_key(key)?;
+        self.maybe_sweep(now_ms);
+        let fp = fingerprint.map(fingerprint_hash);
+        if let Some((slot, r)) = self.live(key, now_ms) {
+            if let (Some(a), Some(b)) = (r.fingerprint, fp) {
+                if a != b {
+                    return Ok(Begin::Mismatch);
+                }
+            }
+            return Ok(match r.status {
+                Status::Done => Begin::Replay { slot },
+                Status::InFlight => Begin::InFlight {
+                    started_at_ms: r.started_at_ms,
+                },
+                Status::Unknown => Begin::Unknown {
+                    slot,
+                    started_at_ms: r.started_at_ms,
+                },
+            });
+        }
+        let record = Record {
+            key: key.into(),
+            status: Status::InFlight,
+            fingerprint: fp,
+            started_at_ms: now_ms,
+            expires_at_ms: f64::INFINITY,
+        };
+        // An expired Done record is replaced in place; otherwise take a free slot.
+        let slot = match self.index.get(key) {
+            Some(&slot) => slot,
+            None => {
+                let slot = match self.free.pop() {
+                    Some(s) => s,
+                    None => {
+                        self.slots.push(None);
+                        (self.slots.len() - 1) as u32
+                    }
+                };
+                self.index.insert(key.into(), slot);
+                slot
+            }
+        };
+        if let Some(cell) = self.slots.get_mut(slot as usize) {
+            *cell = Some(record);
+        }
+        Ok(Begin::Run { slot })
+    }
+
+    /// Report how the run that began with `Begin::Run { slot }` ended. Returns `true` when the
+    /// slot was freed (the caller drops what it stored there). A slot that is not in flight is
+    /// left alone (a double report changes nothing).
+    pub fn complete(&mut self, slot: u32, completion: Completion, now_ms: f64) -> bool {
+        let ttl = self.ttl_ms;
+        let Some(Some(r)) = self.slots.get_mut(slot as usize) else {
+            return false;
+        };
+        if r.status != Status::InFlight {
+            return false;
+        }
+        match completion {
+            Completion::Success => {
+                r.status = Status::Done;
+                r.expires_at_ms = now_ms + ttl;
+                false
+            }
+            Completion::Transient => {
+                r.status = Status::Unknown;
+                false
+            }
+            Completion::Definitive => {
+                self.remove(slot);
+                true
+            }
+        }
+    }
+
+    /// Reconciliation: settle an `Unknown` key. Returns the slot; with `Failed` the slot is freed.
+    pub fn resolve(
+        &mut self,
+        key: &str,
+        resolution: Resolution,
+        now_ms: f64,
+    ) -> Result<u32, Error> {
+        validate_key(key)?;
+        let ttl = self.ttl_ms;
+        let slot = *self.index.get(key).ok_or(Error::UnknownKey)?;
+        let Some(Some(r)) = self.slots.get_mut(slot as usize) else {
+            return Err(Error::UnknownKey);
+        };
+        if r.status != Status::Unknown {
+            return Err(Error::WrongState);
+        }
+        match resolution {
+            Resolution::Done => {
+                r.status = Status::Done;
+                r.expires_at_ms = now_ms + ttl;
+            }
+            Resolution::Failed => self.remove(slot),
+        }
+        Ok(slot)
+    }
+
+    /// The live record for `key`, if any.
+    pub fn peek(&self, key: &str, now_ms: f64) -> Option<Peek> {
+        self.live(key, now_ms).map(|(slot, r)| Peek {
+            slot,
+            status: r.status,
+            started_at_ms: r.started_at_ms,
+        })
+    }
+
+    /// Keys whose outcome is unknown, oldest first: the reconciliation worklist.
+    pub fn unknown_keys(&self) -> Vec<&str> {
+        let mut v: Vec<(&str, f64)> = self
+            .slots
+            .iter()
+            .flatten()
+            .filter(|r| r.status == Status::Unknown)
+            .map(|r| (&*r.key, r.started_at_ms))
+            .collect();
+        v.sort_by(|a, b| a.1.total_cmp(&b.1));
+        v.into_iter().map(|(k, _)| k).collect()
+    }
+
+    /// Slots freed by expiry since the last call: the caller drops what it stored there.
+    pub fn take_expired(&mut self) -> Vec<u32> {
+        std::mem::take(&mut self.expired)
+    }
+
+    /// Whether [`IdempotencyTable::take_expired`] has anything.
+    pub fn has_expired(&self) -> bool {
+        !self.expired.is_empty()
+    }
+
+    fn remove(&mut self, slot: u32) {
+        if let Some(cell) = self.slots.get_mut(slot as usize) {
+            if let Some(r) = cell.take() {
+                self.index.remove(&r.key);
+                self.free.push(slot);
+            }
+        }
+    }
+
+    /// Drop expired `Done` records now and then (amortised: at most every `min(ttl/4, 60 s)`).
+    fn maybe_sweep(&mut self, now_ms: f64) {
+        // NaN clocks never sweep.
+        if now_ms
+            .partial_cmp(&self.next_sweep_ms)
+            .is_none_or(|o| o.is_lt())
+        {
+            return;
+        }
+        self.next_sweep_ms = now_ms + (self.ttl_ms / 4.0).clamp(1.0, 60_000.0);
+        let expired: Vec<u32> = self
+            .slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| match r {
+                Some(r) if r.status == Status::Done && now_ms >= r.expires_at_ms => Some(i as u32),
+                _ => None,
+            })
+            .collect();
+        for slot in expired {
+            self.remove(slot);
+            self.expired.push(slot);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table() -> IdempotencyTable {
+        IdempotencyTable::new(Some(1000.0)).unwrap()
+    }
+
+    #[test]
+    fn same_key_runs_once_then_replays() {
+        let mut t = table();
+        let Begin::Run { slot } = t.begin("k1", None, 0.0).unwrap() else {
+            panic!()
+        };
+        assert!(!t.complete(slot, Completion::Success, 5.0));
+        assert_eq!(t.begin("k1", None, 6.0).unwrap(), Begin::Replay { slot });
+        assert_eq!(t.peek("k1", 6.0).unwrap().status, Status::Done);
+    }
+
+    #[test]
+    fn a_concurrent_duplicate_is_refused_not_replayed() {
+        let mut t = table();
+        t.begin("k", None, 3.0).unwrap();
+        assert_eq!(
+            t.begin("k", None, 4.0).unwrap(),
+            Begin::InFlight { started_at_ms: 3.0 }
+        );
+    }
+
+    #[test]
+    fn a_transient_failure_parks_the_key_as_unknown_until_resolved() {
+        let mut t = table();
+        let Begin::Run { slot } = t.begin("k", None, 1.0).unwrap() else {
+            panic!()
+        };
+        t.complete(slot, Completion::Transient, 2.0);
+        assert_eq!(
+            t.begin("k", None, 3.0).unwrap(),
+            Begin::Unknown {
+                slot,
+                started_at_ms: 1.0
+            }
+        );
+        // Unknown never expires on its own.
+        assert!(matches!(
+            t.begin("k", None, 1e12).unwrap(),
+            Begin::Unknown { .. }
+        ));
+        assert_eq!(t.unknown_keys(), vec!["k"]);
+        assert_eq!(t.resolve("k", Resolution::Done, 10.0), Ok(slot));
+        assert_eq!(t.begin("k", None, 11.0).unwrap(), Begin::Replay { slot });
+        assert!(t.unknown_keys().is_empty());
+    }
+
+    #[test]
+    fn a_definitive_rejection_frees_the_key() {
+        let mut t = table();
+        let Begin::Run { slot } = t.begin("k", None, 0.0).unwrap() else {
+            panic!()
+        };
+        assert!(t.complete(slot, Completion::Definitive, 1.0));
+        assert!(t.peek("k", 1.0).is_none());
+        assert!(matches!(
+            t.begin("k", None, 2.0).unwrap(),
+            Begin::Run { .. }
+        ));
+    }
+
+    #[test]
+    fn resolving_failed_frees_and_wrong_states_are_errors() {
+        let mut t = table();
+        assert_eq!(
+            t.resolve("nope", Resolution::Done, 0.0),
+            Err(Error::UnknownKey)
+        );
+        let Begin::Run { slot } = t.begin("k", None, 0.0).unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            t.resolve("k", Resolution::Done, 0.0),
+            Err(Error::WrongState)
+        );
+        t.complete(slot, Completion::Transient, 1.0);
+        assert_eq!(t.resolve("k", Resolution::Failed, 2.0), Ok(slot));
+        assert!(t.peek("k", 2.0).is_none());
+        assert_eq!(t.len(), 0);
+    }
+
+    #[test]
+    fn fingerprint_mismatch_is_detected() {
+        let mut t = table();
+        let Begin::Run { slot } = t.begin("k", Some("amount=100"), 0.0).unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            t.begin("k", Some("amount=999"), 1.0).unwrap(),
+            Begin::Mismatch
+        );
+        t.complete(slot, Completion::Success, 1.0);
+        assert_eq!(
+            t.begin("k", Some("amount=999"), 2.0).unwrap(),
+            Begin::Mismatch
+        );
+        assert_eq!(
+            t.begin("k", Some("amount=100"), 2.0).unwrap(),
+            Begin::Replay { slot }
+        );
+        assert_eq!(t.begin("k", None, 2.0).unwrap(), Begin::Replay { slot });
+    }
+
+    #[test]
+    fn done_records_expire_after_the_ttl() {
+        let mut t = table();
+        let Begin::Run { slot } = t.begin("k", None, 0.0).unwrap() else {
+            panic!()
+        };
+        t.complete(slot, Completion::Success, 100.0);
+        assert!(t.peek("k", 1099.0).is_some());
+        assert!(t.peek("k", 1100.0).is_none());
+        // Reuse after expiry runs again (in the same slot).
+        assert_eq!(t.begin("k", None, 1100.0).unwrap(), Begin::Run { slot });
+    }
+
+    #[test]
+    fn the_sweep_frees_expired_slots_for_the_caller() {
+        let mut t = table();
+        for i in 0..10 {
+            let Begin::Run { slot } = t.begin(&format!("k{i}"), None, 0.0).unwrap() else {
+                panic!()
+            };
+            t.complete(slot, Completion::Success, 0.0);
+        }
+        assert_eq!(t.len(), 10);
+        t.begin("other", None, 5000.0).unwrap();
+        assert_eq!(t.len(), 1);
+        let mut freed = t.take_expired();
+        freed.sort_unstable();
+        assert_eq!(freed.len(), 10);
+        assert!(!t.has_expired());
+    }
+
+    #[test]
+    fn keys_are_validated() {
+        let mut t = table();
+        for bad in ["", "tab\there", "é", &"x".repeat(256)] {
+            assert_eq!(t.begin(bad, None, 0.0), Err(Error::InvalidKey), "{bad:?}");
+        }
+        assert!(t.begin(&"x".repeat(255), None, 0.0).is_ok());
+        assert!(t.begin("order 42 / charge ~1", None, 0.0).is_ok());
+    }
+
+    #[test]
+    fn completing_twice_or_a_bogus_slot_changes_nothing() {
+        let mut t = table();
+        let Begin::Run { slot } = t.begin("k", None, 0.0).unwrap() else {
+            panic!()
+        };
+        t.complete(slot, Completion::Success, 0.0);
+        assert!(!t.complete(slot, Completion::Definitive, 0.0));
+        assert!(!t.complete(999, Completion::Definitive, 0.0));
+        assert_eq!(t.begin("k", None, 1.0).unwrap(), Begin::Replay { slot });
+    }
+
+    #[test]
+    fn ttl_validation() {
+        assert!(IdempotencyTable::new(Some(0.0)).is_err());
+        assert!(IdempotencyTable::new(Some(f64::NAN)).is_err());
+        assert!(IdempotencyTable::new(Some(f64::INFINITY)).is_err());
+    }
+}

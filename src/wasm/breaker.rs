@@ -1,0 +1,174 @@
+//! The circuit breaker across the boundary.
+
+use wasm_bindgen::prelude::*;
+
+use super::throw;
+use crate::core::breaker::{Acquire, Breaker, BreakerConfig, Outcome, Permit, Snapshot, State};
+use crate::core::error::{Error, Expect, Opt};
+
+/// A breaker. `tryAcquire` / `recordSuccess` / `recordFailure` are the hot path: numbers only.
+#[wasm_bindgen]
+pub struct BreakerCore {
+    breaker: Breaker,
+}
+
+/// Added to a permit when the acquire moved the breaker to half-open (fits a JS number exactly).
+const TRANSITION_FLAG: f64 = 4_294_967_296.0;
+
+fn transition(t: Option<State>) -> u32 {
+    t.map_or(0, |s| s.id() + 1)
+}
+
+#[wasm_bindgen]
+impl BreakerCore {
+    /// A failure-rate breaker over the last `window_size` outcomes.
+    pub fn rate(
+        window_size: f64,
+        failure_rate_threshold: f64,
+        minimum_calls: Option<f64>,
+        open_duration_ms: f64,
+        probes_to_close: Option<f64>,
+    ) -> Result<BreakerCore, JsValue> {
+        BreakerConfig::rate(
+            window_size,
+            failure_rate_threshold,
+            minimum_calls,
+            open_duration_ms,
+            probes_to_close,
+        )
+        .map(|c| BreakerCore {
+            breaker: Breaker::new(c),
+        })
+        .map_err(throw)
+    }
+
+    /// A consecutive-failures breaker.
+    pub fn consecutive(
+        failure_threshold: f64,
+        open_duration_ms: f64,
+        probes_to_close: Option<f64>,
+    ) -> Result<BreakerCore, JsValue> {
+        BreakerConfig::consecutive(failure_threshold, open_duration_ms, probes_to_close)
+            .map(|c| BreakerCore {
+                breaker: Breaker::new(c),
+            })
+            .map_err(throw)
+    }
+
+    /// A permit (≥ 0; plus 2^32 when this call moved the breaker to half-open) or −1: rejected.
+    #[wasm_bindgen(js_name = tryAcquire)]
+    pub fn try_acquire(&mut self, now_ms: f64) -> f64 {
+        match self.breaker.try_acquire(now_ms) {
+            Acquire::Granted { permit, transition } => {
+                f64::from(permit.to_bits())
+                    + if transition.is_some() {
+                        TRANSITION_FLAG
+                    } else {
+                        0.0
+                    }
+            }
+            Acquire::Rejected { .. } => -1.0,
+        }
+    }
+
+    /// Report a success. Returns 0, or the new state's id + 1 if this report changed it.
+    #[wasm_bindgen(js_name = recordSuccess)]
+    pub fn record_success(&mut self, permit: f64) -> u32 {
+        // A success never starts a timer, so it needs no clock reading.
+        transition(
+            self.breaker
+                .record(to_permit(permit), Outcome::Success, 0.0),
+        )
+    }
+
+    /// Report a failure at `now_ms`. Returns 0, or the new state's id + 1.
+    #[wasm_bindgen(js_name = recordFailure)]
+    pub fn record_failure(&mut self, permit: f64, now_ms: f64) -> u32 {
+        transition(
+            self.breaker
+                .record(to_permit(permit), Outcome::Failure, now_ms),
+        )
+    }
+
+    /// State id at `now_ms`: 0 closed, 1 open, 2 half-open, 3 isolated.
+    pub fn state(&self, now_ms: f64) -> u32 {
+        self.breaker.state(now_ms).id()
+    }
+
+    /// Remaining cooldown (ms).
+    #[wasm_bindgen(js_name = retryInMs)]
+    pub fn retry_in_ms(&self, now_ms: f64) -> f64 {
+        self.breaker.retry_in_ms(now_ms)
+    }
+
+    /// Hold open until reset. Returns a transition code like `recordFailure`.
+    pub fn isolate(&mut self) -> u32 {
+        transition(self.breaker.isolate())
+    }
+
+    /// Close and forget. Returns a transition code.
+    pub fn reset(&mut self) -> u32 {
+        transition(self.breaker.reset())
+    }
+
+    /// Open until `until_ms` because a peer saw it trip. Returns a transition code.
+    #[wasm_bindgen(js_name = openUntil)]
+    pub fn open_until(&mut self, until_ms: f64) -> u32 {
+        if until_ms.is_nan() {
+            return 0;
+        }
+        transition(self.breaker.open_until(until_ms))
+    }
+
+    /// `[state, openUntilMs, probeSuccesses, consecutiveFailures, ...window (1 = failure)]`.
+    pub fn snapshot(&self) -> Vec<f64> {
+        let s = self.breaker.snapshot();
+        let mut v = vec![
+            f64::from(s.state.id()),
+            s.open_until_ms,
+            f64::from(s.probe_successes),
+            f64::from(s.consecutive_failures),
+        ];
+        v.extend(s.window_failures.iter().map(|&f| if f { 1.0 } else { 0.0 }));
+        v
+    }
+
+    /// Replace the state with a `snapshot()` array (validated against this breaker's options).
+    pub fn restore(&mut self, data: &[f64]) -> Result<(), JsValue> {
+        let bad = || throw(Error::option(Opt::State, Expect::Snapshot));
+        let count = |v: f64| -> Result<u32, JsValue> {
+            if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= f64::from(u32::MAX) {
+                Ok(v as u32)
+            } else {
+                Err(bad())
+            }
+        };
+        let [state, open_until_ms, probes, consecutive, window @ ..] = data else {
+            return Err(bad());
+        };
+        let state = State::from_id(count(*state)?).ok_or_else(bad)?;
+        let window_failures = window
+            .iter()
+            .map(|&b| match b {
+                0.0 => Ok(false),
+                1.0 => Ok(true),
+                _ => Err(bad()),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let snapshot = Snapshot {
+            state,
+            open_until_ms: *open_until_ms,
+            probe_successes: count(*probes)?,
+            consecutive_failures: count(*consecutive)?,
+            window_failures,
+        };
+        self.breaker = Breaker::restore(*self.breaker.config(), &snapshot).map_err(throw)?;
+        Ok(())
+    }
+}
+
+fn to_permit(p: f64) -> Permit {
+    // Strip the transition flag; anything else out of range is just a stale permit.
+    let p = p % TRANSITION_FLAG;
+    Permit::from_bits(if p >= 0.0 { p as u32 } else { u32::MAX })
+}

@@ -1,0 +1,54 @@
+//! The wasm-bindgen boundary: thin classes over the pure core, numbers in and numbers out.
+//!
+//! Why numbers: a synchronous wasm call with numeric arguments costs tens of nanoseconds, while an
+//! async export or a serde round trip costs microseconds. The JS shell (`pkg-template/`) owns the
+//! event loop, awaits, sleeps and error objects; this layer decides nothing on its own.
+//!
+//! Errors: option validation failures are thrown as a string `"<option>\u{1}<must be …>"` and
+//! turned by the JS shell into a `RangeError` naming the option and the offending value (which
+//! only JS can render faithfully). No function here panics (the crate denies unwrap, expect,
+//! panic and indexing): a trap would poison the instance for every later call.
+
+use wasm_bindgen::prelude::*;
+
+use crate::core::error::{Error, Opt};
+
+mod breaker;
+mod budget;
+mod classify;
+mod idempotency;
+mod random;
+mod retry;
+
+pub use breaker::BreakerCore;
+pub use budget::BudgetCore;
+pub use idempotency::StoreCore;
+pub use retry::RetryCore;
+
+/// The crate version, for diagnostics.
+#[wasm_bindgen]
+pub fn version() -> String {
+    env!("CARGO_PKG_VERSION").into()
+}
+
+/// The name of option `id` (see `Opt::ALL`), for messages built in JS.
+#[wasm_bindgen(js_name = optionName)]
+pub fn option_name(id: u32) -> String {
+    Opt::ALL.get(id as usize).map_or("", |o| o.name()).into()
+}
+
+/// Encode a core error as the thrown value (see the module docs).
+pub(crate) fn throw(e: Error) -> JsValue {
+    let mut s = String::new();
+    match e {
+        Error::InvalidOption { option, expected } => {
+            s.push_str(option.name());
+            s.push('\u{1}');
+            expected.describe(&mut s);
+        }
+        other => {
+            s.push_str(other.code());
+        }
+    }
+    JsValue::from_str(&s)
+}
