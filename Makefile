@@ -1,0 +1,58 @@
+# steadfast: the README's commands. Recipes are thin; the work is in scripts/ (each sources scripts/env.sh,
+# which puts Node 24 and npm's wasm-opt from .tools/ first on PATH).
+#
+#   make setup   install/check every tool (idempotent; a no-op in well under a second when all is there)
+#   make build   Rust → wasm → pkg/ → dist/steadfast-<version>.tgz, with a size table
+#   make test    setup, then fmt, clippy, native tests, build, wasm tests (Node + Chromium), JS, consumers,
+#                browser — what CI runs (.ci/run)
+#   make demo    setup, build, node examples/demo.mjs
+#   make bench   setup, build, node benches/run.mjs
+#   make fmt     cargo fmt          make lint   cargo fmt --check + clippy (native and wasm32)
+#   make test-native | test-wasm | test-js | test-consumers | test-browser   one part of `make test`
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := build
+ENV := . scripts/env.sh &&
+
+.PHONY: setup build test demo bench fmt lint test-native test-wasm test-js test-consumers test-browser clean
+
+setup:
+	@scripts/bootstrap.sh
+
+build: setup
+	@scripts/build.sh
+
+test: setup
+	@scripts/test.sh
+
+demo: build
+	@$(ENV) if [ -f examples/demo.mjs ]; then node examples/demo.mjs; \
+	else echo "demo: examples/demo.mjs does not exist yet"; fi
+
+bench: build
+	@$(ENV) if [ -f benches/run.mjs ]; then node benches/run.mjs; \
+	else echo "bench: benches/run.mjs does not exist yet"; fi
+
+fmt:
+	@$(ENV) cargo fmt --all
+
+lint: setup
+	@scripts/test.sh fmt clippy
+
+test-native: setup
+	@scripts/test.sh native
+
+test-wasm: setup
+	@scripts/test.sh wasm-node wasm-chrome
+
+test-js: build
+	@scripts/test.sh js
+
+test-consumers: build
+	@scripts/test.sh consumers
+
+test-browser: build
+	@scripts/test.sh browser
+
+clean:
+	@$(ENV) cargo clean && rm -rf pkg dist tests/.out tests/node_modules

@@ -1,0 +1,2 @@
+import './init.browser.js';
+export * from './api.js';

@@ -1,0 +1,2 @@
+import './init.node.js';
+export * from './api.js';

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# The one build (`make build`): Rust → wasm → wasm-bindgen (--target web) → wasm-opt → pkg/ → npm pack.
+#
+#   pkg/   = wasm-bindgen output (steadfast_core.js, steadfast_core_bg.wasm, *.d.ts) + all of pkg-template/
+#   dist/steadfast-<version>.tgz = `npm pack` of pkg/, what tests and consumers install
+#
+# One web-target build serves Node and browsers: pkg-template's init.node.js instantiates it synchronously
+# from the file, init.browser.js with `await init()`; package.json's exports pick one by condition.
+#
+# WASM_OPT_FLAGS overrides the wasm-opt flags. `scripts/build.sh --compare-wasm-opt` builds, then prints
+# raw/gzip/brotli for each candidate flag set and whether the result still loads, to re-choose the default.
+set -euo pipefail
+# shellcheck source=scripts/env.sh
+. "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+cd "$STEADFAST_ROOT"
+
+# Chosen by measurement (scripts/build.sh --compare-wasm-opt), on the real crate, 86.3 KB before wasm-opt:
+# gzip -9 bytes: -O2 27870, -O3 27888, -O4 27936, -Os 27865, -Oz 27823, -Oz --converge 27718 (smallest;
+# ~0.6 s slower to run). All load. Re-run the comparison when the crate changes shape.
+# The stripped sections (producers, target_features) are metadata that nothing reads at run time.
+WASM_OPT_STRIP="--strip-producers --strip-target-features"
+WASM_OPT_FLAGS="${WASM_OPT_FLAGS:--Oz --converge $WASM_OPT_STRIP}"
+CANDIDATES=("-O2" "-O3" "-O4" "-Os" "-Oz" "-Oz --converge")
+
+T0=$SECONDS
+step() { printf 'build: %s\n' "$*"; }
+
+for tool in cargo wasm-bindgen node npm; do
+  command -v "$tool" >/dev/null || { echo "build: $tool not found; run 'make setup'" >&2; exit 1; }
+done
+[ -x "$STEADFAST_WASM_OPT" ] || { echo "build: $STEADFAST_WASM_OPT missing; run 'make setup'" >&2; exit 1; }
+
+step "cargo build --release --target wasm32-unknown-unknown --lib"
+cargo build --quiet --release --target wasm32-unknown-unknown --lib
+raw_wasm=target/wasm32-unknown-unknown/release/steadfast.wasm
+
+bindgen=target/steadfast-bindgen
+step "wasm-bindgen --target web → $bindgen"
+rm -rf "$bindgen"
+wasm-bindgen --target web --out-dir "$bindgen" --out-name steadfast_core "$raw_wasm"
+
+# Does this .wasm instantiate with the generated glue, in Node 24? Calls version() when exported.
+loads() { # loads <wasm file>
+  local d; d="$(mktemp -d)"
+  cp "$bindgen/steadfast_core.js" "$d/" && cp "$1" "$d/steadfast_core_bg.wasm"
+  node --input-type=module -e '
+    import { readFileSync } from "node:fs";
+    const m = await import(process.argv[1] + "/steadfast_core.js");
+    m.initSync({ module: readFileSync(process.argv[1] + "/steadfast_core_bg.wasm") });
+    if (typeof m.version === "function") m.version();
+  ' "$d" >/dev/null 2>&1
+  local rc=$?; rm -rf "$d"; return $rc
+}
+
+if [ "${1:-}" = "--compare-wasm-opt" ]; then
+  node -e '
+    const { readFileSync } = require("node:fs"); const z = require("node:zlib");
+    const b = readFileSync(process.argv[1]);
+    console.log("%s  raw %d  gz %d  br %d", "(no wasm-opt)".padEnd(60), b.length,
+      z.gzipSync(b, { level: 9 }).length, z.brotliCompressSync(b).length);' "$bindgen/steadfast_core_bg.wasm"
+  for flags in "${CANDIDATES[@]/%/ $WASM_OPT_STRIP}" "$WASM_OPT_FLAGS"; do
+    out="$(mktemp --suffix .wasm)"
+    t=$(date +%s%N)
+    # shellcheck disable=SC2086 # flags are words on purpose
+    "$STEADFAST_WASM_OPT" $flags "$bindgen/steadfast_core_bg.wasm" -o "$out"
+    ms=$(( ($(date +%s%N) - t) / 1000000 ))
+    if loads "$out"; then ok=loads; else ok="DOES NOT LOAD"; fi
+    node -e '
+      const { readFileSync } = require("node:fs"); const z = require("node:zlib");
+      const b = readFileSync(process.argv[1]);
+      console.log("%s  raw %d  gz %d  br %d  %s  %sms", process.argv[2].padEnd(60), b.length,
+        z.gzipSync(b, { level: 9 }).length, z.brotliCompressSync(b).length, process.argv[3], process.argv[4]);
+    ' "$out" "$flags" "$ok" "$ms"
+    rm -f "$out"
+  done
+  exit 0
+fi
+
+step "wasm-opt $WASM_OPT_FLAGS"
+# shellcheck disable=SC2086 # flags are words on purpose
+"$STEADFAST_WASM_OPT" $WASM_OPT_FLAGS "$bindgen/steadfast_core_bg.wasm" -o "$bindgen/steadfast_core_bg.opt.wasm"
+mv "$bindgen/steadfast_core_bg.opt.wasm" "$bindgen/steadfast_core_bg.wasm"
+
+step "assemble pkg/ (pkg-template/ + wasm-bindgen output)"
+rm -rf pkg
+mkdir pkg
+cp -R pkg-template/. pkg/
+cp "$bindgen"/steadfast_core.js "$bindgen"/steadfast_core.d.ts \
+  "$bindgen"/steadfast_core_bg.wasm "$bindgen"/steadfast_core_bg.wasm.d.ts pkg/
+
+# Fail the build, not the tests, when the optimised module does not load.
+if [ -f pkg/api.js ]; then entry=index.node.js; else entry=init.node.js; fi
+step "load check: require('./pkg/$entry') on Node $(node --version)"
+node -e 'require(process.argv[1])' "$STEADFAST_ROOT/pkg/$entry"
+
+mkdir -p dist
+rm -f dist/steadfast-*.tgz
+tarball="dist/$(npm pack ./pkg --pack-destination dist --silent | tail -n 1)"
+[ -f "$tarball" ] || { echo "build: npm pack did not produce $tarball" >&2; exit 1; }
+step "packed $tarball ($(stat -c%s "$tarball") bytes)"
+
+node scripts/sizes.mjs pkg
+step "done in $((SECONDS - T0))s"

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Everything `make test` (and so CI's .ci/run) checks, in order, stopping at the first failure:
+#
+#   fmt          cargo fmt --check
+#   clippy       cargo clippy --all-targets -D warnings (native) and --target wasm32 --lib
+#   native       cargo test (the pure core, natively)
+#   build        scripts/build.sh → pkg/ and dist/steadfast-*.tgz
+#   wasm-node    wasm-bindgen-test suites (tests/wasm/) in Node 24         ─┐ scripts/test-wasm.sh; each fails
+#   wasm-chrome  the same suites in headless Chromium                      ─┘ if it ran zero tests
+#   js           node --test tests/js/*.test.mjs against the packed package, by name   (scripts/test-js.sh)
+#   consumers    tests/consumers/*.sh, tests/consumers/*/run.sh                        (scripts/test-consumers.sh)
+#   browser      tests/browser/*.test.mjs (Playwright + Debian's chromium)             (scripts/test-browser.sh)
+#
+# `scripts/test.sh` runs all; `scripts/test.sh js browser` runs only those steps (they need a build).
+# Tools come from `make setup` (scripts/bootstrap.sh); `make test` runs it first.
+set -euo pipefail
+# shellcheck source=scripts/env.sh
+. "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+cd "$STEADFAST_ROOT"
+
+ALL=(fmt clippy native build wasm-node wasm-chrome js consumers browser)
+steps=("$@")
+[ "${#steps[@]}" -gt 0 ] || steps=("${ALL[@]}")
+
+run_step() {
+  case "$1" in
+    fmt) cargo fmt --all --check ;;
+    clippy)
+      cargo clippy --quiet --all-targets -- -D warnings
+      cargo clippy --quiet --target wasm32-unknown-unknown --lib -- -D warnings
+      ;;
+    native) cargo test ;;
+    build) scripts/build.sh ;;
+    wasm-node) scripts/test-wasm.sh node ;;
+    wasm-chrome) scripts/test-wasm.sh chrome ;;
+    js) scripts/test-js.sh ;;
+    consumers) scripts/test-consumers.sh ;;
+    browser) scripts/test-browser.sh ;;
+    *) echo "test: unknown step '$1' (steps: ${ALL[*]})" >&2; return 2 ;;
+  esac
+}
+
+T0=$SECONDS
+summary=()
+for step in "${steps[@]}"; do
+  echo "━━ test: $step"
+  t=$SECONDS
+  if ! run_step "$step"; then
+    echo "━━ test: step '$step' FAILED after $((SECONDS - t))s" >&2
+    exit 1
+  fi
+  summary+=("$step $((SECONDS - t))s")
+done
+joined="$(printf '%s, ' "${summary[@]}")"
+echo "━━ test: all ${#steps[@]} steps ok in $((SECONDS - T0))s (${joined%, })"
