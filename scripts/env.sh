@@ -25,7 +25,7 @@ export STEADFAST_ROOT STEADFAST_TOOLS STEADFAST_NODE_PKG STEADFAST_NODE STEADFAS
 
 case ":$PATH:" in
   *":$STEADFAST_TOOLS/node_modules/$STEADFAST_NODE_PKG/bin:"*) ;;
-  *) PATH="$STEADFAST_TOOLS/node_modules/$STEADFAST_NODE_PKG/bin:$STEADFAST_TOOLS/node_modules/.bin:$STEADFAST_ROOT/node_modules/.bin:$HOME/.cargo/bin:$PATH" ;;
+  *) PATH="$STEADFAST_TOOLS/node_modules/$STEADFAST_NODE_PKG/bin:$STEADFAST_TOOLS/node_modules/.bin:$STEADFAST_ROOT/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH" ;;
 esac
 export PATH
 # Playwright must never try to download a browser on these machines.
