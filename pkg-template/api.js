@@ -1,0 +1,21 @@
+// The public API of steadfast. Loaded by index.node.js / index.browser.js after the wasm core is
+// instantiated; nothing here calls into wasm at import time.
+
+export { fullJitter, equalJitter, decorrelatedJitter, withRetry } from './lib/retry.js';
+export { isTransientError } from './lib/classify.js';
+export { CircuitBreaker } from './lib/breaker.js';
+export { RetryBudget } from './lib/budget.js';
+export { IdempotencyStore, newIdempotencyKey } from './lib/idempotency.js';
+export { chargeCustomer } from './lib/charge.js';
+export {
+  SteadfastError,
+  CircuitOpenError,
+  DuplicateRequestError,
+  OutcomeUnknownError,
+  IdempotencyKeyReuseError,
+  RetryBudgetExhaustedError,
+  DeadlineExceededError,
+  IdempotencyStateError,
+  isSteadfastError,
+} from './lib/errors.js';
+export { version, parseRetryAfter, seedRandom } from './steadfast_core.js';

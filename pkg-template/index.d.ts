@@ -1,0 +1,344 @@
+/**
+ * steadfast: full-jitter retries, a client-side circuit breaker, a retry budget and exactly one
+ * idempotency key per charge. A pure Rust core compiled to WebAssembly; the same semantics in
+ * Node 24 and browsers.
+ *
+ * These declarations need no `dom` lib: the few web types used are declared structurally below.
+ */
+
+/** The part of `AbortSignal` steadfast uses (a real `AbortSignal` satisfies it). */
+export interface AbortSignalLike {
+  readonly aborted: boolean;
+  readonly reason?: unknown;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Jitter
+
+/** Uniform in `[0, min(maxDelayMs, baseDelayMs · 2^(attempt−1)))`; `attempt` counts from 1. */
+export function fullJitter(attempt: number, baseDelayMs: number, maxDelayMs: number): number;
+/** `c/2 + uniform [0, c/2)` with `c` the exponential ceiling: a guaranteed minimum gap. */
+export function equalJitter(attempt: number, baseDelayMs: number, maxDelayMs: number): number;
+/** `min(maxDelayMs, uniform [baseDelayMs, previousDelayMs · 3))`: chains from the previous delay. */
+export function decorrelatedJitter(previousDelayMs: number, baseDelayMs: number, maxDelayMs: number): number;
+
+/** Reseed the generator behind the jitter functions and `withRetry` (default: seeded once from crypto). */
+export function seedRandom(seed: number): void;
+
+// ---------------------------------------------------------------------------------------------
+// Classification
+
+/**
+ * Whether an error is worth retrying: HTTP 408, 429 and ≥ 500 (`status`, `statusCode` or
+ * `response.status`); network codes ECONNRESET, ETIMEDOUT, EAI_AGAIN, ECONNREFUSED, EPIPE,
+ * ENOTFOUND… (also nested as `cause.code`); `TimeoutError`/`AbortError`. Every other 4xx is not.
+ */
+export function isTransientError(error: unknown): boolean;
+
+/** A `Retry-After` header value (delta-seconds or HTTP-date) in ms from `nowMs`; NaN if unparseable. */
+export function parseRetryAfter(value: string, nowMs: number): number;
+
+// ---------------------------------------------------------------------------------------------
+// Retry
+
+export type Jitter = 'full' | 'equal' | 'decorrelated' | 'none';
+
+export interface RetryContext {
+  /** This attempt's number, from 1. */
+  readonly attempt: number;
+  /** Aborts when the caller's `signal` aborts or `maxElapsedMs` passes; undefined when neither is set. */
+  readonly signal: AbortSignalLike | undefined;
+}
+
+export interface RetryInfo {
+  /** The attempt that just failed, from 1. */
+  readonly attempt: number;
+  /** The delay before the next attempt. */
+  readonly delayMs: number;
+  /** What the failed attempt threw. */
+  readonly error: unknown;
+}
+
+/**
+ * A retry policy. Validated and frozen (`Object.freeze`) on first use: mutating a policy at runtime
+ * is a race (seed pitfall #1).
+ */
+export interface RetryPolicy {
+  /** Calls at most, first attempt included: an integer from 1 to 1000. */
+  readonly maxAttempts: number;
+  /** Ceiling of the first retry's delay (ms, finite, ≥ 0). */
+  readonly baseDelayMs: number;
+  /** Cap on every delay (ms, ≥ baseDelayMs; `Infinity` allowed). */
+  readonly maxDelayMs: number;
+  /** Jitter variant. Default `'full'`. */
+  readonly jitter?: Jitter;
+  /** Overall deadline including sleeps (ms). Default: none. On expiry: `DeadlineExceededError`. */
+  readonly maxElapsedMs?: number;
+  /** Whether to retry an error. Default `isTransientError`. */
+  readonly isRetryable?: (error: unknown) => boolean;
+  /** Called before each sleep. A throwing callback rejects the call. */
+  readonly onRetry?: (info: RetryInfo) => void;
+  /** Consulted before every retry (never the first attempt). Default: none. */
+  readonly budget?: RetryBudget;
+  /** Aborts the attempt and the sleep; the call rejects with `signal.reason`. */
+  readonly signal?: AbortSignalLike;
+  /** Uniform draws in [0, 1) for jitter. Default: a SplitMix64 seeded once from crypto. */
+  readonly random?: () => number;
+  /** Clock for `maxElapsedMs` (ms). Default `Date.now`, read at call time. */
+  readonly clock?: () => number;
+}
+
+/**
+ * Call `fn` until it succeeds, at most `maxAttempts` times. After failed attempt `n` it retries
+ * only if `isRetryable(error)`, sleeping the jittered delay for `n` (at least a server's
+ * Retry-After, capped by `maxDelayMs`). The last error is rethrown as is; a permanent error at once.
+ */
+export function withRetry<T>(fn: (ctx: RetryContext) => Promise<T> | T, policy: RetryPolicy): Promise<T>;
+
+// ---------------------------------------------------------------------------------------------
+// Circuit breaker
+
+export type BreakerState = 'closed' | 'open' | 'half-open';
+
+interface BreakerCommon {
+  /** How long the circuit stays open before one probe is allowed (ms, finite, ≥ 0). */
+  readonly openDurationMs: number;
+  /** Consecutive probe successes that close the circuit. Default 1. */
+  readonly probesToClose?: number;
+  /** Clock (ms). Default `Date.now`, read at call time. */
+  readonly clock?: () => number;
+  /** Called on every transition ('half-open' | 'open' | 'closed' | 'isolated'). */
+  readonly onStateChange?: (state: BreakerState | 'isolated') => void;
+  /** Which errors count against the dependency. Default: every error. */
+  readonly isFailure?: (error: unknown) => boolean;
+  /** Restore a snapshot from `toJSON()` of a breaker with the same options. */
+  readonly state?: BreakerSnapshot;
+}
+
+/** Trip on the failure rate over the last `windowSize` outcomes. */
+export interface RateBreakerOptions extends BreakerCommon {
+  /** Outcomes in the rolling window: an integer from 1 to 1,000,000. */
+  readonly windowSize: number;
+  /** Trip when failures ÷ outcomes ≥ this (0 to 1) and at least one failed. */
+  readonly failureRateThreshold: number;
+  /** Outcomes needed before the rate is judged (≤ windowSize). Default: a full window. */
+  readonly minimumCalls?: number;
+  readonly failureThreshold?: never;
+}
+
+/** Trip after `failureThreshold` consecutive failures. */
+export interface ConsecutiveBreakerOptions extends BreakerCommon {
+  /** Failures in a row: an integer from 1 to 1,000,000. */
+  readonly failureThreshold: number;
+  readonly windowSize?: never;
+  readonly failureRateThreshold?: never;
+  readonly minimumCalls?: never;
+}
+
+export type CircuitBreakerOptions = RateBreakerOptions | ConsecutiveBreakerOptions;
+
+/** Plain data from `toJSON()`. */
+export interface BreakerSnapshot {
+  readonly version: 1;
+  readonly kind: 'rate' | 'consecutive';
+  readonly state: BreakerState | 'isolated';
+  /** When an open circuit admits a probe (ms on the breaker's clock); null unless open. */
+  readonly openUntil: number | null;
+  readonly probeSuccesses: number;
+  readonly consecutiveFailures: number;
+  /** Rolling window, oldest first, 1 = failure (rate breakers). */
+  readonly window: readonly number[];
+}
+
+export class CircuitBreaker {
+  constructor(options: CircuitBreakerOptions);
+  /** The state now (an open circuit past its cooldown reads 'half-open'; isolated reads 'open'). */
+  readonly currentState: BreakerState;
+  /** Whether `isolate()` holds it open. */
+  readonly isolated: boolean;
+  /**
+   * Run `fn` if admitted. When open (or while the half-open probe is in flight): `fallback()` if
+   * given, else reject with `CircuitOpenError` without calling `fn`.
+   */
+  execute<T>(fn: () => Promise<T> | T, fallback?: () => Promise<T> | T): Promise<T>;
+  /** Hold open until `reset()`. */
+  isolate(): void;
+  /** Close and forget every outcome. */
+  reset(): void;
+  /** Open until `untilMs` (breaker clock) because a peer saw it trip. */
+  openUntil(untilMs: number): void;
+  toJSON(): BreakerSnapshot;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Retry budget
+
+export interface TokenBucketBudgetOptions {
+  /** Tokens when full (finite, ≥ 0). The bucket starts full. */
+  readonly capacity: number;
+  /** Tokens added per second, lazily (finite, ≥ 0). */
+  readonly refillPerSec: number;
+  readonly clock?: () => number;
+  readonly ratio?: never;
+}
+
+export interface RatioBudgetOptions {
+  /** Retries allowed per request in the window (0 to 1000). Default 0.2. */
+  readonly ratio?: number;
+  /** Reserve so quiet callers can still retry. Default 10. */
+  readonly minRetriesPerSec?: number;
+  /** Sliding window (ms, > 0). Default 10,000. */
+  readonly windowMs?: number;
+  readonly clock?: () => number;
+  readonly capacity?: never;
+}
+
+export class RetryBudget {
+  constructor(options: TokenBucketBudgetOptions | RatioBudgetOptions);
+  /** Take one retry: true if the budget allows it. */
+  tryConsume(): boolean;
+  /** Count one first attempt (withRetry does this for you; a no-op for token buckets). */
+  recordRequest(): void;
+  /** Retries available now. */
+  readonly available: number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Idempotency
+
+export type IdempotencyRecord<T> =
+  | { readonly status: 'in-flight'; readonly startedAt: number }
+  | { readonly status: 'done'; readonly result: T }
+  | { readonly status: 'unknown'; readonly error: string; readonly startedAt: number };
+
+export type Resolution<T> = { readonly status: 'done'; readonly result: T } | { readonly status: 'failed' };
+
+export interface IdempotencyStoreOptions {
+  /** How long a done key replays its result (ms). Default 86,400,000 (24 h). Unknown keys never expire. */
+  readonly ttlMs?: number;
+  /** Clock (ms). Default `Date.now`. */
+  readonly clock?: () => number;
+  /** Which failures park a key as unknown. Default `isTransientError`. */
+  readonly isTransient?: (error: unknown) => boolean;
+}
+
+export class IdempotencyStore<T = unknown> {
+  constructor(options?: IdempotencyStoreOptions);
+  /**
+   * Run `fn` once per key. Keys are 1–255 printable ASCII characters. `fingerprint` binds the key to
+   * one request: another fingerprint rejects with `IdempotencyKeyReuseError`.
+   */
+  run(key: string, fn: () => Promise<T> | T, options?: { readonly fingerprint?: string }): Promise<T>;
+  peek(key: string): IdempotencyRecord<T> | undefined;
+  /** Settle an unknown key (reconciliation). */
+  resolve(key: string, outcome: Resolution<T>): void;
+  /** Unknown keys, oldest first. */
+  unknownKeys(): string[];
+  /** Records held. */
+  readonly size: number;
+}
+
+/** A UUID v4 from the platform CSPRNG. Make it once per logical charge, at the API boundary. */
+export function newIdempotencyKey(): string;
+
+// ---------------------------------------------------------------------------------------------
+// The pipeline
+
+export interface Charge {
+  readonly idempotencyKey: string;
+  /** A positive integer. */
+  readonly amountCents: number;
+  readonly currency: string;
+}
+
+export interface ChargeResult {
+  readonly reference: string;
+  readonly amountCents: number;
+}
+
+export interface ChargeDeps<C extends Charge = Charge, R = ChargeResult> {
+  readonly store: IdempotencyStore<R>;
+  readonly breaker: CircuitBreaker;
+  readonly gateway: (charge: C, ctx: RetryContext) => Promise<R>;
+  readonly policy: RetryPolicy;
+}
+
+/**
+ * `store.run(key, () => breaker.execute(() => withRetry(() => gateway(charge), policy)))`:
+ * idempotency outside, breaker in the middle, retry inside. The key's fingerprint is the amount and
+ * currency.
+ */
+export function chargeCustomer<C extends Charge = Charge, R = ChargeResult>(charge: C, deps: ChargeDeps<C, R>): Promise<R>;
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+
+export type SteadfastErrorCode =
+  | 'CIRCUIT_OPEN'
+  | 'DUPLICATE_IN_FLIGHT'
+  | 'OUTCOME_UNKNOWN'
+  | 'KEY_REUSED'
+  | 'RETRY_BUDGET_EXHAUSTED'
+  | 'DEADLINE_EXCEEDED'
+  | 'KEY_NOT_FOUND'
+  | 'KEY_WRONG_STATE'
+  | 'INVALID_OPTION'
+  | 'INVALID_KEY'
+  | 'RANDOM_UNAVAILABLE';
+
+/** Base class of steadfast's errors. */
+export class SteadfastError extends Error {
+  constructor(message: string, code: SteadfastErrorCode, options?: { cause?: unknown });
+  readonly code: SteadfastErrorCode;
+}
+/** The breaker refused the call; nothing was sent. Built without a stack trace (flow control). */
+export class CircuitOpenError extends SteadfastError {
+  constructor(retryAfterMs?: number, message?: string);
+  readonly code: 'CIRCUIT_OPEN';
+  /** Remaining cooldown (0 while a probe is in flight; Infinity when isolated). */
+  readonly retryAfterMs: number;
+}
+export class DuplicateRequestError extends SteadfastError {
+  constructor(key: string, startedAt: number);
+  readonly code: 'DUPLICATE_IN_FLIGHT';
+  readonly key: string;
+  readonly startedAt: number;
+}
+export class OutcomeUnknownError extends SteadfastError {
+  constructor(key: string, startedAt: number, options?: { cause?: unknown });
+  readonly code: 'OUTCOME_UNKNOWN';
+  readonly key: string;
+  readonly startedAt: number;
+}
+export class IdempotencyKeyReuseError extends SteadfastError {
+  constructor(key: string);
+  readonly code: 'KEY_REUSED';
+  readonly key: string;
+}
+export class RetryBudgetExhaustedError extends SteadfastError {
+  constructor(cause: unknown, attempt: number);
+  readonly code: 'RETRY_BUDGET_EXHAUSTED';
+  /** The last attempt's error. */
+  readonly cause: unknown;
+  readonly attempt: number;
+}
+export class DeadlineExceededError extends SteadfastError {
+  constructor(maxElapsedMs: number, cause: unknown, attempt: number);
+  readonly code: 'DEADLINE_EXCEEDED';
+  readonly cause: unknown;
+  readonly maxElapsedMs: number;
+  readonly attempt: number;
+}
+export class IdempotencyStateError extends SteadfastError {
+  constructor(key: string, code: 'KEY_NOT_FOUND' | 'KEY_WRONG_STATE', message: string);
+  readonly code: 'KEY_NOT_FOUND' | 'KEY_WRONG_STATE';
+  readonly key: string;
+}
+
+/** Any steadfast error (also a branded TypeError/RangeError for bad input), across package copies. */
+export function isSteadfastError(error: unknown): error is SteadfastError | ((TypeError | RangeError) & { code: SteadfastErrorCode });
+
+/** The crate version. */
+export function version(): string;

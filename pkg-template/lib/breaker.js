@@ -1,0 +1,162 @@
+// Why: stop calling a dependency that has proven itself dead and fail in microseconds. The state
+// machine (rate window or consecutive failures, one half-open probe, stale outcomes ignored) is
+// the Rust core's; this class asks it for a permit, runs the call, and reports the outcome.
+
+import { BreakerCore } from '../steadfast_core.js';
+import { CircuitOpenError } from './errors.js';
+import * as o from './options.js';
+import { systemClock } from './clock.js';
+
+const STATES = ['closed', 'open', 'half-open', 'isolated'];
+const TRANSITION = 2 ** 32;
+const always = () => true;
+
+export class CircuitBreaker {
+  #core;
+  #clock;
+  #onStateChange;
+  #isFailure;
+  #kind;
+
+  /**
+   * @param {object} options rate shape `{ windowSize, failureRateThreshold, openDurationMs,
+   *   probesToClose = 1, minimumCalls = windowSize }` or consecutive shape `{ failureThreshold,
+   *   openDurationMs, probesToClose = 1 }`; plus `clock`, `onStateChange`, `isFailure`, `state`.
+   */
+  constructor(options) {
+    const where = 'CircuitBreaker';
+    const opts = o.object(options, where);
+    this.#clock = o.fn(opts, 'clock', where) ?? systemClock;
+    this.#onStateChange = o.fn(opts, 'onStateChange', where);
+    this.#isFailure = o.fn(opts, 'isFailure', where) ?? always;
+    const values = {
+      windowSize: o.num(opts, 'windowSize', where),
+      failureRateThreshold: o.num(opts, 'failureRateThreshold', where),
+      minimumCalls: o.num(opts, 'minimumCalls', where),
+      failureThreshold: o.num(opts, 'failureThreshold', where),
+      openDurationMs: o.num(opts, 'openDurationMs', where),
+      probesToClose: o.num(opts, 'probesToClose', where),
+    };
+    const consecutive = values.failureThreshold !== undefined;
+    const rate = values.windowSize !== undefined || values.failureRateThreshold !== undefined || values.minimumCalls !== undefined;
+    if (consecutive === rate) {
+      throw o.typeError(
+        where,
+        'options',
+        '{ windowSize, failureRateThreshold, openDurationMs } or { failureThreshold, openDurationMs } (not both)',
+        opts,
+      );
+    }
+    const required = consecutive ? ['failureThreshold', 'openDurationMs'] : ['windowSize', 'failureRateThreshold', 'openDurationMs'];
+    for (const name of required) {
+      if (values[name] === undefined) throw o.typeError(where, name, 'a number', undefined);
+    }
+    this.#kind = consecutive ? 'consecutive' : 'rate';
+    this.#core = o.core(where, values, () =>
+      consecutive
+        ? BreakerCore.consecutive(values.failureThreshold, values.openDurationMs, values.probesToClose)
+        : BreakerCore.rate(values.windowSize, values.failureRateThreshold, values.minimumCalls, values.openDurationMs, values.probesToClose),
+    );
+    if (opts.state !== undefined) this.#restore(opts.state);
+  }
+
+  /** 'closed' | 'open' | 'half-open' (an isolated breaker reads 'open'). */
+  get currentState() {
+    const s = this.#core.state(this.#clock());
+    return s === 3 ? 'open' : STATES[s];
+  }
+
+  /** Whether the breaker is held open by `isolate()`. */
+  get isolated() {
+    return this.#core.state(this.#clock()) === 3;
+  }
+
+  /**
+   * Run `fn` if the breaker admits it; otherwise call `fallback` or reject with CircuitOpenError
+   * without calling `fn`.
+   */
+  execute(fn, fallback) {
+    if (typeof fn !== 'function') return Promise.reject(o.typeError('execute', 'fn', 'a function', fn));
+    const now = this.#clock();
+    const permit = this.#core.tryAcquire(now);
+    if (permit < 0) {
+      if (fallback !== undefined) {
+        if (typeof fallback !== 'function') return Promise.reject(o.typeError('execute', 'fallback', 'a function', fallback));
+        try {
+          return Promise.resolve(fallback());
+        } catch (e) {
+          return Promise.reject(e);
+        }
+      }
+      return Promise.reject(CircuitOpenError.fast(this.#core.retryInMs(now)));
+    }
+    if (permit >= TRANSITION) this.#emit(3);
+    return this.#run(fn, permit);
+  }
+
+  async #run(fn, permit) {
+    let value;
+    try {
+      value = await fn();
+    } catch (error) {
+      const t = this.#isFailure(error) === true ? this.#core.recordFailure(permit, this.#clock()) : this.#core.recordSuccess(permit);
+      if (t !== 0) this.#emit(t);
+      throw error;
+    }
+    const t = this.#core.recordSuccess(permit);
+    if (t !== 0) this.#emit(t);
+    return value;
+  }
+
+  #emit(code) {
+    if (this.#onStateChange !== undefined) this.#onStateChange(STATES[code - 1]);
+  }
+
+  /** Hold the circuit open until `reset()` (maintenance, a known-bad deploy). */
+  isolate() {
+    const t = this.#core.isolate();
+    if (t !== 0) this.#emit(t);
+  }
+
+  /** Close the circuit and forget every outcome. */
+  reset() {
+    const t = this.#core.reset();
+    if (t !== 0) this.#emit(t);
+  }
+
+  /** Open until `untilMs` (on this breaker's clock) because a peer saw it trip. */
+  openUntil(untilMs) {
+    if (typeof untilMs !== 'number') throw o.typeError('openUntil', 'untilMs', 'a number', untilMs);
+    const t = this.#core.openUntil(untilMs);
+    if (t !== 0) this.#emit(t);
+  }
+
+  /** Plain-data snapshot; pass it back as `new CircuitBreaker({ ...options, state })`. */
+  toJSON() {
+    const [s, openUntil, probeSuccesses, consecutiveFailures, ...window] = this.#core.snapshot();
+    return {
+      version: 1,
+      kind: this.#kind,
+      state: STATES[s],
+      openUntil: s === 1 ? openUntil : null,
+      probeSuccesses,
+      consecutiveFailures,
+      window,
+    };
+  }
+
+  #restore(state) {
+    const where = 'CircuitBreaker';
+    const bad = (why) => o.rangeError(where, 'state', `a snapshot from toJSON() (${why})`, state);
+    if (state === null || typeof state !== 'object') throw o.typeError(where, 'state', 'a snapshot from toJSON()', state);
+    if (state.version !== 1) throw bad('version 1');
+    if (state.kind !== this.#kind) throw bad(`kind '${this.#kind}'`);
+    const s = STATES.indexOf(state.state);
+    if (s < 0) throw bad('unknown state');
+    const window = state.window ?? [];
+    if (!Array.isArray(window)) throw bad('window must be an array');
+    const data = [s, s === 1 ? state.openUntil : 0, state.probeSuccesses ?? 0, state.consecutiveFailures ?? 0, ...window];
+    if (!data.every((v) => typeof v === 'number')) throw bad('numbers expected');
+    o.core(where, { state }, () => this.#core.restore(new Float64Array(data)));
+  }
+}

@@ -1,0 +1,69 @@
+// Why: backoff spreads one client's retries; a budget caps what every caller together may add.
+// Only retries withdraw; first attempts never do. The arithmetic (lazy refill, exact ratios) is
+// the Rust core's.
+
+import { BudgetCore } from '../steadfast_core.js';
+import * as o from './options.js';
+import { systemClock } from './clock.js';
+
+const CORE = Symbol('steadfast.budget');
+
+export class RetryBudget {
+  /**
+   * @param {object} options `{ capacity, refillPerSec }` (token bucket) or
+   *   `{ ratio = 0.2, minRetriesPerSec = 10, windowMs = 10000 }` (ratio budget); `clock?`.
+   */
+  constructor(options) {
+    const where = 'RetryBudget';
+    const opts = o.object(options, where);
+    const clock = o.fn(opts, 'clock', where) ?? systemClock;
+    const bucket = opts.capacity !== undefined || opts.refillPerSec !== undefined;
+    const ratioShape = opts.ratio !== undefined || opts.minRetriesPerSec !== undefined || opts.windowMs !== undefined;
+    if (bucket === ratioShape) {
+      throw o.typeError(where, 'options', '{ capacity, refillPerSec } or { ratio, minRetriesPerSec, windowMs }', opts);
+    }
+    let core;
+    if (bucket) {
+      const values = { capacity: o.num(opts, 'capacity', where), refillPerSec: o.num(opts, 'refillPerSec', where) };
+      for (const name of ['capacity', 'refillPerSec']) {
+        if (values[name] === undefined) throw o.typeError(where, name, 'a number', undefined);
+      }
+      core = o.core(where, values, () => BudgetCore.tokenBucket(values.capacity, values.refillPerSec));
+    } else {
+      const values = {
+        ratio: o.num(opts, 'ratio', where) ?? 0.2,
+        minRetriesPerSec: o.num(opts, 'minRetriesPerSec', where) ?? 10,
+        windowMs: o.num(opts, 'windowMs', where) ?? 10_000,
+      };
+      core = o.core(where, values, () => BudgetCore.ratio(values.ratio, values.minRetriesPerSec, values.windowMs));
+    }
+    const countsRequests = core.countsRequests;
+    this[CORE] = {
+      countRequest: countsRequests ? () => core.recordRequest(clock()) : () => {},
+      tryWithdraw: () => core.tryWithdraw(clock()),
+      available: () => core.available(clock()),
+    };
+    Object.freeze(this);
+  }
+
+  /** Take one retry from the budget: true if allowed. Never call it for a first attempt. */
+  tryConsume() {
+    return this[CORE].tryWithdraw();
+  }
+
+  /** Count one first attempt (ratio budgets earn retries from requests; no-op for buckets). */
+  recordRequest() {
+    this[CORE].countRequest();
+  }
+
+  /** Retries available now. */
+  get available() {
+    return this[CORE].available();
+  }
+}
+
+/** @internal The driver's view of a budget option. */
+export function budgetCore(value, where) {
+  if (value instanceof RetryBudget) return value[CORE];
+  throw o.typeError(where, 'budget', 'a RetryBudget', value);
+}

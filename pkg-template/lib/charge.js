@@ -1,0 +1,35 @@
+// Why: the three mechanisms are one pipeline, and the order matters: idempotency outside (one
+// logical charge), breaker in the middle (refuse a known-dead gateway before any retry starts),
+// retry inside (absorb transient noise). The gateway sees the same key on every attempt.
+
+import * as o from './options.js';
+import { withRetry } from './retry.js';
+import { CircuitBreaker } from './breaker.js';
+import { IdempotencyStore } from './idempotency.js';
+
+/**
+ * store.run(key, () => breaker.execute(() => withRetry(() => gateway(charge), policy))), with the
+ * charge's amount and currency as the key's fingerprint (reusing a key for another amount is an
+ * error, not a replay).
+ */
+export function chargeCustomer(charge, deps) {
+  const where = 'chargeCustomer';
+  const c = o.object(charge, where);
+  if (typeof c.idempotencyKey !== 'string') return Promise.reject(o.typeError(where, 'idempotencyKey', 'a string', c.idempotencyKey));
+  if (!Number.isSafeInteger(c.amountCents) || c.amountCents <= 0) {
+    return Promise.reject((typeof c.amountCents === 'number' ? o.rangeError : o.typeError)(where, 'amountCents', 'a positive integer', c.amountCents));
+  }
+  if (typeof c.currency !== 'string' || c.currency.length === 0) {
+    return Promise.reject(o.typeError(where, 'currency', 'a non-empty string', c.currency));
+  }
+  const d = o.object(deps, where);
+  if (!(d.store instanceof IdempotencyStore)) return Promise.reject(o.typeError(where, 'store', 'an IdempotencyStore', d.store));
+  if (!(d.breaker instanceof CircuitBreaker)) return Promise.reject(o.typeError(where, 'breaker', 'a CircuitBreaker', d.breaker));
+  if (typeof d.gateway !== 'function') return Promise.reject(o.typeError(where, 'gateway', 'a function', d.gateway));
+  const { store, breaker, gateway, policy } = d;
+  return store.run(
+    c.idempotencyKey,
+    () => breaker.execute(() => withRetry((ctx) => gateway(c, ctx), policy)),
+    { fingerprint: `${c.amountCents} ${c.currency}` },
+  );
+}

@@ -1,0 +1,58 @@
+// Why: "4xx is never retried". The rule (which statuses and network codes are transient, how to
+// read Retry-After) lives in the Rust core; this file only digs the status, code and header out of
+// whatever shape the error has (fetch Response, Node system error, undici's nested cause, ours).
+
+import { isTransientStatus, isTransientCode, parseRetryAfter } from '../steadfast_core.js';
+import { isSteadfastError } from './errors.js';
+
+function statusOf(e) {
+  const s = e.status ?? e.statusCode ?? e.response?.status;
+  return typeof s === 'number' ? s : undefined;
+}
+
+/**
+ * Is this error worth retrying? HTTP 408, 429, >= 500; network codes such as ECONNRESET,
+ * ETIMEDOUT, EAI_AGAIN, ECONNREFUSED (also nested as `cause.code`); timeouts and aborts
+ * (`TimeoutError`, `AbortError`: the request may have reached the server). Every other 4xx is
+ * permanent. Steadfast's own errors: an unknown outcome and a deadline are transient; a budget
+ * refusal is as transient as its cause; an open circuit is not (nothing was sent).
+ * @param {unknown} error
+ * @returns {boolean}
+ */
+export function isTransientError(error) {
+  if (error === null || (typeof error !== 'object' && typeof error !== 'function')) return false;
+  const e = /** @type {any} */ (error);
+  if (isSteadfastError(e)) {
+    if (e.code === 'OUTCOME_UNKNOWN' || e.code === 'DEADLINE_EXCEEDED') return true;
+    if (e.code === 'RETRY_BUDGET_EXHAUSTED') return isTransientError(e.cause);
+    return false;
+  }
+  if (e.name === 'TimeoutError' || e.name === 'AbortError') return true;
+  const status = statusOf(e);
+  if (status !== undefined) return isTransientStatus(status);
+  // Walk `cause` a few levels: undici's fetch throws TypeError('fetch failed', { cause: { code } }).
+  let cur = e;
+  for (let depth = 0; depth < 4 && cur !== null && typeof cur === 'object'; depth++) {
+    if (typeof cur.code === 'string' && isTransientCode(cur.code)) return true;
+    cur = cur.cause;
+  }
+  return false;
+}
+
+function header(h, name) {
+  if (h === null || typeof h !== 'object') return undefined;
+  if (typeof h.get === 'function') return h.get(name) ?? undefined;
+  return h[name];
+}
+
+/**
+ * The Retry-After an error carries, in ms (NaN when none): `error.retryAfterMs`, or a
+ * `retry-after` header on `error.headers` / `error.response.headers` (delta-seconds or HTTP-date).
+ */
+export function retryAfterMsOf(error, nowMs) {
+  if (error === null || typeof error !== 'object') return NaN;
+  const e = /** @type {any} */ (error);
+  if (typeof e.retryAfterMs === 'number' && e.retryAfterMs >= 0) return e.retryAfterMs;
+  const v = header(e.headers, 'retry-after') ?? header(e.response?.headers, 'retry-after');
+  return typeof v === 'string' ? parseRetryAfter(v, nowMs) : NaN;
+}

@@ -1,0 +1,61 @@
+// Why: the defaults read the global clock and timers at call time (not at import), so
+// @sinonjs/fake-timers and node:test's mock timers control them; and no `window` is assumed, so
+// the same code runs in Node, browsers and workers.
+
+export const systemClock = () => Date.now();
+
+/**
+ * Resolve after `ms`, or reject with `signal.reason` when it aborts; leaves no timer or listener
+ * behind either way.
+ */
+export function sleep(ms, signal) {
+  return new Promise((resolve, reject) => {
+    if (signal === undefined) {
+      globalThis.setTimeout(resolve, ms);
+      return;
+    }
+    if (signal.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = () => {
+      globalThis.clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = globalThis.setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * Run `fn(ctx)` but settle as soon as `signal` aborts (with its reason), removing the listener
+ * when the attempt settles first. A late rejection of an abandoned attempt is absorbed.
+ */
+export function raceAbort(fn, ctx, signal) {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    let p;
+    try {
+      p = fn(ctx);
+    } catch (e) {
+      signal.removeEventListener('abort', onAbort);
+      reject(e);
+      return;
+    }
+    Promise.resolve(p).then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}

@@ -1,0 +1,102 @@
+// Why: bad input must fail loudly, naming the option and the value, and never reach the wasm core
+// as something it could misread. Type checks happen here (only JS can see a string or a getter);
+// range rules live in the Rust core, which throws "<option>\u0001<must be …>" and we dress it up.
+
+import { brand } from './errors.js';
+
+/** Render any value for an error message without throwing (symbols, cycles, getters). */
+export function show(value) {
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value.length > 60 ? value.slice(0, 57) + '...' : value);
+    case 'number':
+      return Object.is(value, -0) ? '-0' : String(value);
+    case 'bigint':
+      return `${value}n`;
+    case 'symbol':
+      return String(value);
+    case 'function':
+      return 'a function';
+    case 'undefined':
+      return 'undefined';
+    default:
+      if (value === null) return 'null';
+      return Array.isArray(value) ? 'an array' : 'an object';
+  }
+}
+
+export function typeError(where, name, expected, value) {
+  return brand(
+    new TypeError(`steadfast: ${where} option ${name} must be ${expected}, got ${show(value)}`),
+    'INVALID_OPTION',
+    { option: name },
+  );
+}
+
+/** The options object itself: undefined allowed when `optional`. */
+export function object(value, where, optional = false) {
+  if (value === undefined && optional) return {};
+  if (value === null || typeof value !== 'object') {
+    throw brand(new TypeError(`steadfast: ${where} options must be an object, got ${show(value)}`), 'INVALID_OPTION');
+  }
+  return value;
+}
+
+/** A number option (range checked later by the core), or undefined when absent. */
+export function num(opts, name, where) {
+  const v = opts[name];
+  if (v === undefined || typeof v === 'number') return v;
+  throw typeError(where, name, 'a number', v);
+}
+
+/** A function option, or undefined when absent. */
+export function fn(opts, name, where) {
+  const v = opts[name];
+  if (v === undefined || typeof v === 'function') return v;
+  throw typeError(where, name, 'a function', v);
+}
+
+/** One of a fixed set of strings; returns its index. */
+export function oneOf(opts, name, where, choices, fallback) {
+  const v = opts[name];
+  if (v === undefined) return fallback;
+  const i = choices.indexOf(v);
+  if (typeof v === 'string' && i >= 0) return i;
+  const list = choices.map((c) => `'${c}'`).join(', ');
+  throw (typeof v === 'string' ? rangeError : typeError)(where, name, `one of ${list}`, v);
+}
+
+export function rangeError(where, name, rule, value) {
+  return brand(
+    new RangeError(`steadfast: ${where} option ${name} must be ${rule}, got ${show(value)}`),
+    'INVALID_OPTION',
+    { option: name },
+  );
+}
+
+/**
+ * Call a wasm constructor/validator; turn its thrown "<option>\u0001<rule>" into a RangeError that
+ * names the option and the value the caller passed (`values` holds what was read).
+ */
+export function core(where, values, make) {
+  try {
+    return make();
+  } catch (thrown) {
+    if (typeof thrown === 'string') {
+      const i = thrown.indexOf('\u0001');
+      if (i >= 0) {
+        const name = thrown.slice(0, i);
+        throw rangeError(where, name, thrown.slice(i + 1), values[name]);
+      }
+    }
+    throw thrown;
+  }
+}
+
+/** An AbortSignal-like value, or undefined. */
+export function signal(opts, name, where) {
+  const v = opts[name];
+  if (v === undefined) return v;
+  if (v !== null && typeof v === 'object' && typeof v.addEventListener === 'function' && 'aborted' in v) return v;
+  throw typeError(where, name, 'an AbortSignal', v);
+}
