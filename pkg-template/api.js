@@ -7,6 +7,8 @@ export { CircuitBreaker } from './lib/breaker.js';
 export { RetryBudget } from './lib/budget.js';
 export { IdempotencyStore, newIdempotencyKey } from './lib/idempotency.js';
 export { chargeCustomer } from './lib/charge.js';
+export { resilientFetch, BreakerRegistry } from './lib/fetch.js';
+export { createCheckoutClient, CheckoutRequestError } from './lib/checkout.js';
 export {
   SteadfastError,
   CircuitOpenError,

@@ -286,7 +286,8 @@ export type SteadfastErrorCode =
   | 'KEY_WRONG_STATE'
   | 'INVALID_OPTION'
   | 'INVALID_KEY'
-  | 'RANDOM_UNAVAILABLE';
+  | 'RANDOM_UNAVAILABLE'
+  | 'CHECKOUT_REJECTED';
 
 /** Base class of steadfast's errors. */
 export class SteadfastError extends Error {
@@ -342,3 +343,132 @@ export function isSteadfastError(error: unknown): error is SteadfastError | ((Ty
 
 /** The crate version. */
 export function version(): string;
+
+// ---------------------------------------------------------------------------------------------
+// HTTP: resilientFetch and the checkout client
+//
+// The web types come from whichever lib the project has (`dom`, or @types/node's fetch globals);
+// with neither, minimal structural types stand in, so the declarations still compile.
+
+interface ResponseLike {
+  readonly ok: boolean;
+  readonly status: number;
+  readonly headers: { get(name: string): string | null };
+  json(): Promise<unknown>;
+  text(): Promise<string>;
+}
+/** `Response` from the environment's lib. */
+export type FetchResponse = typeof globalThis extends { Response: { prototype: infer R } } ? R : ResponseLike;
+/** `RequestInit` from the environment's lib. */
+export type FetchInit = typeof globalThis extends { fetch: (input: never, init?: infer I) => unknown } ? NonNullable<I> : {
+  method?: string;
+  headers?: Record<string, string> | [string, string][];
+  body?: unknown;
+  signal?: AbortSignalLike | null;
+};
+/** `fetch`'s first argument from the environment's lib. */
+export type FetchInput = typeof globalThis extends { fetch: (input: infer I, init?: never) => unknown } ? I : string | { readonly href: string } | { readonly url: string };
+/** A fetch implementation. */
+export type FetchFn = (input: FetchInput, init?: FetchInit) => Promise<FetchResponse>;
+
+export interface FetchRetryOptions {
+  /** Calls at most for a retryable request. Default 3. */
+  readonly maxAttempts?: number;
+  /** Default 100 ms. */
+  readonly baseDelayMs?: number;
+  /** Cap on each delay, and on a server's Retry-After. Default 10,000 ms. */
+  readonly maxDelayMs?: number;
+  /** Default 'full'. */
+  readonly jitter?: Jitter;
+  /** Uniform draws in [0, 1). Default: seeded SplitMix64. */
+  readonly random?: () => number;
+}
+
+export interface ResilientFetchOptions {
+  /** The fetch to wrap. Default `globalThis.fetch`, read at call time. */
+  readonly fetch?: FetchFn;
+  readonly retry?: FetchRetryOptions;
+  /** Abort one attempt after this long (it then counts as a transient failure). Default: none. */
+  readonly attemptTimeoutMs?: number;
+  /** Overall limit, sleeps included. Default: none. */
+  readonly deadlineMs?: number;
+  /**
+   * A breaker for this call, a registry (one breaker per origin), or `false` for none.
+   * Default: a process-wide registry with DEFAULT_BREAKER options.
+   */
+  readonly breaker?: CircuitBreaker | BreakerRegistry | false;
+  /** Default: a process-wide RetryBudget({ ratio: 0.2, minRetriesPerSec: 10, windowMs: 10_000 }). */
+  readonly budget?: RetryBudget | false;
+  /** Send this Idempotency-Key (or make one with 'auto', once, before the first attempt). */
+  readonly idempotencyKey?: string | 'auto';
+  readonly onRetry?: (info: RetryInfo) => void;
+}
+
+/**
+ * `fetch` with retries done right. Retries GET/HEAD/OPTIONS/TRACE/PUT/DELETE, and POST/PATCH only
+ * with an Idempotency-Key (the same on every attempt); retries network errors, 408, 429, 5xx (or
+ * what `Stripe-Should-Retry` says), never other 4xx; honours Retry-After. Resolves with the final
+ * Response, untouched, for any status. Rejects with `OutcomeUnknownError` when a keyed POST/PATCH
+ * may have been processed (timeout or lost connection after sending).
+ */
+export function resilientFetch(input: FetchInput, init?: FetchInit, options?: ResilientFetchOptions): Promise<FetchResponse>;
+
+/** One CircuitBreaker per origin, all with the same options. */
+export class BreakerRegistry {
+  /** Default options: `{ windowSize: 20, minimumCalls: 10, failureRateThreshold: 0.5, openDurationMs: 30_000 }`. */
+  constructor(breakerOptions?: CircuitBreakerOptions);
+  get(origin: string): CircuitBreaker;
+  origins(): string[];
+}
+
+export type ChargeOutcome =
+  | { readonly status: 'succeeded'; readonly reference: string; readonly key: string }
+  | { readonly status: 'declined'; readonly reason: string; readonly key: string }
+  | { readonly status: 'unknown'; readonly key: string };
+
+export interface CheckoutClientOptions {
+  /** The charge endpoint, e.g. 'https://api.example.com/v1/charges'. */
+  readonly endpoint: string | { readonly href: string };
+  /** Used, with the SAME key, when the primary's breaker is open. */
+  readonly secondaryEndpoint?: string | { readonly href: string };
+  readonly fetch?: FetchFn;
+  /** Default: `{ maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 10_000 }`. */
+  readonly retry?: FetchRetryOptions;
+  /** A breaker, a registry, or options for a per-origin registry. Default: DEFAULT_BREAKER options. */
+  readonly breaker?: CircuitBreaker | BreakerRegistry | CircuitBreakerOptions;
+  /** Default: a RetryBudget({ ratio: 0.2, minRetriesPerSec: 10, windowMs: 10_000 }) per client. */
+  readonly budget?: RetryBudget;
+  /** Default: a new IdempotencyStore per client. */
+  readonly store?: IdempotencyStore<ChargeOutcome>;
+  /** Default 10,000 ms. */
+  readonly attemptTimeoutMs?: number;
+  readonly deadlineMs?: number;
+  /** Called before every HTTP attempt (logging, UI). */
+  readonly onAttempt?: (info: { readonly attempt: number; readonly key: string; readonly url: string }) => void;
+}
+
+export interface ChargeRequest {
+  /** A positive integer. */
+  readonly amountCents: number;
+  readonly currency: string;
+  readonly [field: string]: unknown;
+}
+
+export interface CheckoutClient {
+  readonly store: IdempotencyStore<ChargeOutcome>;
+  /**
+   * One logical charge per key (default: a new key per call). A second call with the same key while
+   * the first is in flight returns the same promise; declines and unknowns are outcomes, not errors.
+   */
+  charge(charge: ChargeRequest, options?: { readonly idempotencyKey?: string; readonly signal?: AbortSignalLike }): Promise<ChargeOutcome>;
+}
+
+export function createCheckoutClient(options: CheckoutClientOptions): CheckoutClient;
+
+/** The gateway rejected the request itself (400, 401, 404…): a programming error, thrown. */
+export class CheckoutRequestError extends SteadfastError {
+  constructor(status: number, body: unknown);
+  readonly code: 'CHECKOUT_REJECTED';
+  readonly status: number;
+  readonly body: unknown;
+}

@@ -1,0 +1,138 @@
+// Why: a checkout button is where double charges are born (double clicks, reloads, timeouts). The
+// client makes one key per logical charge, sends it on every attempt (and to the secondary
+// endpoint on failover), and answers with an outcome a UI can show: succeeded, declined, or
+// unknown (money may have moved: show "we're checking", never "try again").
+
+import { CircuitBreaker } from './breaker.js';
+import { RetryBudget } from './budget.js';
+import { IdempotencyStore, newIdempotencyKey } from './idempotency.js';
+import { CircuitOpenError, IdempotencyKeyReuseError, OutcomeUnknownError, SteadfastError } from './errors.js';
+import { resilientFetch, BreakerRegistry, compile as checkFetchOptions } from './fetch.js';
+import * as o from './options.js';
+
+/** The gateway answered with something a correct client never causes (400, 401, 404, …). */
+export class CheckoutRequestError extends SteadfastError {
+  constructor(status, body) {
+    super(`Checkout request rejected with HTTP ${status}`, 'CHECKOUT_REJECTED');
+    this.status = status;
+    this.body = body;
+  }
+}
+
+/** Internal: a decline travels through the store as a definitive failure (frees the key). */
+class Declined extends Error {
+  constructor(reason) {
+    super(reason);
+    this.reason = reason;
+  }
+}
+
+async function json(response) {
+  try {
+    return await response.json();
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A checkout client over `resilientFetch`. See index.d.ts for every option and default.
+ */
+export function createCheckoutClient(options) {
+  const where = 'createCheckoutClient';
+  const opts = o.object(options, where);
+  const endpoint = opts.endpoint;
+  if (typeof endpoint !== 'string' && !(endpoint instanceof URL)) throw o.typeError(where, 'endpoint', 'a URL string or URL', endpoint);
+  const secondary = opts.secondaryEndpoint;
+  if (secondary !== undefined && typeof secondary !== 'string' && !(secondary instanceof URL)) {
+    throw o.typeError(where, 'secondaryEndpoint', 'a URL string or URL', secondary);
+  }
+  const fetchImpl = o.fn(opts, 'fetch', where);
+  const store = opts.store ?? new IdempotencyStore();
+  if (!(store instanceof IdempotencyStore)) throw o.typeError(where, 'store', 'an IdempotencyStore', store);
+  const budget = opts.budget ?? new RetryBudget({ ratio: 0.2, minRetriesPerSec: 10, windowMs: 10_000 });
+  const breakers =
+    opts.breaker instanceof CircuitBreaker || opts.breaker instanceof BreakerRegistry
+      ? opts.breaker
+      : new BreakerRegistry(opts.breaker === undefined ? undefined : o.object(opts.breaker, where));
+  const attemptTimeoutMs = o.num(opts, 'attemptTimeoutMs', where) ?? 10_000;
+  const deadlineMs = o.num(opts, 'deadlineMs', where);
+  const onAttempt = o.fn(opts, 'onAttempt', where);
+  // Validate retry/budget/timeouts once, up front, with the same rules resilientFetch applies.
+  const fetchOptions = { retry: opts.retry, budget, breaker: breakers, attemptTimeoutMs, deadlineMs };
+  checkFetchOptions(fetchOptions);
+  const inFlight = new Map();
+
+  const post = (url, body, key, signal) => {
+    const counted = fetchImpl ?? ((...a) => globalThis.fetch(...a));
+    let attempt = 0;
+    const fetch = (req, init) => {
+      attempt += 1;
+      onAttempt?.({ attempt, key, url: String(url) });
+      return counted(req, init);
+    };
+    return resilientFetch(
+      url,
+      { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': key }, body, signal },
+      { ...fetchOptions, fetch },
+    );
+  };
+
+  const attemptCharge = async (charge, key, signal) => {
+    const body = JSON.stringify(charge);
+    let response;
+    try {
+      response = await post(endpoint, body, key, signal);
+    } catch (e) {
+      if (e instanceof CircuitOpenError && secondary !== undefined) {
+        response = await post(secondary, body, key, signal); // failover: the SAME key
+      } else {
+        throw e;
+      }
+    }
+    const data = await json(response);
+    if (response.ok) return { status: 'succeeded', reference: String(data?.reference ?? data?.id ?? ''), key };
+    const err = data?.error ?? {};
+    if (response.status === 402 || err.type === 'card_error') throw new Declined(String(err.decline_code ?? err.code ?? 'declined'));
+    if (response.status === 422 && err.type === 'idempotency_error') throw new IdempotencyKeyReuseError(key);
+    if (response.status === 409 || response.status >= 500 || response.status === 429 || response.status === 408) {
+      // Still being processed elsewhere, or the server failed without saying what happened.
+      throw new OutcomeUnknownError(key, Date.now());
+    }
+    throw new CheckoutRequestError(response.status, data);
+  };
+
+  const run = async (charge, key, signal) => {
+    try {
+      return await store.run(key, () => attemptCharge(charge, key, signal), { fingerprint: `${charge.amountCents} ${charge.currency}` });
+    } catch (e) {
+      if (e instanceof Declined) return { status: 'declined', reason: e.reason, key };
+      if (e instanceof OutcomeUnknownError) return { status: 'unknown', key };
+      throw e;
+    }
+  };
+
+  return {
+    /** The store holding this client's keys (for reconciliation). */
+    store,
+    /**
+     * Charge once per key. A second call with the same key while the first is in flight returns
+     * the same promise (a double click charges once); after it settles, a succeeded key replays.
+     */
+    charge(charge, chargeOptions) {
+      const c = o.object(charge, 'charge');
+      if (!Number.isSafeInteger(c.amountCents) || c.amountCents <= 0) {
+        return Promise.reject((typeof c.amountCents === 'number' ? o.rangeError : o.typeError)('charge', 'amountCents', 'a positive integer', c.amountCents));
+      }
+      if (typeof c.currency !== 'string' || c.currency.length === 0) return Promise.reject(o.typeError('charge', 'currency', 'a non-empty string', c.currency));
+      const co = o.object(chargeOptions, 'charge', true);
+      const key = co.idempotencyKey ?? newIdempotencyKey();
+      if (typeof key !== 'string') return Promise.reject(o.typeError('charge', 'idempotencyKey', 'a string', key));
+      const pending = inFlight.get(key);
+      if (pending !== undefined) return pending;
+      const p = run(c, key, co.signal).finally(() => inFlight.delete(key));
+      inFlight.set(key, p);
+      return p;
+    },
+  };
+}

@@ -1,0 +1,210 @@
+// Why: most users call a payment API over fetch, and HTTP has its own rules for what may be
+// repeated. This wraps the global fetch with the whole mechanism: retries only for methods that are
+// safe to repeat (POST/PATCH only with an Idempotency-Key, the same key on every attempt), only for
+// transient statuses or network errors, honouring Retry-After and Stripe-Should-Retry, behind one
+// breaker per origin and a shared budget, with per-attempt and overall time limits. A POST whose
+// fate is unknown is reported as such, never silently repeated with a new key.
+
+import { isTransientStatus, parseShouldRetry } from '../steadfast_core.js';
+import { CircuitBreaker } from './breaker.js';
+import { RetryBudget } from './budget.js';
+import { OutcomeUnknownError } from './errors.js';
+import { isTransientError } from './classify.js';
+import { withRetry } from './retry.js';
+import { newIdempotencyKey } from './idempotency.js';
+import * as o from './options.js';
+
+const SAFE = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE']);
+const KEYED = new Set(['POST', 'PATCH']);
+const JITTERS = ['full', 'equal', 'decorrelated', 'none'];
+
+/** A transient HTTP status, thrown inside the retry loop so the breaker and driver see a failure. */
+class RetryableResponse extends Error {
+  constructor(response) {
+    super(`HTTP ${response.status}`);
+    this.name = 'RetryableResponse';
+    this.response = response;
+    this.status = response.status;
+    this.headers = response.headers;
+  }
+}
+
+/** Network errors that prove the request never left (safe to call "not charged"). */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
+function neverSent(error) {
+  for (let e = error, d = 0; d < 4 && e !== null && typeof e === 'object'; d++, e = e.cause) {
+    if (typeof e.code === 'string' && NOT_SENT.has(e.code)) return true;
+  }
+  return false;
+}
+
+/** What an origin's breaker counts as a failure: transient statuses and network errors, not the caller's own abort. */
+function countsAgainstOrigin(e) {
+  return e instanceof RetryableResponse || (isTransientError(e) && e?.name !== 'AbortError');
+}
+
+export const DEFAULT_BREAKER = Object.freeze({ windowSize: 20, minimumCalls: 10, failureRateThreshold: 0.5, openDurationMs: 30_000 });
+export const DEFAULT_RETRY = Object.freeze({ maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 10_000, jitter: 'full' });
+
+/**
+ * One breaker per origin, made on first use with the same options: a slow payment host must not
+ * trip the breaker of the email host.
+ */
+export class BreakerRegistry {
+  #options;
+  #byOrigin = new Map();
+  /** @param {object} [breakerOptions] options for each origin's CircuitBreaker (default DEFAULT_BREAKER). */
+  constructor(breakerOptions = DEFAULT_BREAKER) {
+    const opts = { isFailure: countsAgainstOrigin, ...o.object(breakerOptions, 'BreakerRegistry') };
+    new CircuitBreaker(opts); // validate now, not on first request
+    this.#options = opts;
+  }
+  /** The breaker of `origin` (e.g. 'https://api.example.com'). */
+  get(origin) {
+    let b = this.#byOrigin.get(origin);
+    if (b === undefined) {
+      b = new CircuitBreaker(this.#options);
+      this.#byOrigin.set(origin, b);
+    }
+    return b;
+  }
+  /** Origins with a breaker. */
+  origins() {
+    return [...this.#byOrigin.keys()];
+  }
+}
+
+let sharedRegistry;
+let sharedBudget;
+
+function urlOf(input) {
+  const raw = typeof input === 'string' ? input : input instanceof URL ? input.href : input?.url;
+  if (typeof raw !== 'string') throw o.typeError('resilientFetch', 'input', 'a URL string, URL or Request', input);
+  return new URL(raw, globalThis.location?.href);
+}
+
+/** @internal Validate and normalise resilientFetch options (also used by createCheckoutClient). */
+export function compile(options) {
+  const where = 'resilientFetch';
+  const opts = o.object(options, where, true);
+  const r = opts.retry === undefined ? DEFAULT_RETRY : o.object(opts.retry, where);
+  const retry = {
+    maxAttempts: o.num(r, 'maxAttempts', where) ?? DEFAULT_RETRY.maxAttempts,
+    baseDelayMs: o.num(r, 'baseDelayMs', where) ?? DEFAULT_RETRY.baseDelayMs,
+    maxDelayMs: o.num(r, 'maxDelayMs', where) ?? DEFAULT_RETRY.maxDelayMs,
+    jitter: JITTERS[o.oneOf(r, 'jitter', where, JITTERS, 0)],
+    random: o.fn(r, 'random', where),
+  };
+  const attemptTimeoutMs = o.num(opts, 'attemptTimeoutMs', where);
+  if (attemptTimeoutMs !== undefined && !(attemptTimeoutMs > 0)) throw o.rangeError(where, 'attemptTimeoutMs', 'a number > 0', attemptTimeoutMs);
+  const deadlineMs = o.num(opts, 'deadlineMs', where);
+  if (deadlineMs !== undefined && !(deadlineMs > 0)) throw o.rangeError(where, 'deadlineMs', 'a number > 0', deadlineMs);
+  let breaker = opts.breaker;
+  if (breaker !== undefined && breaker !== false && !(breaker instanceof CircuitBreaker) && !(breaker instanceof BreakerRegistry)) {
+    throw o.typeError(where, 'breaker', 'a CircuitBreaker, a BreakerRegistry or false', breaker);
+  }
+  let budget = opts.budget;
+  if (budget !== undefined && budget !== false && !(budget instanceof RetryBudget)) throw o.typeError(where, 'budget', 'a RetryBudget or false', budget);
+  const key = opts.idempotencyKey;
+  if (key !== undefined && typeof key !== 'string') throw o.typeError(where, 'idempotencyKey', "a string or 'auto'", key);
+  return {
+    fetch: o.fn(opts, 'fetch', where),
+    retry,
+    attemptTimeoutMs,
+    deadlineMs,
+    breaker,
+    budget,
+    key,
+    onRetry: o.fn(opts, 'onRetry', where),
+  };
+}
+
+function attemptTimeout(ms) {
+  return new DOMException(`attempt timed out after ${ms} ms`, 'TimeoutError');
+}
+
+/**
+ * `fetch` with retries, a per-origin breaker, a shared budget, timeouts and idempotency keys.
+ * Resolves with the final Response for any HTTP status (like fetch), untouched; rejects for network
+ * failures, timeouts, aborts (with the signal's reason), an open circuit (CircuitOpenError), an
+ * exhausted budget, and with OutcomeUnknownError when a keyed POST/PATCH may have been processed.
+ */
+export async function resilientFetch(input, init, options) {
+  const startedAt = Date.now();
+  const c = compile(options);
+  const url = urlOf(input);
+  const doFetch = c.fetch ?? globalThis.fetch;
+  const base = typeof Request === 'function' && input instanceof Request ? input : undefined;
+  const reqInit = init === undefined ? {} : o.object(init, 'resilientFetch');
+  const method = String(reqInit.method ?? base?.method ?? 'GET').toUpperCase();
+  const headers = new Headers(base?.headers);
+  new Headers(reqInit.headers).forEach((v, k) => headers.set(k, v));
+  if (c.key !== undefined) headers.set('Idempotency-Key', c.key === 'auto' ? newIdempotencyKey() : c.key);
+  const key = headers.get('Idempotency-Key') ?? undefined;
+  const replayable = !(typeof ReadableStream === 'function' && reqInit.body instanceof ReadableStream);
+  const retryable = replayable && (SAFE.has(method) || (KEYED.has(method) && key !== undefined));
+  const callerSignal = reqInit.signal ?? base?.signal ?? undefined;
+
+  const breaker =
+    c.breaker === false
+      ? undefined
+      : c.breaker instanceof CircuitBreaker
+        ? c.breaker
+        : (c.breaker ?? (sharedRegistry ??= new BreakerRegistry())).get(url.origin);
+  const budget = c.budget === false ? undefined : (c.budget ?? (sharedBudget ??= new RetryBudget({ ratio: 0.2, minRetriesPerSec: 10, windowMs: 10_000 })));
+
+  const attempt = async (ctx) => {
+    const controller = new AbortController();
+    const outer = ctx.signal ?? callerSignal;
+    const onAbort = () => controller.abort(outer.reason);
+    if (outer !== undefined) {
+      if (outer.aborted) throw outer.reason;
+      outer.addEventListener('abort', onAbort, { once: true });
+    }
+    const timer = c.attemptTimeoutMs === undefined ? undefined : globalThis.setTimeout(() => controller.abort(attemptTimeout(c.attemptTimeoutMs)), c.attemptTimeoutMs);
+    try {
+      const req = base !== undefined ? base.clone() : input;
+      let response;
+      try {
+        response = await doFetch(req, { ...reqInit, method, headers, signal: controller.signal });
+      } catch (e) {
+        // fetch rejects with a generic AbortError; report the reason we aborted with.
+        throw controller.signal.aborted ? controller.signal.reason : e;
+      }
+      if (response.ok) return response;
+      const should = parseShouldRetry(response.headers.get('stripe-should-retry') ?? '');
+      if (should === 2 || (should === 0 && isTransientStatus(response.status))) throw new RetryableResponse(response);
+      return response;
+    } finally {
+      if (timer !== undefined) globalThis.clearTimeout(timer);
+      if (outer !== undefined) outer.removeEventListener('abort', onAbort);
+    }
+  };
+
+  const policy = {
+    ...c.retry,
+    maxAttempts: retryable ? c.retry.maxAttempts : 1,
+    maxElapsedMs: c.deadlineMs,
+    signal: callerSignal,
+    budget,
+    isRetryable: (e) => e instanceof RetryableResponse || (!(callerSignal?.aborted && e === callerSignal.reason) && isTransientError(e)),
+    onRetry: (info) => {
+      // Free the connection of a response we will not return.
+      if (info.error instanceof RetryableResponse) info.error.response.body?.cancel().catch(() => {});
+      c.onRetry?.(info);
+    },
+  };
+  if (policy.random === undefined) delete policy.random;
+
+  try {
+    const run = () => withRetry(attempt, policy);
+    return await (breaker === undefined ? run() : breaker.execute(run));
+  } catch (e) {
+    if (e instanceof RetryableResponse) return e.response;
+    const callerAbort = callerSignal?.aborted && e === callerSignal.reason;
+    if (KEYED.has(method) && key !== undefined && !callerAbort && isTransientError(e) && !neverSent(e)) {
+      throw new OutcomeUnknownError(key, startedAt, { cause: e });
+    }
+    throw e;
+  }
+}
