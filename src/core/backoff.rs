@@ -157,8 +157,9 @@ pub fn exponential_ceiling(attempt: u32, base_delay_ms: f64, max_delay_ms: f64) 
     }
     let exponent = attempt.saturating_sub(1).min(1023) as i32;
     let raw = base_delay_ms * 2f64.powi(exponent);
-    // raw may be +inf for huge attempts; min() brings it back to the cap.
-    raw.min(max_delay_ms)
+    // raw may be +inf for huge attempts; min() brings it back to the cap, and to the largest
+    // finite double when the cap itself is +inf.
+    raw.min(max_delay_ms).min(f64::MAX)
 }
 
 /// `min(max, uniform [base, previous·3))`; `previous` below `base` (or not finite) is treated as
@@ -175,7 +176,8 @@ pub fn decorrelated(
     } else {
         base_delay_ms
     };
-    let upper = prev * 3.0;
+    // A huge (finite) previous delay must not overflow to +inf: `0 · inf` is NaN.
+    let upper = (prev * 3.0).min(f64::MAX);
     (base_delay_ms + u * (upper - base_delay_ms)).min(max_delay_ms)
 }
 

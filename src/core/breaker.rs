@@ -492,9 +492,11 @@ impl Breaker {
             } => {
                 self.window.push(failed);
                 let w = &self.window;
+                // Divide, as documented: `failures >= threshold · len` rounds (0.07 · 100 is
+                // 7.000000000000001), while `7 / 100` rounds to the same double as `0.07`.
                 w.len >= minimum_calls
                     && w.failures > 0
-                    && f64::from(w.failures) >= failure_rate_threshold * f64::from(w.len)
+                    && f64::from(w.failures) / f64::from(w.len) >= failure_rate_threshold
             }
         }
     }
