@@ -474,12 +474,10 @@ fn a_failure_rate_exactly_at_the_threshold_trips() {
     }
 }
 
-/// BUG (open, not fixed here: needs a core API change): `Breaker::restore` starts a new breaker at
-/// generation 0, and the wasm `BreakerCore::restore` swaps it in place, so a permit issued before
-/// a trip (a slow call "from before the state moved on") becomes current again and re-trips the
-/// closed circuit it no longer belongs to. Reproduced here exactly as the wasm layer does it.
+/// Regression: restoring by swapping in a fresh `Breaker::restore` (generation 0) once made a permit
+/// issued before a trip current again, so a slow call from before the state moved on could re-trip
+/// the closed circuit. `restore_in_place` (what the wasm layer uses) moves the generation on.
 #[test]
-#[ignore = "open bug: in-place restore revives stale permits (see report)"]
 fn a_permit_from_before_a_trip_stays_stale_across_an_in_place_restore() {
     let config = BreakerConfig::consecutive(1.0, 100.0, None).unwrap();
     let mut b = Breaker::new(config);
@@ -502,7 +500,8 @@ fn a_permit_from_before_a_trip_stays_stale_across_an_in_place_restore() {
         None,
         "stale before restore"
     );
-    b = Breaker::restore(config, &b.snapshot()).unwrap(); // what BreakerCore::restore does
+    let snapshot = b.snapshot();
+    b.restore_in_place(&snapshot).unwrap(); // what BreakerCore::restore does
     assert_eq!(
         b.record(slow, Outcome::Failure, 102.0),
         None,

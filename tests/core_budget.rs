@@ -101,7 +101,6 @@ proptest! {
 
     /// The same, but a whole exact token must never be refused (fails today: float drift).
     #[test]
-    #[ignore = "open bug: token bucket refill drifts below whole tokens (see report)"]
     fn token_bucket_decisions_are_exact(
         c2 in 0u64..40, k in 0u64..100, start in 0i64..1_000_000, steps in steps(),
     ) {
@@ -109,11 +108,9 @@ proptest! {
     }
 }
 
-/// BUG (open, not fixed here: needs fixed-point tokens, not a one-liner): the refill adds
-/// `Δt · rate` in floats at every call, so ten 1-second polls of a 0.1/s bucket sum to
-/// 0.99999999999999989 tokens and the retry due at t = 10 s is refused (until t = 11 s).
+/// Regression: the refill once added `Δt · rate` in floats at every call, so ten 1-second polls of a
+/// 0.1/s bucket summed to 0.99999999999999989 tokens and the retry due at t = 10 s was refused.
 #[test]
-#[ignore = "open bug: token bucket refill drifts below whole tokens (see report)"]
 fn a_bucket_polled_every_second_refills_a_whole_token_on_time() {
     let mut b = TokenBucket::new(1.0, 0.1).unwrap();
     assert!(b.try_withdraw(0.0));

@@ -577,6 +577,15 @@ impl Breaker {
         }
     }
 
+    /// Replace this breaker's state with `snapshot` (validated against its config). Permits handed
+    /// out before the restore stay stale: the generation moves on rather than restarting.
+    pub fn restore_in_place(&mut self, snapshot: &Snapshot) -> Result<(), Error> {
+        let mut fresh = Breaker::restore(self.config, snapshot)?;
+        fresh.generation = (self.generation + 1) & GENERATION_MASK;
+        *self = fresh;
+        Ok(())
+    }
+
     /// A breaker with `config` in the state `snapshot` describes. A half-open snapshot restores
     /// with no probe in flight (whoever held it is gone). Rejects snapshots that do not fit the
     /// config (window longer than `window_size`, counters at or past their threshold, a

@@ -23,13 +23,27 @@ pub const MAX_RATIO: f64 = 1000.0;
 const MICRO: u128 = 1_000_000;
 const SLOTS: usize = 10;
 
+/// One token in the bucket's fixed-point unit: tokens are counted in 10^-12 so refills are exact
+/// integer arithmetic (µs of clock × micro-tokens per second), with no float drift however often
+/// the bucket is polled.
+const TOKEN: u128 = 1_000_000_000_000;
+
 /// A lazily refilled token bucket. Every retry takes one token.
+///
+/// Precision: the refill rate is kept in millionths of a token per second and the clock in whole
+/// microseconds; within those, every decision is exact (ten 1-second polls of a 0.1/s bucket make
+/// exactly one token).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TokenBucket {
-    capacity: f64,
-    refill_per_ms: f64,
-    tokens: f64,
-    last_ms: Option<f64>,
+    capacity: u128,
+    refill_micro_per_sec: u128,
+    tokens: u128,
+    last_us: Option<i64>,
+}
+
+fn micro(v: f64) -> u128 {
+    // Validated finite and >= 0 by the caller; `as` saturates absurd values instead of panicking.
+    (v * 1e6).round() as u128
 }
 
 impl TokenBucket {
@@ -37,32 +51,38 @@ impl TokenBucket {
     pub fn new(capacity: f64, refill_per_sec: f64) -> Result<Self, Error> {
         let capacity = check::non_negative(Opt::Capacity, capacity)?;
         let refill_per_sec = check::non_negative(Opt::RefillPerSec, refill_per_sec)?;
+        let capacity = micro(capacity).saturating_mul(TOKEN / 1_000_000);
         Ok(Self {
             capacity,
-            refill_per_ms: refill_per_sec / 1000.0,
+            refill_micro_per_sec: micro(refill_per_sec),
             tokens: capacity,
-            last_ms: None,
+            last_us: None,
         })
     }
 
     fn refill(&mut self, now_ms: f64) {
-        if let Some(last) = self.last_ms {
+        if !now_ms.is_finite() {
+            return;
+        }
+        let now_us = (now_ms * 1000.0).floor() as i64;
+        match self.last_us {
             // A clock that goes backwards refills nothing (and is not remembered).
-            if now_ms > last {
-                self.tokens =
-                    (self.tokens + (now_ms - last) * self.refill_per_ms).min(self.capacity);
-                self.last_ms = Some(now_ms);
+            Some(last) if now_us > last => {
+                let elapsed = u128::from(now_us.abs_diff(last));
+                let added = elapsed.saturating_mul(self.refill_micro_per_sec);
+                self.tokens = self.tokens.saturating_add(added).min(self.capacity);
+                self.last_us = Some(now_us);
             }
-        } else if now_ms.is_finite() {
-            self.last_ms = Some(now_ms);
+            Some(_) => {}
+            None => self.last_us = Some(now_us),
         }
     }
 
     /// Take one token if there is one.
     pub fn try_withdraw(&mut self, now_ms: f64) -> bool {
         self.refill(now_ms);
-        if self.tokens >= 1.0 {
-            self.tokens -= 1.0;
+        if self.tokens >= TOKEN {
+            self.tokens -= TOKEN;
             true
         } else {
             false
@@ -72,7 +92,7 @@ impl TokenBucket {
     /// Tokens available at `now_ms` (fractional while refilling).
     pub fn available(&mut self, now_ms: f64) -> f64 {
         self.refill(now_ms);
-        self.tokens
+        (self.tokens / TOKEN) as f64 + (self.tokens % TOKEN) as f64 / TOKEN as f64
     }
 }
 

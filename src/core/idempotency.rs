@@ -13,7 +13,10 @@
 //! blind retry this module exists to prevent).
 //!
 //! Results themselves are not stored here: each record owns a numeric `slot`, and the caller keeps
-//! the result (a JS value) under that slot.
+//! the result (a JS value) under that slot. Contract for callers: complete each `Run` slot exactly
+//! once (an in-flight slot is never freed by anything else, so it cannot be reused under a late
+//! report), and drain [`IdempotencyTable::take_expired`] right after `begin` returns, before storing
+//! anything under a slot (expiry may free a slot that the same `begin` hands out again).
 //!
 //! # Default
 //! `ttl_ms = 86_400_000` (24 h, like Stripe's key retention).
