@@ -1,0 +1,409 @@
+// IdempotencyStore and newIdempotencyKey through the built package imported by name. Time is the
+// `clock` option, moved by hand.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  IdempotencyStore,
+  newIdempotencyKey,
+  DuplicateRequestError,
+  OutcomeUnknownError,
+  IdempotencyKeyReuseError,
+  IdempotencyStateError,
+  CircuitOpenError,
+  SteadfastError,
+  isSteadfastError,
+} from 'steadfast';
+
+function manualClock(start = 1_700_000_000_000) {
+  let now = start;
+  const clock = () => now;
+  clock.advance = (ms) => {
+    now += ms;
+  };
+  return clock;
+}
+
+/** A charge function that counts its calls. */
+function charger(impl = async () => ({ reference: 'ch_1', amountCents: 4999 })) {
+  const f = async (...args) => {
+    f.calls++;
+    return impl(...args);
+  };
+  f.calls = 0;
+  return f;
+}
+
+const timeout = () => Object.assign(new Error('socket hang up: ETIMEDOUT'), { code: 'ETIMEDOUT' });
+const declined = () => Object.assign(new Error('card_declined'), { status: 402 });
+
+describe('seed behaviours', () => {
+  test('same key executes the charge once and replays the result', async () => {
+    const store = new IdempotencyStore();
+    const charge = charger();
+    const first = await store.run('order-1', charge);
+    const second = await store.run('order-1', charge);
+    assert.equal(charge.calls, 1);
+    assert.equal(second, first, 'the very same result object is replayed');
+    assert.deepEqual(store.peek('order-1'), { status: 'done', result: first });
+    // other keys are independent
+    await store.run('order-2', charge);
+    assert.equal(charge.calls, 2);
+    assert.equal(store.size, 2);
+  });
+
+  test('a concurrent duplicate is rejected, not replayed', async () => {
+    const clock = manualClock();
+    const store = new IdempotencyStore({ clock });
+    let finish;
+    const charge = charger(() => new Promise((r) => (finish = r)));
+    const first = store.run('order-1', charge);
+    assert.deepEqual(store.peek('order-1'), { status: 'in-flight', startedAt: clock() });
+    clock.advance(5);
+    const dup = await store.run('order-1', charge).then(
+      () => assert.fail('the duplicate must be rejected'),
+      (e) => e,
+    );
+    assert.ok(dup instanceof DuplicateRequestError);
+    assert.ok(dup instanceof SteadfastError);
+    assert.equal(dup.name, 'DuplicateRequestError');
+    assert.equal(dup.code, 'DUPLICATE_IN_FLIGHT');
+    assert.equal(dup.key, 'order-1');
+    assert.equal(dup.startedAt, clock() - 5);
+    assert.match(dup.message, /order-1.*in flight/);
+    assert.equal(charge.calls, 1);
+    finish({ reference: 'ch_9' });
+    assert.deepEqual(await first, { reference: 'ch_9' });
+    // once done, the same key replays
+    assert.deepEqual(await store.run('order-1', charge), { reference: 'ch_9' });
+    assert.equal(charge.calls, 1);
+  });
+
+  test('a timeout leaves the key in unknown, blocking blind retries', async () => {
+    const clock = manualClock();
+    const store = new IdempotencyStore({ clock });
+    const t = timeout();
+    const charge = charger(async () => {
+      throw t;
+    });
+    await assert.rejects(store.run('order-1', charge), (e) => e === t, 'the original error is rethrown');
+    const rec = store.peek('order-1');
+    assert.equal(rec.status, 'unknown');
+    assert.equal(rec.startedAt, clock());
+    assert.equal(typeof rec.error, 'string');
+    assert.match(rec.error, /ETIMEDOUT/);
+    clock.advance(1000);
+    const blocked = await store.run('order-1', charge).then(
+      () => assert.fail('must not run'),
+      (e) => e,
+    );
+    assert.ok(blocked instanceof OutcomeUnknownError);
+    assert.equal(blocked.code, 'OUTCOME_UNKNOWN');
+    assert.equal(blocked.key, 'order-1');
+    assert.equal(blocked.startedAt, clock() - 1000);
+    assert.match(blocked.message, /reconcile before retrying/);
+    assert.equal(charge.calls, 1, 'no blind retry');
+    assert.deepEqual(store.unknownKeys(), ['order-1']);
+  });
+
+  test('a definitive rejection frees the key for a legitimate retry', async () => {
+    const store = new IdempotencyStore();
+    const d = declined();
+    let fail = true;
+    const charge = charger(async () => {
+      if (fail) throw d;
+      return 'charged';
+    });
+    await assert.rejects(store.run('order-1', charge), (e) => e === d);
+    assert.equal(store.peek('order-1'), undefined);
+    assert.equal(store.size, 0);
+    fail = false;
+    assert.equal(await store.run('order-1', charge), 'charged');
+    assert.equal(charge.calls, 2);
+  });
+});
+
+describe('what parks a key as unknown', () => {
+  const parked = [
+    ['ETIMEDOUT', () => timeout()],
+    ['ECONNRESET', () => Object.assign(new Error('reset'), { code: 'ECONNRESET' })],
+    ['503', () => Object.assign(new Error('503'), { status: 503 })],
+    ['TimeoutError (AbortSignal.timeout)', () => new DOMException('timed out', 'TimeoutError')],
+    ['AbortError', () => new DOMException('aborted', 'AbortError')],
+    ['undici fetch failed, nested cause', () => new TypeError('fetch failed', { cause: { code: 'UND_ERR_SOCKET', cause: { code: 'ECONNRESET' } } })],
+  ];
+  for (const [name, make] of parked) {
+    test(`${name} → unknown`, async () => {
+      const store = new IdempotencyStore();
+      await assert.rejects(store.run('k', async () => Promise.reject(make())));
+      assert.equal(store.peek('k')?.status, 'unknown');
+    });
+  }
+
+  const freed = [
+    ['400', () => Object.assign(new Error('400'), { status: 400 })],
+    ['402 declined', () => declined()],
+    ['a plain Error', () => new Error('bug')],
+    ['CircuitOpenError (nothing was sent)', () => new CircuitOpenError(1000)],
+  ];
+  for (const [name, make] of freed) {
+    test(`${name} → freed, not unknown`, async () => {
+      const store = new IdempotencyStore();
+      await assert.rejects(store.run('k', async () => Promise.reject(make())));
+      assert.equal(store.peek('k'), undefined);
+      assert.deepEqual(store.unknownKeys(), []);
+    });
+  }
+
+  test('a synchronous throw from fn is handled like a rejection', async () => {
+    const store = new IdempotencyStore();
+    const p = store.run('k', () => {
+      throw timeout();
+    });
+    assert.ok(p instanceof Promise);
+    await assert.rejects(p, { code: 'ETIMEDOUT' });
+    assert.equal(store.peek('k').status, 'unknown');
+  });
+
+  test('the isTransient option decides; a throwing isTransient is treated as unknown (the safe side)', async () => {
+    const store = new IdempotencyStore({ isTransient: (e) => e.message === 'maybe' });
+    await assert.rejects(store.run('a', async () => Promise.reject(new Error('maybe'))));
+    await assert.rejects(store.run('b', async () => Promise.reject(timeout())));
+    assert.equal(store.peek('a').status, 'unknown');
+    assert.equal(store.peek('b'), undefined, 'the option replaced the default');
+    const throwing = new IdempotencyStore({
+      isTransient: () => {
+        throw new Error('classifier bug');
+      },
+    });
+    await assert.rejects(throwing.run('c', async () => Promise.reject(new Error('x'))), { message: 'x' });
+    assert.equal(throwing.peek('c').status, 'unknown');
+  });
+});
+
+describe('fingerprints', () => {
+  test('a different fingerprint for a known key rejects with IdempotencyKeyReuseError; the same one replays', async () => {
+    const store = new IdempotencyStore();
+    const charge = charger();
+    await store.run('order-1', charge, { fingerprint: '4999 usd' });
+    const e = await store.run('order-1', charge, { fingerprint: '5999 usd' }).then(
+      () => assert.fail('must reject'),
+      (x) => x,
+    );
+    assert.ok(e instanceof IdempotencyKeyReuseError);
+    assert.equal(e.name, 'IdempotencyKeyReuseError');
+    assert.equal(e.code, 'KEY_REUSED');
+    assert.equal(e.key, 'order-1');
+    assert.equal(charge.calls, 1);
+    assert.deepEqual(await store.run('order-1', charge, { fingerprint: '4999 usd' }), { reference: 'ch_1', amountCents: 4999 });
+    assert.equal(charge.calls, 1);
+  });
+
+  test('a mismatch is reported whatever the state: in flight or unknown', async () => {
+    const store = new IdempotencyStore();
+    let finish;
+    const pending = store.run('a', () => new Promise((r) => (finish = r)), { fingerprint: 'x' });
+    await assert.rejects(store.run('a', async () => 1, { fingerprint: 'y' }), IdempotencyKeyReuseError);
+    await assert.rejects(store.run('a', async () => 1, { fingerprint: 'x' }), DuplicateRequestError);
+    finish(1);
+    await pending;
+    await assert.rejects(store.run('b', async () => Promise.reject(timeout()), { fingerprint: 'x' }));
+    await assert.rejects(store.run('b', async () => 1, { fingerprint: 'y' }), IdempotencyKeyReuseError);
+    await assert.rejects(store.run('b', async () => 1, { fingerprint: 'x' }), OutcomeUnknownError);
+  });
+
+  test('a freed key takes a new fingerprint', async () => {
+    const store = new IdempotencyStore();
+    await assert.rejects(store.run('a', async () => Promise.reject(declined()), { fingerprint: 'x' }));
+    assert.equal(await store.run('a', async () => 'y', { fingerprint: 'y' }), 'y');
+  });
+
+  test('a non-string fingerprint is a TypeError', async () => {
+    const store = new IdempotencyStore();
+    await assert.rejects(store.run('a', async () => 1, { fingerprint: 42 }), (e) => e instanceof TypeError && e.code === 'INVALID_OPTION' && /fingerprint/.test(e.message) && /42/.test(e.message));
+    assert.equal(store.peek('a'), undefined);
+  });
+});
+
+describe('TTL', () => {
+  test('a done key replays for ttlMs, then runs again', async () => {
+    const clock = manualClock();
+    const store = new IdempotencyStore({ ttlMs: 1000, clock });
+    let n = 0;
+    const charge = async () => `result ${++n}`;
+    assert.equal(await store.run('k', charge), 'result 1');
+    clock.advance(999);
+    assert.equal(await store.run('k', charge), 'result 1');
+    assert.equal(store.peek('k').status, 'done');
+    clock.advance(1);
+    assert.equal(store.peek('k'), undefined, 'expired');
+    assert.equal(await store.run('k', charge), 'result 2');
+    assert.equal(store.peek('k').result, 'result 2');
+  });
+
+  test('the TTL counts from completion, not from the start', async () => {
+    const clock = manualClock();
+    const store = new IdempotencyStore({ ttlMs: 1000, clock });
+    let finish;
+    const p = store.run('k', () => new Promise((r) => (finish = r)));
+    clock.advance(5000);
+    finish('late');
+    await p;
+    clock.advance(999);
+    assert.equal(store.peek('k')?.result, 'late');
+  });
+
+  test('expired records are swept and their slots reused without mixing results', async () => {
+    const clock = manualClock();
+    const store = new IdempotencyStore({ ttlMs: 1000, clock });
+    for (const k of ['a', 'b', 'c']) await store.run(k, async () => `r-${k}`);
+    assert.equal(store.size, 3);
+    clock.advance(2000);
+    assert.equal(await store.run('d', async () => 'r-d'), 'r-d');
+    assert.equal(store.size, 1, 'a, b, c were swept');
+    assert.equal(await store.run('e', async () => 'r-e'), 'r-e');
+    assert.equal(await store.run('d', async () => 'WRONG'), 'r-d');
+    assert.equal(await store.run('e', async () => 'WRONG'), 'r-e');
+    assert.equal(await store.run('a', async () => 'r-a2'), 'r-a2');
+    assert.deepEqual(
+      ['a', 'd', 'e'].map((k) => store.peek(k).result),
+      ['r-a2', 'r-d', 'r-e'],
+    );
+  });
+
+  test('unknown keys never expire', async () => {
+    const clock = manualClock();
+    const store = new IdempotencyStore({ ttlMs: 1000, clock });
+    await assert.rejects(store.run('k', async () => Promise.reject(timeout())));
+    clock.advance(1e9);
+    await store.run('other', async () => 1); // triggers a sweep
+    assert.equal(store.peek('k').status, 'unknown');
+    await assert.rejects(store.run('k', async () => 1), OutcomeUnknownError);
+  });
+
+  test('the default TTL is 24 h', async () => {
+    const clock = manualClock();
+    const store = new IdempotencyStore({ clock });
+    await store.run('k', async () => 'v');
+    clock.advance(86_400_000 - 1);
+    assert.equal(store.peek('k')?.result, 'v');
+    clock.advance(1);
+    assert.equal(store.peek('k'), undefined);
+  });
+});
+
+describe('reconciliation: resolve() and unknownKeys()', () => {
+  async function parkedStore(clock, ...keys) {
+    const store = new IdempotencyStore({ clock });
+    for (const k of keys) await assert.rejects(store.run(k, async () => Promise.reject(timeout())));
+    return store;
+  }
+
+  test("resolve(key, { status: 'done', result }) makes the key replay that result", async () => {
+    const clock = manualClock();
+    const store = await parkedStore(clock, 'k');
+    store.resolve('k', { status: 'done', result: { reference: 'ch_found_in_settlement' } });
+    assert.deepEqual(store.unknownKeys(), []);
+    let calls = 0;
+    assert.deepEqual(
+      await store.run('k', async () => {
+        calls++;
+      }),
+      { reference: 'ch_found_in_settlement' },
+    );
+    assert.equal(calls, 0);
+  });
+
+  test("resolve(key, { status: 'failed' }) frees the key", async () => {
+    const clock = manualClock();
+    const store = await parkedStore(clock, 'k');
+    store.resolve('k', { status: 'failed' });
+    assert.equal(store.peek('k'), undefined);
+    assert.equal(await store.run('k', async () => 'charged now'), 'charged now');
+  });
+
+  test('unknownKeys() lists unknown keys oldest first (by start, not by failure)', async () => {
+    const clock = manualClock();
+    const store = new IdempotencyStore({ clock });
+    const fails = {};
+    const start = (k) =>
+      store.run(k, () => new Promise((_, reject) => (fails[k] = () => reject(timeout())))).catch(() => {});
+    const pa = start('early');
+    clock.advance(10);
+    const pb = start('late');
+    clock.advance(10);
+    const pc = start('middle-done');
+    fails.late();
+    await pb;
+    fails.early();
+    await pa;
+    fails['middle-done']();
+    await pc;
+    assert.deepEqual(store.unknownKeys(), ['early', 'late', 'middle-done']);
+    store.resolve('late', { status: 'failed' });
+    assert.deepEqual(store.unknownKeys(), ['early', 'middle-done']);
+  });
+
+  test('resolve() refuses keys that are absent, done or in flight, and bad outcomes', async () => {
+    const clock = manualClock();
+    const store = await parkedStore(clock, 'u');
+    await store.run('d', async () => 1);
+    store.run('f', () => new Promise(() => {}));
+    const check = (key, code) =>
+      assert.throws(
+        () => store.resolve(key, { status: 'failed' }),
+        (e) => {
+          assert.ok(e instanceof IdempotencyStateError);
+          assert.equal(e.name, 'IdempotencyStateError');
+          assert.equal(e.code, code);
+          assert.equal(e.key, key);
+          return true;
+        },
+      );
+    check('nope', 'KEY_NOT_FOUND');
+    check('d', 'KEY_WRONG_STATE');
+    check('f', 'KEY_WRONG_STATE');
+    assert.throws(() => store.resolve('u', { status: 'maybe' }), (e) => e instanceof TypeError && e.code === 'INVALID_OPTION');
+    assert.throws(() => store.resolve('u', null), (e) => e instanceof TypeError && e.code === 'INVALID_OPTION');
+    assert.throws(() => store.resolve('', { status: 'failed' }), (e) => e instanceof RangeError && e.code === 'INVALID_KEY');
+    assert.equal(store.peek('u').status, 'unknown', 'nothing changed');
+  });
+});
+
+describe('keys', () => {
+  test('keys are 1 to 255 printable ASCII characters', async () => {
+    const store = new IdempotencyStore();
+    const ok = ['a', 'x'.repeat(255), ' ~!', newIdempotencyKey()];
+    for (const k of ok) assert.equal(await store.run(k, async () => k), k);
+    const bad = ['', 'x'.repeat(256), 'ключ', 'tab\there', 'nl\n', 'café'];
+    for (const k of bad) {
+      await assert.rejects(store.run(k, async () => assert.fail('must not run')), (e) => {
+        assert.ok(e instanceof RangeError, `${JSON.stringify(k)}: ${e}`);
+        assert.equal(e.code, 'INVALID_KEY');
+        assert.ok(isSteadfastError(e));
+        return true;
+      });
+    }
+    for (const k of [undefined, 42, null, { toString: () => 'k' }]) {
+      await assert.rejects(async () => store.run(k, async () => 1), (e) => e instanceof TypeError && e.code === 'INVALID_KEY');
+      assert.throws(() => store.peek(k), TypeError);
+    }
+  });
+
+  test('newIdempotencyKey() is a lower-case UUID v4, different every time', () => {
+    const re = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+    const keys = new Set();
+    for (let i = 0; i < 2000; i++) {
+      const k = newIdempotencyKey();
+      assert.match(k, re);
+      keys.add(k);
+    }
+    assert.equal(keys.size, 2000);
+  });
+
+  test('run(key, fn) with a non-function fn rejects with a TypeError and records nothing', async () => {
+    const store = new IdempotencyStore();
+    await assert.rejects(store.run('k', 'not a fn'), (e) => e instanceof TypeError && e.code === 'INVALID_OPTION');
+    assert.equal(store.peek('k'), undefined);
+    assert.equal(store.size, 0);
+  });
+});
