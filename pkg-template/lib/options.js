@@ -13,6 +13,7 @@ export function show(value) {
       return Object.is(value, -0) ? '-0' : String(value);
     case 'bigint':
       return `${value}n`;
+    case 'boolean':
     case 'symbol':
       return String(value);
     case 'function':
