@@ -7,6 +7,7 @@ export { CircuitBreaker } from './lib/breaker.js';
 export { RetryBudget } from './lib/budget.js';
 export { IdempotencyStore, newIdempotencyKey } from './lib/idempotency.js';
 export { chargeCustomer } from './lib/charge.js';
+export { reconcile } from './lib/reconcile.js';
 export { resilientFetch, BreakerRegistry } from './lib/fetch.js';
 export { createCheckoutClient, CheckoutRequestError } from './lib/checkout.js';
 export {

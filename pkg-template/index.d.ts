@@ -243,6 +243,28 @@ export class IdempotencyStore<T = unknown> {
 /** A UUID v4 from the platform CSPRNG. Make it once per logical charge, at the API boundary. */
 export function newIdempotencyKey(): string;
 
+export interface ReconcileReport {
+  /** Unknown keys looked up. */
+  readonly checked: number;
+  /** Settled as done (the charge happened; its result replays from now on). */
+  readonly done: number;
+  /** Settled as failed (the charge never happened; the key is free). */
+  readonly failed: number;
+  /** Left unknown (lookup answered undefined, threw, or answered nonsense). */
+  readonly stillUnknown: number;
+  readonly errors: ReadonlyArray<{ readonly key: string; readonly error: unknown }>;
+}
+
+/**
+ * Settle every unknown key of `store` through `lookup(key)` (e.g. the gateway's settlement listing):
+ * `{ status: 'done', result }`, `{ status: 'failed' }`, or `undefined` to leave it unknown.
+ */
+export function reconcile<T>(
+  store: IdempotencyStore<T>,
+  lookup: (key: string) => Promise<Resolution<T> | undefined> | Resolution<T> | undefined,
+  options?: { readonly concurrency?: number },
+): Promise<ReconcileReport>;
+
 // ---------------------------------------------------------------------------------------------
 // The pipeline
 

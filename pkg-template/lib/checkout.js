@@ -51,19 +51,22 @@ export function createCheckoutClient(options) {
   const store = opts.store ?? new IdempotencyStore();
   if (!(store instanceof IdempotencyStore)) throw o.typeError(where, 'store', 'an IdempotencyStore', store);
   const budget = opts.budget ?? new RetryBudget({ ratio: 0.2, minRetriesPerSec: 10, windowMs: 10_000 });
-  const breakers =
-    opts.breaker instanceof CircuitBreaker || opts.breaker instanceof BreakerRegistry
+  // A single CircuitBreaker guards the primary only; the secondary always has its own (a dead
+  // primary must not block the failover path), from the registry.
+  const primaryBreaker = opts.breaker instanceof CircuitBreaker ? opts.breaker : undefined;
+  const registry =
+    opts.breaker instanceof BreakerRegistry
       ? opts.breaker
-      : new BreakerRegistry(opts.breaker === undefined ? undefined : o.object(opts.breaker, where));
+      : new BreakerRegistry(opts.breaker === undefined || primaryBreaker !== undefined ? undefined : o.object(opts.breaker, where));
   const attemptTimeoutMs = o.num(opts, 'attemptTimeoutMs', where) ?? 10_000;
   const deadlineMs = o.num(opts, 'deadlineMs', where);
   const onAttempt = o.fn(opts, 'onAttempt', where);
   // Validate retry/budget/timeouts once, up front, with the same rules resilientFetch applies.
-  const fetchOptions = { retry: opts.retry, budget, breaker: breakers, attemptTimeoutMs, deadlineMs };
+  const fetchOptions = { retry: opts.retry, budget, breaker: registry, attemptTimeoutMs, deadlineMs };
   checkFetchOptions(fetchOptions);
   const inFlight = new Map();
 
-  const post = (url, body, key, signal) => {
+  const post = (url, body, key, signal, breaker) => {
     const counted = fetchImpl ?? ((...a) => globalThis.fetch(...a));
     let attempt = 0;
     const fetch = (req, init) => {
@@ -74,7 +77,7 @@ export function createCheckoutClient(options) {
     return resilientFetch(
       url,
       { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': key }, body, signal },
-      { ...fetchOptions, fetch },
+      { ...fetchOptions, breaker, fetch },
     );
   };
 
@@ -82,10 +85,10 @@ export function createCheckoutClient(options) {
     const body = JSON.stringify(charge);
     let response;
     try {
-      response = await post(endpoint, body, key, signal);
+      response = await post(endpoint, body, key, signal, primaryBreaker ?? registry);
     } catch (e) {
       if (e instanceof CircuitOpenError && secondary !== undefined) {
-        response = await post(secondary, body, key, signal); // failover: the SAME key
+        response = await post(secondary, body, key, signal, registry); // failover: the SAME key
       } else {
         throw e;
       }

@@ -1,0 +1,53 @@
+// Why: an unknown outcome is not an error to retry but a question to answer. Reconciliation takes
+// the store's unknown keys, asks the source of truth (the gateway's settlement listing, a ledger)
+// what happened to each, and settles the key: done (replay the result from now on) or failed (the
+// charge never happened; the key is free).
+
+import { IdempotencyStore } from './idempotency.js';
+import * as o from './options.js';
+
+/**
+ * Resolve every unknown key of `store` through `lookup(key)`, which answers
+ * `{ status: 'done', result }`, `{ status: 'failed' }`, or `undefined` (still unknown: leave it).
+ * A lookup that throws leaves its key unknown and is reported in `errors`. Keys are looked up at
+ * most `concurrency` at a time (default 8).
+ */
+export async function reconcile(store, lookup, options) {
+  const where = 'reconcile';
+  if (!(store instanceof IdempotencyStore)) throw o.typeError(where, 'store', 'an IdempotencyStore', store);
+  if (typeof lookup !== 'function') throw o.typeError(where, 'lookup', 'a function', lookup);
+  const opts = o.object(options, where, true);
+  const concurrency = o.num(opts, 'concurrency', where) ?? 8;
+  if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw o.rangeError(where, 'concurrency', 'an integer >= 1', concurrency);
+  const keys = store.unknownKeys();
+  const report = { checked: keys.length, done: 0, failed: 0, stillUnknown: 0, errors: [] };
+  let next = 0;
+  const worker = async () => {
+    while (next < keys.length) {
+      const key = keys[next++];
+      let answer;
+      try {
+        answer = await lookup(key);
+      } catch (error) {
+        report.errors.push({ key, error });
+        report.stillUnknown += 1;
+        continue;
+      }
+      if (answer === undefined) {
+        report.stillUnknown += 1;
+        continue;
+      }
+      if (answer === null || typeof answer !== 'object' || (answer.status !== 'done' && answer.status !== 'failed')) {
+        report.errors.push({ key, error: o.typeError(where, 'lookup() result', "{ status: 'done', result }, { status: 'failed' } or undefined", answer) });
+        report.stillUnknown += 1;
+        continue;
+      }
+      // The key may have been resolved meanwhile by someone else: only unknown keys are settled.
+      if (store.peek(key)?.status !== 'unknown') continue;
+      store.resolve(key, answer);
+      report[answer.status] += 1;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, keys.length) }, worker));
+  return report;
+}
