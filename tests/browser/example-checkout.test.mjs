@@ -1,0 +1,51 @@
+// examples/browser-checkout in headless Chromium: clicking Pay twice under injected faults charges
+// the test gateway exactly once, and every attempt carries the same key.
+import { test } from 'node:test';
+import { join } from 'node:path';
+import { mkdir } from 'node:fs/promises';
+import { chromium } from 'playwright-core';
+import { ROOT, OUT, counter } from './harness.mjs';
+import { startCheckoutExample } from '../../examples/browser-checkout/server.mjs';
+
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+test('Pay clicked twice under faults: one charge, one key', async () => {
+  const a = counter('example-checkout');
+  const ex = await startCheckoutExample({ packageDir: join(ROOT, 'tests', 'node_modules', 'steadfast') });
+  await mkdir(OUT, { recursive: true });
+  const browser = await chromium.launch({ executablePath: process.env.STEADFAST_CHROMIUM ?? '/usr/bin/chromium', args: ARGS });
+  try {
+    const page = await browser.newPage();
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e));
+    const keys = [];
+    page.on('request', (r) => {
+      if (r.url().endsWith('/v1/charges')) keys.push(r.headers()['idempotency-key']);
+    });
+    // The first charge request is slow (the key stays in flight at the gateway), then two 503s.
+    ex.gateway.forceNext('slow');
+    ex.gateway.forceNext('status503', 2);
+    await page.goto(ex.url);
+    await page.waitForSelector('body[data-ready="true"]');
+    await page.click('#pay');
+    await page.click('#pay'); // the double click
+    await page.waitForSelector('body[data-outcome]', { timeout: 15_000 });
+    const outcome = JSON.parse(await page.getAttribute('body', 'data-outcome'));
+    a.equal(outcome.status, 'succeeded');
+    a.match(await page.textContent('#outcome'), /Paid · ch_/);
+    a.ok(keys.length >= 1 && keys.every((k) => k === outcome.key), `every request carried ${outcome.key}: ${keys}`);
+    a.equal(ex.gateway.chargesByKey().get(outcome.key), 1);
+    a.equal(ex.gateway.ledger().length, 1);
+    // A third click after success replays from the store: no new request.
+    const before = keys.length;
+    await page.click('#pay');
+    await page.waitForFunction(() => document.querySelector('#outcome').textContent.startsWith('Paid'));
+    a.equal(keys.length, before);
+    a.deepEqual(errors, []);
+    await page.screenshot({ path: join(OUT, 'example-checkout.png') });
+    a.done(7);
+  } finally {
+    await browser.close();
+    await ex.close();
+  }
+});
