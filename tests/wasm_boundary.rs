@@ -12,3 +12,17 @@
 
 #[path = "wasm/smoke.rs"]
 mod smoke;
+
+#[path = "wasm/support.rs"]
+mod support;
+
+#[path = "wasm/breaker.rs"]
+mod breaker;
+#[path = "wasm/budget.rs"]
+mod budget;
+#[path = "wasm/idempotency.rs"]
+mod idempotency;
+#[path = "wasm/keys.rs"]
+mod keys;
+#[path = "wasm/retry.rs"]
+mod retry;
