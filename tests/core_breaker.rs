@@ -115,7 +115,7 @@ impl Model {
                         self.window.len(),
                         self.window.iter().filter(|&&x| x).count(),
                     );
-                    len >= minimum && f >= 1 && f as u64 * 100 >= percent * len as u64
+                    failed && len >= minimum && f as u64 * 100 >= percent * len as u64
                 } else {
                     self.consecutive = if failed { self.consecutive + 1 } else { 0 };
                     self.consecutive >= self.consecutive_threshold
@@ -459,7 +459,8 @@ fn a_failure_rate_exactly_at_the_threshold_trips() {
             let Acquire::Granted { permit, .. } = b.try_acquire(0.0) else {
                 panic!("rejected while closed")
             };
-            let outcome = if i < failures {
+            // Failures last: the breaker judges the rate when a failure arrives.
+            let outcome = if i >= window - failures {
                 Outcome::Failure
             } else {
                 Outcome::Success

@@ -3,7 +3,7 @@
 // retry inside (absorb transient noise). The gateway sees the same key on every attempt.
 
 import * as o from './options.js';
-import { withRetry } from './retry.js';
+import { withRetry, checkPolicy } from './retry.js';
 import { CircuitBreaker } from './breaker.js';
 import { IdempotencyStore } from './idempotency.js';
 
@@ -27,6 +27,12 @@ export function chargeCustomer(charge, deps) {
   if (!(d.breaker instanceof CircuitBreaker)) return Promise.reject(o.typeError(where, 'breaker', 'a CircuitBreaker', d.breaker));
   if (typeof d.gateway !== 'function') return Promise.reject(o.typeError(where, 'gateway', 'a function', d.gateway));
   const { store, breaker, gateway, policy } = d;
+  // A bad policy must fail here, not inside breaker.execute where it would count as a gateway failure.
+  try {
+    checkPolicy(policy);
+  } catch (e) {
+    return Promise.reject(e);
+  }
   return store.run(
     c.idempotencyKey,
     () => breaker.execute(() => withRetry((ctx) => gateway(c, ctx), policy)),

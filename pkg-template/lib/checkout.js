@@ -27,6 +27,12 @@ class Declined extends Error {
   }
 }
 
+/** A URL string from a string or anything with a string `href` (URL). */
+function href(v) {
+  if (typeof v === 'string') return v;
+  return v !== null && typeof v === 'object' && typeof v.href === 'string' ? v.href : undefined;
+}
+
 async function json(response) {
   try {
     return await response.json();
@@ -41,11 +47,11 @@ async function json(response) {
 export function createCheckoutClient(options) {
   const where = 'createCheckoutClient';
   const opts = o.object(options, where);
-  const endpoint = opts.endpoint;
-  if (typeof endpoint !== 'string' && !(endpoint instanceof URL)) throw o.typeError(where, 'endpoint', 'a URL string or URL', endpoint);
-  const secondary = opts.secondaryEndpoint;
-  if (secondary !== undefined && typeof secondary !== 'string' && !(secondary instanceof URL)) {
-    throw o.typeError(where, 'secondaryEndpoint', 'a URL string or URL', secondary);
+  const endpoint = href(opts.endpoint);
+  if (endpoint === undefined) throw o.typeError(where, 'endpoint', 'a URL string or URL', opts.endpoint);
+  const secondary = opts.secondaryEndpoint === undefined ? undefined : href(opts.secondaryEndpoint);
+  if (opts.secondaryEndpoint !== undefined && secondary === undefined) {
+    throw o.typeError(where, 'secondaryEndpoint', 'a URL string or URL', opts.secondaryEndpoint);
   }
   const fetchImpl = o.fn(opts, 'fetch', where);
   const store = opts.store ?? new IdempotencyStore();

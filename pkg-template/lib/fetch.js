@@ -78,7 +78,7 @@ let sharedRegistry;
 let sharedBudget;
 
 function urlOf(input) {
-  const raw = typeof input === 'string' ? input : input instanceof URL ? input.href : input?.url;
+  const raw = typeof input === 'string' ? input : typeof input?.href === 'string' ? input.href : input?.url;
   if (typeof raw !== 'string') throw o.typeError('resilientFetch', 'input', 'a URL string, URL or Request', input);
   return new URL(raw, globalThis.location?.href);
 }
@@ -163,7 +163,7 @@ export async function resilientFetch(input, init, options) {
     }
     const timer = c.attemptTimeoutMs === undefined ? undefined : globalThis.setTimeout(() => controller.abort(attemptTimeout(c.attemptTimeoutMs)), c.attemptTimeoutMs);
     try {
-      const req = base !== undefined ? base.clone() : input;
+      const req = base !== undefined ? base.clone() : url.href;
       let response;
       try {
         response = await doFetch(req, { ...reqInit, method, headers, signal: controller.signal });

@@ -68,6 +68,11 @@ function compile(policy) {
   return c;
 }
 
+/** @internal Validate (and freeze, and cache) a policy now, e.g. before it is wrapped in a breaker. */
+export function checkPolicy(policy) {
+  compile(policy);
+}
+
 /**
  * Call `fn` until it succeeds, at most `policy.maxAttempts` times, sleeping a jittered delay
  * between attempts. See the README and index.d.ts for every rule and default.

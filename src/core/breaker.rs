@@ -11,8 +11,9 @@
 //! hand until [`Breaker::reset`]).
 //!
 //! Two trip rules, as the seeds describe them:
-//! - [`Trip::Rate`]: the failure RATE over the last `window_size` outcomes, judged only once the
-//!   window holds `minimum_calls` outcomes (default: a full window). "Five failures out of five is a
+//! - [`Trip::Rate`]: the failure RATE over the last `window_size` outcomes, judged when a failure
+//!   is recorded once the window holds `minimum_calls` outcomes (default: a full window). A success
+//!   never opens the circuit. "Five failures out of five is a
 //!   dead provider, five out of 10,000 is a Tuesday."
 //! - [`Trip::Consecutive`]: `failure_threshold` failures in a row.
 //!
@@ -494,8 +495,10 @@ impl Breaker {
                 let w = &self.window;
                 // Divide, as documented: `failures >= threshold · len` rounds (0.07 · 100 is
                 // 7.000000000000001), while `7 / 100` rounds to the same double as `0.07`.
-                w.len >= minimum_calls
-                    && w.failures > 0
+                // Judged only when a failure arrives: a success can only lower the rate, and a
+                // success never opens the circuit (so recording one needs no clock).
+                failed
+                    && w.len >= minimum_calls
                     && f64::from(w.failures) / f64::from(w.len) >= failure_rate_threshold
             }
         }

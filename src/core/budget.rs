@@ -20,6 +20,8 @@ use super::error::{check, Error, Expect, Opt};
 
 /// Largest accepted `ratio` (retries per request).
 pub const MAX_RATIO: f64 = 1000.0;
+/// Largest accepted `min_retries_per_sec`.
+pub const MAX_MIN_RETRIES_PER_SEC: f64 = 1_000_000.0;
 const MICRO: u128 = 1_000_000;
 const SLOTS: usize = 10;
 
@@ -117,14 +119,23 @@ impl RatioBudget {
     pub fn new(ratio: f64, min_retries_per_sec: f64, window_ms: f64) -> Result<Self, Error> {
         let ratio = check::non_negative(Opt::Ratio, ratio)?;
         if ratio > MAX_RATIO {
-            return Err(Error::option(Opt::Ratio, Expect::NonNegative));
+            return Err(Error::option(
+                Opt::Ratio,
+                Expect::NumberAtMost {
+                    max: MAX_RATIO as u32,
+                },
+            ));
         }
         let min = check::non_negative(Opt::MinRetriesPerSec, min_retries_per_sec)?;
+        if min > MAX_MIN_RETRIES_PER_SEC {
+            let max = MAX_MIN_RETRIES_PER_SEC as u32;
+            return Err(Error::option(
+                Opt::MinRetriesPerSec,
+                Expect::NumberAtMost { max },
+            ));
+        }
         let window_ms = check::positive(Opt::WindowMs, window_ms)?;
         let reserve = (min * window_ms * 1000.0).round();
-        if !reserve.is_finite() || reserve > 1e30 {
-            return Err(Error::option(Opt::MinRetriesPerSec, Expect::NonNegative));
-        }
         Ok(Self {
             ratio_micro: (ratio * 1e6).round() as u128,
             reserve_micro: reserve as u128,
@@ -166,6 +177,14 @@ impl RatioBudget {
             })
     }
 
+    /// Retries earned by `requests` plus the reserve, in micro-retries (saturating: a window of
+    /// 1e300 ms must not wrap around).
+    fn allowed_micro(&self, requests: u128) -> u128 {
+        self.ratio_micro
+            .saturating_mul(requests)
+            .saturating_add(self.reserve_micro)
+    }
+
     /// Count one logical request (a first attempt): it earns `ratio` retries.
     pub fn record_request(&mut self, now_ms: f64) {
         self.with_current(now_ms, |s| s.requests = s.requests.saturating_add(1));
@@ -174,7 +193,7 @@ impl RatioBudget {
     /// Take one retry if the window allows it.
     pub fn try_withdraw(&mut self, now_ms: f64) -> bool {
         let (requests, retries) = self.totals(now_ms);
-        if (retries + 1) * MICRO <= self.ratio_micro * requests + self.reserve_micro {
+        if (retries + 1) * MICRO <= self.allowed_micro(requests) {
             self.with_current(now_ms, |s| s.retries = s.retries.saturating_add(1));
             true
         } else {
@@ -185,7 +204,7 @@ impl RatioBudget {
     /// Whole retries available now.
     pub fn available(&self, now_ms: f64) -> f64 {
         let (requests, retries) = self.totals(now_ms);
-        let allowed = (self.ratio_micro * requests + self.reserve_micro) / MICRO;
+        let allowed = self.allowed_micro(requests) / MICRO;
         allowed.saturating_sub(retries) as f64
     }
 }

@@ -32,11 +32,24 @@ pub enum Opt {
     Attempt,
     PreviousDelayMs,
     State,
+    Strategy,
+    Clients,
+    Seed,
+    BucketMs,
+    Samples,
+    ThinkTimeMs,
+    LatencyMs,
+    TimeoutMs,
+    CapacityPerTick,
+    TickMs,
+    OutageStartMs,
+    OutageDurationMs,
+    DurationMs,
 }
 
 impl Opt {
     /// All options, in id order (the id is the index).
-    pub const ALL: [Opt; 20] = [
+    pub const ALL: [Opt; 33] = [
         Opt::MaxAttempts,
         Opt::BaseDelayMs,
         Opt::MaxDelayMs,
@@ -57,6 +70,19 @@ impl Opt {
         Opt::Attempt,
         Opt::PreviousDelayMs,
         Opt::State,
+        Opt::Strategy,
+        Opt::Clients,
+        Opt::Seed,
+        Opt::BucketMs,
+        Opt::Samples,
+        Opt::ThinkTimeMs,
+        Opt::LatencyMs,
+        Opt::TimeoutMs,
+        Opt::CapacityPerTick,
+        Opt::TickMs,
+        Opt::OutageStartMs,
+        Opt::OutageDurationMs,
+        Opt::DurationMs,
     ];
 
     /// The option's name as users write it (camelCase, units in the name).
@@ -82,6 +108,19 @@ impl Opt {
             Opt::Attempt => "attempt",
             Opt::PreviousDelayMs => "previousDelayMs",
             Opt::State => "state",
+            Opt::Strategy => "strategy",
+            Opt::Clients => "clients",
+            Opt::Seed => "seed",
+            Opt::BucketMs => "bucketMs",
+            Opt::Samples => "samples",
+            Opt::ThinkTimeMs => "thinkTimeMs",
+            Opt::LatencyMs => "latencyMs",
+            Opt::TimeoutMs => "timeoutMs",
+            Opt::CapacityPerTick => "capacityPerTick",
+            Opt::TickMs => "tickMs",
+            Opt::OutageStartMs => "outageStartMs",
+            Opt::OutageDurationMs => "outageDurationMs",
+            Opt::DurationMs => "durationMs",
         }
     }
 
@@ -112,6 +151,11 @@ pub enum Expect {
     OneOf(&'static str),
     /// A value produced by `toJSON()` of a matching breaker.
     Snapshot,
+    /// A finite number from 0 to `max`.
+    NumberAtMost {
+        /// The largest accepted value.
+        max: u32,
+    },
 }
 
 impl Expect {
@@ -126,6 +170,7 @@ impl Expect {
             Expect::AtLeast(_) => 5,
             Expect::OneOf(_) => 6,
             Expect::Snapshot => 7,
+            Expect::NumberAtMost { .. } => 8,
         }
     }
 }
@@ -192,6 +237,10 @@ impl Expect {
             }
             Expect::Snapshot => {
                 out.push_str("a snapshot from toJSON() of a breaker with the same options")
+            }
+            Expect::NumberAtMost { max } => {
+                out.push_str("a finite number from 0 to ");
+                push_u32(out, *max);
             }
         }
     }

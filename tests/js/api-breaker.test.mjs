@@ -224,17 +224,18 @@ describe('state machine details', () => {
     assert.equal(b.currentState, 'open', '2 of 4');
   });
 
-  // BUG (src/wasm/breaker.rs recordSuccess passes now = 0 to the core; lib/breaker.js passes no clock):
-  // in a rate breaker the outcome that fills the window (or reaches minimumCalls) can be a SUCCESS and
-  // still trip it (5 of 10 failed). The core then opens "until 0 + openDurationMs", i.e. in 1970: the
-  // circuit reads 'half-open' at once and the next call goes straight through as a probe.
-  test('a success that completes a failing window opens the circuit for the full cooldown', { todo: 'BUG: recordSuccess opens at t=0 (reported)' }, async () => {
+  // A trip is judged when a failure arrives: a success can only lower the rate, so recording one
+  // needs no clock (and cannot open the circuit "until 1970").
+  test('a success never opens the circuit; the next failure at the threshold does, for the full cooldown', async () => {
     const clock = manualClock();
     const dep = dependency();
     const b = new CircuitBreaker({ ...RATE, clock });
-    await feed(b, 'fsfsfsfsfs'); // 5 of 10 failed; the 10th outcome, a success, trips it
-    assert.equal(b.toJSON().openUntil, clock() + 30_000);
+    await feed(b, 'fsfsfsfsfs'); // 5 of 10 failed, the 10th outcome a success: judged on failures only
+    assert.equal(b.currentState, 'closed');
+    clock.advance(5);
+    await feed(b, 'f'); // still 5 of 10 (the oldest failure left the window): trips now
     assert.equal(b.currentState, 'open');
+    assert.equal(b.toJSON().openUntil, clock() + 30_000);
     const r = await settle(b.execute(dep.fn));
     assert.ok(r.err instanceof CircuitOpenError);
     assert.equal(dep.calls, 0);

@@ -214,10 +214,9 @@ describe('pipeline', () => {
     assert.equal(deps.store.peek(c.idempotencyKey).status, 'unknown');
   });
 
-  // BUG (lib/charge.js does not validate deps.policy): a bad policy only throws inside
-  // breaker.execute → withRetry, so the breaker records a programmer error as a gateway failure
-  // (failureThreshold 1: the circuit opens although the gateway was never called).
-  test('a bad policy is rejected before anything runs and does not count against the breaker', { todo: 'BUG: bad policy trips the breaker (reported)' }, async () => {
+  // Regression: a bad policy once threw only inside breaker.execute → withRetry, so the breaker
+  // recorded a programmer error as a gateway failure (failureThreshold 1 opened the circuit).
+  test('a bad policy is rejected before anything runs and does not count against the breaker', async () => {
     const clock = manualClock();
     const { gw, deps } = setup({ breaker: { failureThreshold: 1, openDurationMs: 1000, clock } });
     await assert.rejects(chargeCustomer(charge(), { ...deps, policy: { maxAttempts: 0, baseDelayMs: 0, maxDelayMs: 0 } }), (e) => e instanceof RangeError && /maxAttempts/.test(e.message));
