@@ -7,7 +7,7 @@
 #   wasm-bindgen-cli =0.2.130  (cargo install, unlocked: --locked fails on this registry)
 #   wasm-pack 0.15.1           (cargo install --locked)
 #   Node 24 + binaryen 132     (npm, into .tools/; Debian's binaryen 108 is broken, never use it)
-#   chromium + chromium-driver (apt; `apt-get update` only when something is missing)
+#   chromium + chromium-driver, redis-server (apt; `apt-get update` only when something is missing)
 #   root dev dependencies      (npm ci, skipped while package-lock.json is unchanged)
 set -euo pipefail
 # shellcheck source=scripts/env.sh
@@ -81,12 +81,17 @@ else
   say "node, wasm-opt" "$("$STEADFAST_NODE" --version), binaryen $STEADFAST_BINARYEN $(took "$t")"
 fi
 
-# --- Chromium for the browser tests ---------------------------------------------------------------------
-if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then
-  say "chromium" "$(chromium --version 2>/dev/null | awk '{print $2}') ok"
-else
-  t=$SECONDS; apt_install chromium chromium-driver; say "chromium" "$(took "$t")"
+# --- Debian packages: Chromium (+ chromedriver) for the browser tests, redis-server for the shared-state
+# tests (they start a private one themselves). One `apt-get update` + install, only when one is missing.
+missing=()
+command -v chromium >/dev/null || missing+=(chromium)
+command -v chromedriver >/dev/null || missing+=(chromium-driver)
+command -v redis-server >/dev/null || missing+=(redis-server)
+if [ "${#missing[@]}" -gt 0 ]; then
+  t=$SECONDS; apt_install "${missing[@]}"; say "apt" "${missing[*]} $(took "$t")"
 fi
+say "chromium" "$(chromium --version 2>/dev/null | awk '{print $2}') ok"
+say "redis-server" "$(redis-server --version | sed -n 's/.* v=\([^ ]*\).*/\1/p') ok"
 
 # --- Root dev dependencies (tests, Vite, TypeScript) ---------------------------------------------------
 # Runs only when package.json/package-lock.json changed since the last successful install (stamp file).

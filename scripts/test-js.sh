@@ -42,7 +42,14 @@ fi
 
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
-node --test --test-reporter=spec "${files[@]}" 2>&1 | tee "$log"
+# A wall-clock guard: a suite that leaks a handle (server, timer) never exits, and CI would wait it out.
+limit="${STEADFAST_JS_TIMEOUT:-900}"
+rc=0
+timeout --kill-after=10 "$limit" node --test --test-reporter=spec "${files[@]}" 2>&1 | tee "$log" || rc=$?
+if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+  echo "test-js: node --test did not finish within ${limit}s (a test file that never exits?)" >&2
+fi
+[ "$rc" -eq 0 ] || exit "$rc"
 # node --test exits non-zero on a failure; also refuse a run that executed nothing.
 passed="$(sed -n 's/^ℹ pass \([0-9][0-9]*\)$/\1/p' "$log" | tail -n 1)"
 if [ "${passed:-0}" -eq 0 ]; then
