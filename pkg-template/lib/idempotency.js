@@ -63,11 +63,14 @@ export class IdempotencyStore {
    * failure frees it.
    */
   run(key, fn, options) {
-    checkKey(key, 'run');
+    if (typeof key !== 'string') {
+      return Promise.reject(brand(new TypeError(`steadfast: run key must be a string, got ${o.show(key)}`), 'INVALID_KEY'));
+    }
     if (typeof fn !== 'function') return Promise.reject(o.typeError('run', 'fn', 'a function', fn));
     let fingerprint;
     if (options !== undefined) {
-      fingerprint = o.object(options, 'run', true).fingerprint;
+      if (options === null || typeof options !== 'object') return Promise.reject(o.typeError('run', 'options', 'an object', options));
+      fingerprint = options.fingerprint;
       if (fingerprint !== undefined && typeof fingerprint !== 'string') {
         return Promise.reject(o.typeError('run', 'fingerprint', 'a string', fingerprint));
       }

@@ -78,8 +78,13 @@ export function checkPolicy(policy) {
  * between attempts. See the README and index.d.ts for every rule and default.
  */
 export function withRetry(fn, policy) {
-  if (typeof fn !== 'function') throw o.typeError('withRetry', 'fn', 'a function', fn);
-  const c = compile(policy);
+  if (typeof fn !== 'function') return Promise.reject(o.typeError('withRetry', 'fn', 'a function', fn));
+  let c;
+  try {
+    c = compile(policy);
+  } catch (e) {
+    return Promise.reject(e); // an async API reports bad input as a rejection, never a sync throw
+  }
   if (c.budget !== undefined) c.budget.countRequest();
   if (c.signal === undefined && c.maxElapsedMs === undefined) {
     let p;
