@@ -121,7 +121,7 @@ interface BreakerCommon {
 export interface RateBreakerOptions extends BreakerCommon {
   /** Outcomes in the rolling window: an integer from 1 to 1,000,000. */
   readonly windowSize: number;
-  /** Trip when failures ÷ outcomes ≥ this (0 to 1) and at least one failed. */
+  /** Trip when failures ÷ outcomes ≥ this (0 to 1), judged each time a failure is recorded (a success never trips). */
   readonly failureRateThreshold: number;
   /** Outcomes needed before the rate is judged (≤ windowSize). Default: a full window. */
   readonly minimumCalls?: number;
