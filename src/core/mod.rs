@@ -12,5 +12,6 @@ pub mod error;
 pub mod idempotency;
 pub mod retry;
 pub mod rng;
+pub mod sim;
 
 pub use error::Error;

@@ -1,0 +1,615 @@
+//! The outage model: a population of clients, a gateway with a capacity, an outage window, and
+//! the client-side retry policy, breaker and budget — played tick by tick.
+//!
+//! Why this shape: the seed's story needs clients that fail *together*. A payment call takes about
+//! a second (`latencyMs`), so at any instant thousands of calls are in flight. When the gateway
+//! hiccups it stops answering: calls in flight, and calls sent during the hiccup, hang; when it
+//! restarts it drops every connection it was holding, so all of them fail in the same instant
+//! (or earlier, at the client's `timeoutMs`). With a fixed or un-jittered delay they all come back
+//! in the same tick, far above capacity; the excess is shed, fails at once, and comes back again
+//! together one delay later: the "second, worse peak" and the waves after it. Jitter spreads the
+//! same retries over the whole delay window, under capacity.
+//!
+//! # The model
+//! - **Clients** (closed loop, `clients` of them): think for uniform `[0, 2 · thinkTimeMs)`, then
+//!   issue one logical request and retry it under [`RetryPolicy`] (strategy, `maxAttempts`,
+//!   `baseDelayMs`, `maxDelayMs`) until it succeeds or fails for good, then think again. They
+//!   start at uniform times in `[0, thinkTimeMs + latencyMs)`, close to the steady state.
+//! - **Gateway**: admits at most `capacityPerTick` attempts per tick (`tickMs`); the excess is
+//!   shed (fails at the next tick, like a 503). An admitted attempt succeeds `latencyMs` later,
+//!   unless the outage starts first. During `[outageStartMs, outageStartMs + outageDurationMs)`
+//!   it answers nothing: an attempt fails at `min(sent + timeoutMs, outage end)`.
+//! - **Breaker** (optional): ONE breaker for the whole population, as in one process whose
+//!   clients share a breaker (the seed's checkout service). Every attempt asks it first; a
+//!   rejected attempt never reaches the gateway, and its logical request fails at once (a
+//!   `CircuitOpenError` is not retried). Outcomes are recorded when they are known.
+//! - **Budget** (optional): ONE [`RetryBudget`] for the population. First attempts are recorded;
+//!   every retry must withdraw, or the logical request fails.
+//! - Time advances in ticks; delays are rounded to whole ticks (at least one). Events live in a
+//!   timing wheel (intrusive lists, no allocation per event), so a run costs O(events + ticks).
+//!
+//! # Reported, per bucket (`bucketMs`)
+//! `offered` (attempts reaching the gateway), `served` and `failed` (their outcome, counted in the
+//! bucket where they arrived, so `offered = served + failed`), `retries` (offered attempts after
+//! the first), `rejected` (attempts the breaker refused; not offered).
+//!
+//! # Default
+//! `strategy = full`, `clients = 10_000`, `thinkTimeMs = 500`, `latencyMs = 1000`,
+//! `timeoutMs = 10_000`, `capacityPerTick = 150` (15,000/s, 2.25× the steady load of ~6,700/s),
+//! `tickMs = 10`, `outageStartMs = 5000`, `outageDurationMs = 400`, `durationMs = 20_000`,
+//! `bucketMs = 100`, `maxAttempts = 4`, `baseDelayMs = 1000`, `maxDelayMs = 30_000`, `seed = 1`,
+//! no breaker, no budget.
+
+use super::super::breaker::{Acquire, Breaker, BreakerConfig, Outcome, Permit};
+use super::super::budget::RetryBudget;
+use super::super::error::{check, Error, Expect, Opt};
+use super::super::retry::{Decision, Failure, RetryPolicy};
+use super::super::rng::{Rng, SplitMix64};
+use super::{effective_bucket_ms, rng_from_seed, Strategy, MAX_BUCKETS};
+
+/// Largest accepted `clients` (24 bytes of state each).
+pub const MAX_CLIENTS: u32 = 10_000_000;
+/// Largest accepted `durationMs` (one day).
+pub const MAX_DURATION_MS: u32 = 86_400_000;
+/// Largest accepted `tickMs`.
+pub const MAX_TICK_MS: u32 = 60_000;
+/// Largest accepted `capacityPerTick`.
+pub const MAX_CAPACITY_PER_TICK: u32 = 1_000_000_000;
+/// A bucket is healthy when at least this share of its demand (offered + rejected) is served.
+pub const HEALTHY_SHARE: f64 = 0.99;
+
+/// Options, as JS numbers plus already-validated breaker and budget; see the module docs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutageOptions {
+    /// The retry strategy.
+    pub strategy: Strategy,
+    /// Clients (integer, 1 to 10^7).
+    pub clients: f64,
+    /// Mean think time between logical requests (uniform `[0, 2 · mean)`).
+    pub think_time_ms: f64,
+    /// Time from admission to the gateway's answer.
+    pub latency_ms: f64,
+    /// The client's timeout (≥ `latency_ms`).
+    pub timeout_ms: f64,
+    /// Attempts the gateway admits per tick (integer ≥ 1).
+    pub capacity_per_tick: f64,
+    /// Tick length (integer ms, 1 to 60,000).
+    pub tick_ms: f64,
+    /// When the outage starts.
+    pub outage_start_ms: f64,
+    /// How long it lasts (0: no outage).
+    pub outage_duration_ms: f64,
+    /// Simulated time (integer ms, 1 to one day).
+    pub duration_ms: f64,
+    /// Report bucket width (≥ `tick_ms`; widened past [`MAX_BUCKETS`] buckets).
+    pub bucket_ms: f64,
+    /// Attempts per logical request, the first included.
+    pub max_attempts: f64,
+    /// Base delay.
+    pub base_delay_ms: f64,
+    /// Delay cap.
+    pub max_delay_ms: f64,
+    /// Seed (integer, 1 to 2^32 − 1).
+    pub seed: f64,
+    /// One breaker shared by every client, or none.
+    pub breaker: Option<BreakerConfig>,
+    /// One retry budget shared by every client, or none.
+    pub budget: Option<RetryBudget>,
+}
+
+impl Default for OutageOptions {
+    fn default() -> Self {
+        Self {
+            strategy: Strategy::Full,
+            clients: 10_000.0,
+            think_time_ms: 1_000.0,
+            latency_ms: 1_000.0,
+            timeout_ms: 10_000.0,
+            capacity_per_tick: 150.0,
+            tick_ms: 10.0,
+            outage_start_ms: 5_000.0,
+            outage_duration_ms: 400.0,
+            duration_ms: 20_000.0,
+            bucket_ms: 100.0,
+            max_attempts: 4.0,
+            base_delay_ms: 1_000.0,
+            max_delay_ms: 30_000.0,
+            seed: 1.0,
+            breaker: None,
+            budget: None,
+        }
+    }
+}
+
+impl OutageOptions {
+    /// The long outage of the seed's Fix 2 ("a provider that's down for 40 minutes"): 40 minutes
+    /// down from t = 5 s, 50 minutes simulated, 10 s buckets.
+    pub fn long_outage() -> Self {
+        Self {
+            outage_duration_ms: 40.0 * 60_000.0,
+            duration_ms: 50.0 * 60_000.0,
+            bucket_ms: 10_000.0,
+            ..Self::default()
+        }
+    }
+}
+
+/// The summary of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct OutageSummary {
+    /// Logical requests started.
+    pub logical_requests: u64,
+    /// Logical requests that succeeded.
+    pub succeeded: u64,
+    /// Logical requests that failed after `maxAttempts` attempts.
+    pub failed_exhausted: u64,
+    /// Logical requests that failed because the budget refused a retry.
+    pub failed_budget: u64,
+    /// Logical requests that failed because the breaker refused an attempt.
+    pub failed_rejected: u64,
+    /// Logical requests still in progress when the simulation ended.
+    pub pending: u64,
+    /// Attempts that reached the gateway.
+    pub attempts: u64,
+    /// Of which retries.
+    pub retries: u64,
+    /// Largest `offered` in one bucket.
+    pub peak_offered: u64,
+    /// Start of that bucket.
+    pub peak_offered_at_ms: f64,
+    /// Largest `offered` in one bucket that starts at or after the outage end.
+    pub second_peak_offered: u64,
+    /// Start of that bucket.
+    pub second_peak_at_ms: f64,
+    /// Attempts offered while the gateway was down (buckets inside the outage window): wasted.
+    pub outage_attempts: u64,
+    /// `attempts / logical_requests` (below 1 when the breaker refuses first attempts).
+    pub amplification: f64,
+    /// Start of the first bucket at or after the outage end from which every bucket to the end
+    /// is healthy (≥ 99 % of offered + rejected served); NaN if the run ends unhealthy. A bucket
+    /// that is quiet only because the synchronized retries have not landed yet does not count.
+    pub recovered_at_ms: f64,
+    /// `recovered_at_ms − outage end` (NaN if not recovered).
+    pub time_to_recover_ms: f64,
+    /// The outage end (`outageStartMs + outageDurationMs`).
+    pub outage_end_ms: f64,
+}
+
+impl OutageSummary {
+    /// Logical requests that finally failed, for any reason.
+    pub fn failed(&self) -> u64 {
+        self.failed_exhausted + self.failed_budget + self.failed_rejected
+    }
+}
+
+/// Per-bucket series and the summary.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutageResult {
+    /// The bucket width used.
+    pub bucket_ms: f64,
+    /// Attempts arriving at the gateway.
+    pub offered: Vec<u32>,
+    /// Of which succeeded.
+    pub served: Vec<u32>,
+    /// Of which failed (outage, shed, or killed in flight).
+    pub failed: Vec<u32>,
+    /// Offered attempts that were retries.
+    pub retries: Vec<u32>,
+    /// Attempts the breaker refused (not offered).
+    pub rejected: Vec<u32>,
+    /// The summary.
+    pub summary: OutageSummary,
+}
+
+const NIL: u32 = u32::MAX;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Due: start a new logical request.
+    Thinking,
+    /// Due: the next attempt arrives at the gateway.
+    Backoff,
+    /// Due: the answer (or the timeout) arrives.
+    InFlight,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Client {
+    previous_delay_ms: f64,
+    next: u32,
+    permit: u32,
+    attempt: u32,
+    phase: Phase,
+    ok: bool,
+}
+
+/// Validated, tick-based parameters.
+struct Params {
+    capacity: u32,
+    tick_ms: f64,
+    ticks: u64,
+    outage_start: u64,
+    outage_end: u64,
+    latency: u64,
+    timeout: u64,
+    think_ms: f64,
+    bucket_ms: f64,
+    buckets: usize,
+}
+
+/// A timing wheel of intrusive lists (the `next` field of each client), plus an overflow list for
+/// the rare event further ahead than the wheel spans.
+struct Wheel {
+    heads: Vec<u32>,
+    mask: u64,
+    overflow: Vec<(u64, u32)>,
+}
+
+impl Wheel {
+    fn new(span_ticks: u64) -> Self {
+        let size = span_ticks
+            .saturating_add(2)
+            .next_power_of_two()
+            .clamp(64, 1 << 20);
+        Self {
+            heads: vec![NIL; size as usize],
+            mask: size - 1,
+            overflow: Vec::new(),
+        }
+    }
+
+    fn size(&self) -> u64 {
+        self.mask + 1
+    }
+
+    fn push(&mut self, clients: &mut [Client], now: u64, due: u64, id: u32) {
+        if due - now >= self.size() {
+            self.overflow.push((due, id));
+            return;
+        }
+        if let (Some(head), Some(c)) = (
+            self.heads.get_mut((due & self.mask) as usize),
+            clients.get_mut(id as usize),
+        ) {
+            c.next = *head;
+            *head = id;
+        }
+    }
+
+    /// Take the list due at `now` (call once per tick, in order).
+    fn take(&mut self, clients: &mut [Client], now: u64) -> u32 {
+        if now & self.mask == 0 && !self.overflow.is_empty() {
+            // Entering a new lap: move what is now within reach into the wheel.
+            let horizon = now + self.size();
+            let mut i = 0;
+            while let Some(&(due, id)) = self.overflow.get(i) {
+                if due < horizon {
+                    self.overflow.swap_remove(i);
+                    self.push(clients, now, due, id);
+                } else {
+                    i += 1;
+                }
+            }
+        }
+        self.heads
+            .get_mut((now & self.mask) as usize)
+            .map_or(NIL, |h| core::mem::replace(h, NIL))
+    }
+}
+
+fn ticks_of(ms: f64, tick_ms: f64) -> u64 {
+    // `as` saturates; NaN → 0.
+    (ms / tick_ms).round() as u64
+}
+
+fn validate(o: &OutageOptions) -> Result<(Params, RetryPolicy, u32), Error> {
+    let clients = check::count(Opt::Clients, o.clients, MAX_CLIENTS)?;
+    let think_ms = check::non_negative(Opt::ThinkTimeMs, o.think_time_ms)?;
+    let latency_ms = check::non_negative(Opt::LatencyMs, o.latency_ms)?;
+    let timeout_ms = check::non_negative(Opt::TimeoutMs, o.timeout_ms)?;
+    if timeout_ms < latency_ms {
+        return Err(Error::option(
+            Opt::TimeoutMs,
+            Expect::AtLeast(Opt::LatencyMs),
+        ));
+    }
+    let capacity = check::count(
+        Opt::CapacityPerTick,
+        o.capacity_per_tick,
+        MAX_CAPACITY_PER_TICK,
+    )?;
+    let tick_ms = f64::from(check::count(Opt::TickMs, o.tick_ms, MAX_TICK_MS)?);
+    let start_ms = check::non_negative(Opt::OutageStartMs, o.outage_start_ms)?;
+    let outage_ms = check::non_negative(Opt::OutageDurationMs, o.outage_duration_ms)?;
+    let duration_ms = f64::from(check::count(
+        Opt::DurationMs,
+        o.duration_ms,
+        MAX_DURATION_MS,
+    )?);
+    let bucket_ms = check::positive(Opt::BucketMs, o.bucket_ms)?;
+    if bucket_ms < tick_ms {
+        return Err(Error::option(Opt::BucketMs, Expect::AtLeast(Opt::TickMs)));
+    }
+    // `Fixed` is a core Backoff too (see `Strategy::backoff`); the policy adds `maxAttempts`.
+    let backoff = o.strategy.backoff(o.base_delay_ms, o.max_delay_ms)?;
+    let policy = RetryPolicy::new(
+        o.max_attempts,
+        backoff.base_delay_ms(),
+        backoff.max_delay_ms(),
+        backoff.jitter(),
+        None,
+    )?;
+    let bucket_ms = effective_bucket_ms(bucket_ms, duration_ms);
+    let buckets = ((duration_ms / bucket_ms).ceil() as usize).clamp(1, MAX_BUCKETS);
+    let ticks = (duration_ms / tick_ms).ceil() as u64;
+    let outage_start = (start_ms / tick_ms).floor() as u64;
+    let outage_end = if outage_ms > 0.0 {
+        ((start_ms + outage_ms) / tick_ms).ceil() as u64
+    } else {
+        outage_start
+    };
+    Ok((
+        Params {
+            capacity,
+            tick_ms,
+            ticks,
+            outage_start,
+            outage_end,
+            latency: ticks_of(latency_ms, tick_ms).max(1),
+            timeout: ticks_of(timeout_ms, tick_ms).max(1),
+            think_ms,
+            bucket_ms,
+            buckets,
+        },
+        policy,
+        clients,
+    ))
+}
+
+/// Run the model. Same options (and seed) ⇒ the same result, bit for bit.
+pub fn simulate_outage(o: &OutageOptions) -> Result<OutageResult, Error> {
+    let (p, policy, n) = validate(o)?;
+    let mut rng = rng_from_seed(o.seed)?;
+    let mut breaker = o.breaker.map(Breaker::new);
+    let mut budget = o.budget.clone();
+    let base = policy.backoff().base_delay_ms();
+
+    let warm = 2.0 * p.think_ms + p.latency as f64 * p.tick_ms;
+    // The farthest any event is scheduled ahead (further ones go to the overflow list).
+    let span_ms = policy
+        .backoff()
+        .max_delay_ms()
+        .min(p.ticks as f64 * p.tick_ms)
+        .max(2.0 * p.think_ms)
+        .max(warm);
+    let mut wheel = Wheel::new(ticks_of(span_ms, p.tick_ms).max(p.timeout) + 1);
+    let mut clients = vec![
+        Client {
+            previous_delay_ms: base,
+            next: NIL,
+            permit: 0,
+            attempt: 0,
+            phase: Phase::Thinking,
+            ok: false,
+        };
+        n as usize
+    ];
+    for id in 0..n {
+        let due = ticks_of(stationary_first_arrival_ms(&p, &mut rng), p.tick_ms);
+        wheel.push(&mut clients, 0, due, id);
+    }
+
+    let mut r = OutageResult {
+        bucket_ms: p.bucket_ms,
+        offered: vec![0; p.buckets],
+        served: vec![0; p.buckets],
+        failed: vec![0; p.buckets],
+        retries: vec![0; p.buckets],
+        rejected: vec![0; p.buckets],
+        summary: OutageSummary::default(),
+    };
+    let s = &mut r.summary;
+
+    for t in 0..p.ticks {
+        let now_ms = t as f64 * p.tick_ms;
+        let bucket = ((now_ms / p.bucket_ms) as usize).min(p.buckets - 1);
+        let mut admitted = 0u32;
+        let mut id = wheel.take(&mut clients, t);
+        while id != NIL {
+            let Some(c) = clients.get_mut(id as usize) else {
+                break;
+            };
+            let next = c.next;
+            // What happens now, decided with `c` borrowed; scheduling follows.
+            let due = match c.phase {
+                Phase::Thinking | Phase::Backoff => {
+                    if c.phase == Phase::Thinking {
+                        s.logical_requests += 1;
+                        if let Some(b) = budget.as_mut() {
+                            b.record_request(now_ms);
+                        }
+                        c.attempt = 1;
+                        c.previous_delay_ms = base;
+                    }
+                    let granted = match breaker.as_mut().map(|b| b.try_acquire(now_ms)) {
+                        Some(Acquire::Rejected { .. }) => None,
+                        Some(Acquire::Granted { permit, .. }) => Some(permit.to_bits()),
+                        None => Some(0),
+                    };
+                    match granted {
+                        None => {
+                            bump(&mut r.rejected, bucket);
+                            s.failed_rejected += 1;
+                            think(c, t, p.think_ms, p.tick_ms, &mut rng)
+                        }
+                        Some(permit) => {
+                            c.permit = permit;
+                            s.attempts += 1;
+                            bump(&mut r.offered, bucket);
+                            if c.attempt > 1 {
+                                s.retries += 1;
+                                bump(&mut r.retries, bucket);
+                            }
+                            let (ok, due) = gateway(&p, t, &mut admitted);
+                            bump(if ok { &mut r.served } else { &mut r.failed }, bucket);
+                            c.ok = ok;
+                            c.phase = Phase::InFlight;
+                            due
+                        }
+                    }
+                }
+                Phase::InFlight => {
+                    if let Some(b) = breaker.as_mut() {
+                        let outcome = if c.ok {
+                            Outcome::Success
+                        } else {
+                            Outcome::Failure
+                        };
+                        b.record(Permit::from_bits(c.permit), outcome, now_ms);
+                    }
+                    if c.ok {
+                        s.succeeded += 1;
+                        think(c, t, p.think_ms, p.tick_ms, &mut rng)
+                    } else {
+                        let failure = Failure {
+                            attempt: c.attempt,
+                            elapsed_ms: 0.0,
+                            retryable: true,
+                            retry_after_ms: None,
+                            previous_delay_ms: c.previous_delay_ms,
+                        };
+                        match policy.after_failure(failure, rng.next_unit()) {
+                            Decision::Stop(_) => {
+                                s.failed_exhausted += 1;
+                                think(c, t, p.think_ms, p.tick_ms, &mut rng)
+                            }
+                            Decision::Retry { delay_ms } => {
+                                if budget.as_mut().is_none_or(|b| b.try_withdraw(now_ms)) {
+                                    c.previous_delay_ms = delay_ms;
+                                    c.attempt += 1;
+                                    c.phase = Phase::Backoff;
+                                    t + ticks_of(delay_ms, p.tick_ms).max(1)
+                                } else {
+                                    s.failed_budget += 1;
+                                    think(c, t, p.think_ms, p.tick_ms, &mut rng)
+                                }
+                            }
+                        }
+                    }
+                }
+            };
+            if due < p.ticks {
+                wheel.push(&mut clients, t, due, id);
+            }
+            id = next;
+        }
+    }
+
+    s.pending = clients
+        .iter()
+        .filter(|c| c.phase != Phase::Thinking)
+        .count() as u64;
+    summarize(
+        &mut r,
+        o.outage_start_ms,
+        o.outage_start_ms + o.outage_duration_ms,
+    );
+    Ok(r)
+}
+
+#[inline]
+fn bump(series: &mut [u32], bucket: usize) {
+    if let Some(v) = series.get_mut(bucket) {
+        *v = v.saturating_add(1);
+    }
+}
+
+/// When a client's first request arrives, as if the run had been going forever: the forward
+/// recurrence time of its cycle `X = latency + uniform [0, 2 · think)`, i.e. a uniform point in a
+/// length-biased cycle (sampled by rejection, accept with probability `X / max X`). Starting
+/// everyone at once, or uniformly over one mean cycle, would add a warm-up wave of its own.
+fn stationary_first_arrival_ms(p: &Params, rng: &mut SplitMix64) -> f64 {
+    let latency_ms = p.latency as f64 * p.tick_ms;
+    let longest = latency_ms + 2.0 * p.think_ms;
+    let mut cycle = longest;
+    for _ in 0..64 {
+        cycle = latency_ms + rng.next_unit() * 2.0 * p.think_ms;
+        if rng.next_unit() * longest < cycle {
+            break;
+        }
+    }
+    rng.next_unit() * cycle
+}
+
+/// Start thinking; returns the tick of the next logical request.
+#[inline]
+fn think(c: &mut Client, t: u64, think_ms: f64, tick_ms: f64, rng: &mut SplitMix64) -> u64 {
+    c.phase = Phase::Thinking;
+    t + ticks_of(rng.next_unit() * 2.0 * think_ms, tick_ms).max(1)
+}
+
+/// The gateway's answer to an attempt arriving at tick `t`: (succeeds, tick the client learns it).
+#[inline]
+fn gateway(p: &Params, t: u64, admitted: &mut u32) -> (bool, u64) {
+    let hang = |t: u64| (t + p.timeout).min(p.outage_end).max(t + 1);
+    if (p.outage_start..p.outage_end).contains(&t) {
+        return (false, hang(t));
+    }
+    if *admitted >= p.capacity {
+        return (false, t + 1); // shed
+    }
+    *admitted += 1;
+    if t < p.outage_start && p.outage_start < p.outage_end && p.outage_start < t + p.latency {
+        // In flight when the gateway froze: hangs with the rest.
+        return (false, hang(t));
+    }
+    (true, t + p.latency)
+}
+
+fn summarize(r: &mut OutageResult, outage_start_ms: f64, outage_end_ms: f64) {
+    let b = r.bucket_ms;
+    let s = &mut r.summary;
+    s.outage_end_ms = outage_end_ms;
+    s.amplification = if s.logical_requests == 0 {
+        0.0
+    } else {
+        s.attempts as f64 / s.logical_requests as f64
+    };
+    let after = (outage_end_ms / b).ceil() as usize;
+    let during = (outage_start_ms / b).ceil() as usize..(outage_end_ms / b).floor() as usize;
+    for (i, &v) in r.offered.iter().enumerate() {
+        let v = u64::from(v);
+        if during.contains(&i) {
+            s.outage_attempts += v;
+        }
+        if v > s.peak_offered {
+            s.peak_offered = v;
+            s.peak_offered_at_ms = i as f64 * b;
+        }
+        if i >= after && v > s.second_peak_offered {
+            s.second_peak_offered = v;
+            s.second_peak_at_ms = i as f64 * b;
+        }
+    }
+    // The final run of healthy buckets.
+    let healthy = r
+        .offered
+        .iter()
+        .zip(&r.served)
+        .zip(&r.rejected)
+        .rev()
+        .take_while(|((&o, &sv), &rj)| {
+            let demand = f64::from(o) + f64::from(rj);
+            f64::from(sv) >= HEALTHY_SHARE * demand
+        })
+        .count();
+    let first = r.offered.len() - healthy;
+    if healthy == 0 {
+        s.recovered_at_ms = f64::NAN;
+        s.time_to_recover_ms = f64::NAN;
+    } else {
+        let at = first.max(after) as f64 * b;
+        s.recovered_at_ms = at;
+        s.time_to_recover_ms = (at - outage_end_ms).max(0.0);
+    }
+}

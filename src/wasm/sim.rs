@@ -1,0 +1,257 @@
+//! The retry-storm simulator across the boundary: numbers in, one flat `Float64Array` out.
+//!
+//! Why flat arrays and not serde: the package's size budget. Each export returns a header of
+//! numbers and the series after it; `pkg-template/lib/sim.js` slices that into plain objects.
+//! The outage model takes its options as one `Float64Array` whose layout (names, defaults) is
+//! defined here once and published by [`sim_outage_layout`] / [`sim_outage_defaults`], so the JS
+//! side holds no list of its own to drift.
+
+use wasm_bindgen::prelude::*;
+
+use super::throw;
+use crate::core::breaker::BreakerConfig;
+use crate::core::budget::{RatioBudget, RetryBudget, TokenBucket};
+use crate::core::error::Error;
+use crate::core::sim::{
+    jitter_table, simulate_histogram, simulate_outage, HistogramOptions, JitterOptions,
+    OutageOptions, Strategy,
+};
+
+/// Retries per bucket for N clients retrying once: `[bucketMs, peak, peakIndex, total,
+/// ...counts]`, counts from `t = 0`. `strategy` is an index of
+/// `'full' | 'equal' | 'decorrelated' | 'none' | 'fixed'`.
+#[wasm_bindgen(js_name = simHistogram)]
+pub fn sim_histogram(
+    strategy: u32,
+    clients: f64,
+    base_delay_ms: f64,
+    max_delay_ms: f64,
+    attempt: f64,
+    bucket_ms: f64,
+    seed: f64,
+) -> Result<Vec<f64>, JsValue> {
+    let o = HistogramOptions {
+        strategy: Strategy::from_id(strategy).map_err(throw)?,
+        clients,
+        base_delay_ms,
+        max_delay_ms,
+        attempt,
+        bucket_ms,
+        seed,
+    };
+    let h = simulate_histogram(&o).map_err(throw)?;
+    let mut out = Vec::with_capacity(h.counts.len() + 4);
+    out.extend_from_slice(&[
+        h.bucket_ms,
+        f64::from(h.peak),
+        h.peak_index as f64,
+        h.total as f64,
+    ]);
+    out.extend(h.counts.iter().map(|&c| f64::from(c)));
+    Ok(out)
+}
+
+/// The jitter table: `[min, median, max, mean]` for each of `full, equal, decorrelated,
+/// decorrelatedChained, none`, in that order.
+#[wasm_bindgen(js_name = simJitter)]
+pub fn sim_jitter(
+    samples: f64,
+    attempt: f64,
+    base_delay_ms: f64,
+    max_delay_ms: f64,
+    seed: f64,
+) -> Result<Vec<f64>, JsValue> {
+    let rows = jitter_table(&JitterOptions {
+        samples,
+        attempt,
+        base_delay_ms,
+        max_delay_ms,
+        seed,
+    })
+    .map_err(throw)?;
+    Ok(rows
+        .iter()
+        .flat_map(|r| [r.min, r.median, r.max, r.mean])
+        .collect())
+}
+
+/// Option layout of [`sim_outage`]: index = position. `breaker` is 0 none, 1 rate, 2
+/// consecutive; `budget` is 0 none, 1 ratio, 2 token bucket; `breaker.*` / `budget.*` are read
+/// from those nested objects.
+const OPTIONS: [&str; 27] = [
+    "strategy",
+    "clients",
+    "thinkTimeMs",
+    "latencyMs",
+    "timeoutMs",
+    "capacityPerTick",
+    "tickMs",
+    "outageStartMs",
+    "outageDurationMs",
+    "durationMs",
+    "bucketMs",
+    "maxAttempts",
+    "baseDelayMs",
+    "maxDelayMs",
+    "seed",
+    "breaker",
+    "breaker.windowSize",
+    "breaker.failureRateThreshold",
+    "breaker.failureThreshold",
+    "breaker.openDurationMs",
+    "breaker.probesToClose",
+    "budget",
+    "budget.ratio",
+    "budget.minRetriesPerSec",
+    "budget.windowMs",
+    "budget.capacity",
+    "budget.refillPerSec",
+];
+
+/// Defaults of the nested options (positions 15..27), used when a breaker or budget is on.
+const NESTED_DEFAULTS: [f64; 12] = [
+    0.0, 100.0, 0.5, 5.0, 5_000.0,
+    1.0, // breaker: off, window 100 at 50 %, or 5 in a row; 5 s
+    0.0, 0.2, 10.0, 10_000.0, 100.0,
+    10.0, // budget: off, 20 % + 10/s over 10 s, or 100 @ 10/s
+];
+
+/// Summary fields at the head of [`sim_outage`]'s result.
+const SUMMARY: [&str; 20] = [
+    "bucketMs",
+    "buckets",
+    "logicalRequests",
+    "succeeded",
+    "failed",
+    "failedExhausted",
+    "failedBudget",
+    "failedRejected",
+    "pending",
+    "attempts",
+    "retries",
+    "outageAttempts",
+    "peakOffered",
+    "peakOfferedAtMs",
+    "secondPeakOffered",
+    "secondPeakAtMs",
+    "amplification",
+    "recoveredAtMs",
+    "timeToRecoverMs",
+    "outageEndMs",
+];
+
+/// `"<option>,<option>,…;<summary field>,…"`: the layouts of [`sim_outage`]'s input and output.
+#[wasm_bindgen(js_name = simOutageLayout)]
+pub fn sim_outage_layout() -> String {
+    let mut s = OPTIONS.join(",");
+    s.push(';');
+    s.push_str(&SUMMARY.join(","));
+    s
+}
+
+/// The default option values, in [`sim_outage_layout`] order.
+#[wasm_bindgen(js_name = simOutageDefaults)]
+pub fn sim_outage_defaults() -> Vec<f64> {
+    let d = OutageOptions::default();
+    let mut v = vec![
+        f64::from(d.strategy.id()),
+        d.clients,
+        d.think_time_ms,
+        d.latency_ms,
+        d.timeout_ms,
+        d.capacity_per_tick,
+        d.tick_ms,
+        d.outage_start_ms,
+        d.outage_duration_ms,
+        d.duration_ms,
+        d.bucket_ms,
+        d.max_attempts,
+        d.base_delay_ms,
+        d.max_delay_ms,
+        d.seed,
+    ];
+    v.extend_from_slice(&NESTED_DEFAULTS);
+    v
+}
+
+fn options(v: &[f64]) -> Result<OutageOptions, Error> {
+    let defaults = sim_outage_defaults();
+    let at = |i: usize| v.get(i).or(defaults.get(i)).copied().unwrap_or(f64::NAN);
+    let breaker = match at(15) as u32 {
+        1 => Some(BreakerConfig::rate(
+            at(16),
+            at(17),
+            None,
+            at(19),
+            Some(at(20)),
+        )?),
+        2 => Some(BreakerConfig::consecutive(at(18), at(19), Some(at(20)))?),
+        _ => None,
+    };
+    let budget = match at(21) as u32 {
+        1 => Some(RetryBudget::Ratio(RatioBudget::new(
+            at(22),
+            at(23),
+            at(24),
+        )?)),
+        2 => Some(RetryBudget::TokenBucket(TokenBucket::new(at(25), at(26))?)),
+        _ => None,
+    };
+    Ok(OutageOptions {
+        strategy: Strategy::from_id(at(0) as u32)?,
+        clients: at(1),
+        think_time_ms: at(2),
+        latency_ms: at(3),
+        timeout_ms: at(4),
+        capacity_per_tick: at(5),
+        tick_ms: at(6),
+        outage_start_ms: at(7),
+        outage_duration_ms: at(8),
+        duration_ms: at(9),
+        bucket_ms: at(10),
+        max_attempts: at(11),
+        base_delay_ms: at(12),
+        max_delay_ms: at(13),
+        seed: at(14),
+        breaker,
+        budget,
+    })
+}
+
+/// Run the outage model. `options` follows [`sim_outage_layout`] (missing tail = defaults).
+/// Returns the summary (layout order), then `buckets` values each of offered, served, failed,
+/// retries, rejected.
+#[wasm_bindgen(js_name = simOutage)]
+pub fn sim_outage(options_in: &[f64]) -> Result<Vec<f64>, JsValue> {
+    let o = options(options_in).map_err(throw)?;
+    let r = simulate_outage(&o).map_err(throw)?;
+    let s = r.summary;
+    let n = r.offered.len();
+    let mut out = Vec::with_capacity(SUMMARY.len() + 5 * n);
+    out.extend_from_slice(&[
+        r.bucket_ms,
+        n as f64,
+        s.logical_requests as f64,
+        s.succeeded as f64,
+        s.failed() as f64,
+        s.failed_exhausted as f64,
+        s.failed_budget as f64,
+        s.failed_rejected as f64,
+        s.pending as f64,
+        s.attempts as f64,
+        s.retries as f64,
+        s.outage_attempts as f64,
+        s.peak_offered as f64,
+        s.peak_offered_at_ms,
+        s.second_peak_offered as f64,
+        s.second_peak_at_ms,
+        s.amplification,
+        s.recovered_at_ms,
+        s.time_to_recover_ms,
+        s.outage_end_ms,
+    ]);
+    for series in [&r.offered, &r.served, &r.failed, &r.retries, &r.rejected] {
+        out.extend(series.iter().map(|&c| f64::from(c)));
+    }
+    Ok(out)
+}
