@@ -14,7 +14,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := build
 ENV := . scripts/env.sh &&
 
-.PHONY: setup build test demo bench fmt lint test-native test-wasm test-js test-consumers test-browser clean
+.PHONY: setup build test demo bench fmt lint test-native test-wasm test-js test-consumers test-browser clean soak
 
 setup:
 	@scripts/bootstrap.sh
@@ -53,6 +53,13 @@ test-consumers: build
 
 test-browser: build
 	@scripts/test.sh browser
+
+# The long run: 100,000-charge soak over HTTP, 1,000,000 fuzz cases, 100,000-call load x 5 rounds (figures printed).
+soak: build
+	@scripts/install-tarball.sh >/dev/null
+	@$(ENV) node tests/soak/run.mjs
+	@$(ENV) FUZZ_RUNS=$${FUZZ_RUNS:-1000000} node --test --test-reporter=spec tests/js/fuzz-api.test.mjs
+	@$(ENV) node --expose-gc tests/soak/load.mjs 100000 5
 
 clean:
 	@$(ENV) cargo clean && rm -rf pkg dist tests/.out tests/node_modules
