@@ -1,0 +1,64 @@
+// Case 7: bytes a user ships. The .wasm and the JS as a bundler emits them (esbuild --bundle --minify
+// of the browser entry, so the wasm-bindgen glue and every lib/ file are counted once, minified), next
+// to cockatiel, opossum and p-retry bundled the same way. gzip -9 and brotli (quality 11), via node:zlib.
+import { readFileSync, mkdirSync, copyFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gzipSync, brotliCompressSync, constants } from 'node:zlib';
+import { build } from 'esbuild';
+import { BENCH_DIR, INSTALLED, ROOT } from './common.mjs';
+
+const OUT = join(BENCH_DIR, '.out');
+
+export const measure = (buf) => ({
+  raw: buf.length,
+  gz: gzipSync(buf, { level: 9 }).length,
+  br: brotliCompressSync(buf, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: buf.length } }).length,
+});
+
+async function bundle(name, contents, platform = 'browser', external = []) {
+  mkdirSync(OUT, { recursive: true });
+  const outfile = join(OUT, `${name}.min.js`);
+  await build({
+    stdin: { contents, resolveDir: BENCH_DIR, loader: 'js' },
+    bundle: true,
+    minify: true,
+    format: 'esm',
+    platform,
+    external,
+    outfile,
+    logLevel: 'error',
+  });
+  return readFileSync(outfile);
+}
+
+/** Rows: [label, {raw, gz, br}]. */
+export async function sizes() {
+  const rows = [];
+  const wasm = readFileSync(join(INSTALLED, 'steadfast_core_bg.wasm'));
+  const w = measure(wasm);
+  rows.push(['steadfast .wasm', w]);
+  const glue = await bundle('steadfast-glue', `export * from 'steadfast/../steadfast_core.js'`.replace('steadfast/..', INSTALLED));
+  rows.push(['steadfast wasm-bindgen glue (min)', measure(glue)]);
+  const all = await bundle('steadfast', `export * from ${JSON.stringify(join(INSTALLED, 'index.browser.js'))}`);
+  const a = measure(all);
+  // Next to the bundle, as a bundler would emit it (the browser start-up bench serves both).
+  copyFileSync(join(INSTALLED, 'steadfast_core_bg.wasm'), join(OUT, 'steadfast_core_bg.wasm'));
+  rows.push(['steadfast JS, whole API bundled (min)', a]);
+  rows.push(['steadfast .wasm + whole JS bundle', { raw: w.raw + a.raw, gz: w.gz + a.gz, br: w.br + a.br }]);
+  const pipe = await bundle(
+    'steadfast-pipeline',
+    `export { withRetry, CircuitBreaker, IdempotencyStore, chargeCustomer } from ${JSON.stringify(join(INSTALLED, 'index.browser.js'))}`,
+  );
+  const p = measure(pipe);
+  rows.push(['steadfast JS, pipeline imports only (min)', p]);
+  rows.push(['steadfast .wasm + pipeline bundle', { raw: w.raw + p.raw, gz: w.gz + p.gz, br: w.br + p.br }]);
+  rows.push(['cockatiel 3, whole API bundled (min)', measure(await bundle('cockatiel', `export * from 'cockatiel'`))]);
+  rows.push([
+    'cockatiel 3, retry+breaker+wrap (min)',
+    measure(await bundle('cockatiel-rb', `export { retry, circuitBreaker, wrap, handleAll, ExponentialBackoff, SamplingBreaker, ConsecutiveBreaker } from 'cockatiel'`)),
+  ]);
+  rows.push(['opossum, published dist/opossum.min.js', measure(readFileSync(join(ROOT, 'node_modules/opossum/dist/opossum.min.js')))]);
+  rows.push(['opossum, bundled for Node (min, events external)', measure(await bundle('opossum', `export { default } from 'opossum'`, 'node', ['events']))]);
+  rows.push(['p-retry, bundled (min)', measure(await bundle('p-retry', `export { default } from 'p-retry'`))]);
+  return rows;
+}

@@ -1,0 +1,206 @@
+// Cases 1–4: ns per call, steadfast next to its anchors, in ONE process, interleaved.
+//
+// Method: every variant gets its own loop function (compiled separately via `new Function`, so V8's
+// type feedback of one library never pollutes another's call site). A repetition runs every variant
+// of a case once, for `batch` sequential awaited calls, in a rotated order; the figure is the median
+// of `reps` repetitions. `overhead` = variant − the case's bare baseline (`await fn()`, measured in
+// the same interleaving), and `ratio` = steadfast overhead ÷ anchor overhead.
+import { CircuitBreaker, withRetry, chargeCustomer, IdempotencyStore, CircuitOpenError } from 'steadfast';
+import * as cockatiel from 'cockatiel';
+import Opossum from 'opossum';
+import pRetry from 'p-retry';
+import { median, spread } from './common.mjs';
+
+const RESULT = Object.freeze({ reference: 'ch_1', amountCents: 1200 });
+const ok = () => Promise.resolve(RESULT);
+const fail = () => Promise.reject(new Error('boom'));
+
+function loopOf(op, catching) {
+  const body = catching
+    ? 'for (let i = 0; i < n; i++) { try { await op(i); } catch {} }'
+    : 'for (let i = 0; i < n; i++) await op(i);';
+  // eslint-disable-next-line no-new-func
+  return new Function('op', `return async function loop(n) { ${body} }`)(op);
+}
+
+async function time(loop, n) {
+  const t0 = process.hrtime.bigint();
+  await loop(n);
+  return Number(process.hrtime.bigint() - t0) / n;
+}
+
+/**
+ * Run one case: `variants` = [{ name, lib, op, setup?, catching? }], the first is the baseline.
+ * Returns [{ ...variant, ns, spread }].
+ */
+export async function runCase(variants, { batch, reps, warmup }) {
+  const vs = variants.map((v) => ({ ...v, loop: loopOf(v.op, v.catching), samples: [] }));
+  for (const v of vs) {
+    for (let w = 0; w < warmup; w++) {
+      v.setup?.(batch);
+      await v.loop(batch);
+    }
+  }
+  for (let r = 0; r < reps; r++) {
+    for (let k = 0; k < vs.length; k++) {
+      const v = vs[(k + r) % vs.length];
+      v.setup?.(batch);
+      // A macrotask turn between batches lets FinalizationRegistry callbacks run (wasm-bindgen frees
+      // dropped cores there; a pure microtask loop would starve them), then a full GC.
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      globalThis.gc?.();
+      v.samples.push(await time(v.loop, batch));
+    }
+  }
+  return vs.map((v) => ({ name: v.name, lib: v.lib, vs: v.vs, ns: median(v.samples), spread: spread(v.samples) }));
+}
+
+const retryPolicy = Object.freeze({ maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 10_000 });
+const cockatielRetry = () =>
+  cockatiel.retry(cockatiel.handleAll, { maxAttempts: 3, backoff: new cockatiel.ExponentialBackoff() });
+const rateOptions = { windowSize: 100, failureRateThreshold: 0.5, openDurationMs: 10_000 };
+const cockatielSampling = () =>
+  cockatiel.circuitBreaker(cockatiel.handleAll, {
+    halfOpenAfter: 10_000,
+    breaker: new cockatiel.SamplingBreaker({ threshold: 0.5, duration: 10_000 }),
+  });
+const cockatielConsecutive = (n) =>
+  cockatiel.circuitBreaker(cockatiel.handleAll, { halfOpenAfter: 10_000, breaker: new cockatiel.ConsecutiveBreaker(n) });
+// opossum's default `timeout: 10000` arms a timer per call; steadfast's execute has no timeout, so
+// the like-for-like row disables it. The default-config row is printed too.
+const opossum = (fn, extra) => new Opossum(fn, { errorThresholdPercentage: 50, resetTimeout: 10_000, timeout: false, ...extra });
+
+export const opened = [];
+
+/** The cases: { id, title, target?, variants } with variants[0] the baseline. */
+export function cases() {
+  const sfBreaker = new CircuitBreaker(rateOptions);
+  const sfConsecutive = new CircuitBreaker({ failureThreshold: 5, openDurationMs: 10_000 });
+  const ckRetry = cockatielRetry();
+  const ckSampling = cockatielSampling();
+  const ckConsecutive = cockatielConsecutive(5);
+  const opNoTimeout = opossum(ok);
+  const opDefault = new Opossum(ok, { errorThresholdPercentage: 50, resetTimeout: 10_000 });
+  opened.push(opNoTimeout, opDefault);
+
+  // Case 3: the pipeline. chargeCustomer = store.run(key, () => breaker.execute(() => withRetry(...))).
+  const gateway = (c) => Promise.resolve({ reference: 'ch_1', amountCents: c.amountCents });
+  const pipeBreaker = new CircuitBreaker(rateOptions);
+  const deps = { store: new IdempotencyStore(), breaker: pipeBreaker, gateway, policy: retryPolicy };
+  let keys = [];
+  const freshKeys = (n) => {
+    // A new store per batch (records live 24 h by default, so a reused store would grow across
+    // batches) and pre-made keys: key creation is the caller's, not the pipeline's, cost.
+    deps.store = new IdempotencyStore();
+    if (keys.length !== n) keys = Array.from({ length: n }, (_, i) => `order-${i.toString(36)}-charge`);
+  };
+  const replayDeps = { store: new IdempotencyStore(), breaker: new CircuitBreaker(rateOptions), gateway, policy: retryPolicy };
+  const ckWrap = cockatiel.wrap(cockatielRetry(), cockatielSampling());
+  const sfWrapBreaker = new CircuitBreaker(rateOptions);
+
+  // Case 4: open circuits (tripped by real failures; cooldowns far longer than the run).
+  const sfOpen = new CircuitBreaker({ failureThreshold: 1, openDurationMs: 1e9 });
+  const ckOpen = cockatielConsecutive(1);
+  const opOpen = opossum(ok, { resetTimeout: 1e9 });
+  opOpen.open();
+  opened.push(opOpen);
+  const OPEN_ERR = new Error('baseline');
+
+  return [
+    {
+      id: '1',
+      title: 'retry, success path',
+      target: 0.5,
+      variants: [
+        { name: 'baseline: await fn()', lib: 'baseline', op: ok },
+        { name: 'steadfast withRetry(fn, {maxAttempts: 3})', lib: 'steadfast', op: () => withRetry(ok, retryPolicy) },
+        { name: 'cockatiel retry(handleAll, {maxAttempts: 3, backoff}).execute', lib: 'cockatiel', op: () => ckRetry.execute(ok) },
+        { name: 'p-retry pRetry(fn, {retries: 2})', lib: 'p-retry', op: () => pRetry(ok, { retries: 2 }) },
+      ],
+    },
+    {
+      id: '2',
+      title: 'circuit breaker, success path',
+      target: 0.5,
+      variants: [
+        { name: 'baseline: await fn()', lib: 'baseline', op: ok },
+        {
+          name: 'steadfast execute (rate window 100)',
+          lib: 'steadfast',
+          op: () => sfBreaker.execute(ok),
+          vs: ['cockatiel SamplingBreaker', 'opossum fire() (timeout: false)', 'opossum fire() (default timeout)'],
+        },
+        {
+          name: 'steadfast execute (consecutive 5)',
+          lib: 'steadfast',
+          op: () => sfConsecutive.execute(ok),
+          vs: ['cockatiel ConsecutiveBreaker'],
+        },
+        { name: 'cockatiel SamplingBreaker', lib: 'cockatiel', op: () => ckSampling.execute(ok) },
+        { name: 'cockatiel ConsecutiveBreaker', lib: 'cockatiel', op: () => ckConsecutive.execute(ok) },
+        { name: 'opossum fire() (timeout: false)', lib: 'opossum', op: () => opNoTimeout.fire() },
+        { name: 'opossum fire() (default timeout)', lib: 'opossum', op: () => opDefault.fire() },
+      ],
+    },
+    {
+      id: '3',
+      title: 'pipeline, success path',
+      target: 0.5,
+      variants: [
+        {
+          name: 'baseline: await gateway(charge)',
+          lib: 'baseline',
+          op: () => gateway({ idempotencyKey: 'k', amountCents: 1200, currency: 'usd' }),
+        },
+        {
+          name: 'steadfast chargeCustomer (fresh key)',
+          lib: 'steadfast',
+          setup: freshKeys,
+          op: (i) => chargeCustomer({ idempotencyKey: keys[i], amountCents: 1200, currency: 'usd' }, deps),
+        },
+        {
+          name: 'steadfast chargeCustomer (same key: replay)',
+          lib: 'steadfast',
+          op: () => chargeCustomer({ idempotencyKey: 'order-1', amountCents: 1200, currency: 'usd' }, replayDeps),
+        },
+        {
+          name: 'steadfast execute(() => withRetry(...)) (no store)',
+          lib: 'steadfast',
+          op: () => {
+            const c = { idempotencyKey: 'k', amountCents: 1200, currency: 'usd' };
+            return sfWrapBreaker.execute(() => withRetry(() => gateway(c), retryPolicy));
+          },
+        },
+        {
+          name: 'cockatiel wrap(retry, SamplingBreaker)',
+          lib: 'cockatiel',
+          op: () => {
+            const c = { idempotencyKey: 'k', amountCents: 1200, currency: 'usd' };
+            return ckWrap.execute(() => gateway(c));
+          },
+        },
+      ],
+    },
+    {
+      id: '4',
+      title: 'open breaker, rejection',
+      target: 0.2,
+      setup: async () => {
+        await sfOpen.execute(fail).catch(() => {});
+        await ckOpen.execute(fail).catch(() => {});
+        const e1 = await sfOpen.execute(ok).catch((e) => e);
+        const e2 = await ckOpen.execute(ok).catch((e) => e);
+        const e3 = await opOpen.fire().catch((e) => e);
+        if (!(e1 instanceof CircuitOpenError)) throw new Error('bench: steadfast did not reject with CircuitOpenError');
+        if (!(e2 instanceof cockatiel.BrokenCircuitError)) throw new Error('bench: cockatiel did not reject with BrokenCircuitError');
+        if (e3?.code !== 'EOPENBREAKER') throw new Error('bench: opossum did not reject as open');
+      },
+      variants: [
+        { name: 'baseline: await Promise.reject(err)', lib: 'baseline', catching: true, op: () => Promise.reject(OPEN_ERR) },
+        { name: 'steadfast execute → CircuitOpenError', lib: 'steadfast', catching: true, op: () => sfOpen.execute(ok) },
+        { name: 'cockatiel → BrokenCircuitError', lib: 'cockatiel', catching: true, op: () => ckOpen.execute(ok) },
+        { name: 'opossum fire() → open error', lib: 'opossum', catching: true, op: () => opOpen.fire() },
+      ],
+    },
+  ];
+}
