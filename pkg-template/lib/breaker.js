@@ -17,6 +17,10 @@ export class CircuitBreaker {
   #onStateChange;
   #isFailure;
   #kind;
+  /** The permit the cached outcome handlers below were made for. */
+  #permit = -1;
+  #onValue;
+  #onError;
 
   /**
    * @param {object} options rate shape `{ windowSize, failureRateThreshold, openDurationMs,
@@ -77,8 +81,9 @@ export class CircuitBreaker {
    */
   execute(fn, fallback) {
     if (typeof fn !== 'function') return Promise.reject(o.typeError('execute', 'fn', 'a function', fn));
-    const now = this.#clock();
-    const permit = this.#core.tryAcquire(now);
+    // A closed circuit admits without looking at the time: no clock read on the hot path.
+    let permit = this.#core.tryAcquireClosed();
+    if (permit === -2) permit = this.#core.tryAcquire(this.#clock());
     if (permit < 0) {
       if (fallback !== undefined) {
         if (typeof fallback !== 'function') return Promise.reject(o.typeError('execute', 'fallback', 'a function', fallback));
@@ -88,24 +93,44 @@ export class CircuitBreaker {
           return Promise.reject(e);
         }
       }
-      return Promise.reject(CircuitOpenError.fast(this.#core.retryInMs(now)));
+      return Promise.reject(CircuitOpenError.fast(-1 - permit));
     }
     if (permit >= TRANSITION) this.#emit(3);
-    return this.#run(fn, permit);
+    let p;
+    try {
+      p = fn();
+    } catch (error) {
+      try {
+        return Promise.reject(this.#failed(error, permit));
+      } catch (e) {
+        return Promise.reject(e); // isFailure threw
+      }
+    }
+    // One reaction on the caller's promise, with handlers cached per permit: in a closed circuit
+    // every call shares one permit (the generation), so the success path allocates no closure.
+    if (permit !== this.#permit) {
+      this.#permit = permit;
+      this.#onValue = (value) => {
+        const t = this.#core.recordSuccess(permit);
+        if (t !== 0) this.#emit(t);
+        return value;
+      };
+      this.#onError = this.#thrower(permit);
+    }
+    return Promise.resolve(p).then(this.#onValue, this.#onError);
   }
 
-  async #run(fn, permit) {
-    let value;
-    try {
-      value = await fn();
-    } catch (error) {
-      const t = this.#isFailure(error) === true ? this.#core.recordFailure(permit, this.#clock()) : this.#core.recordSuccess(permit);
-      if (t !== 0) this.#emit(t);
-      throw error;
-    }
-    const t = this.#core.recordSuccess(permit);
+  #thrower(permit) {
+    return (error) => {
+      throw this.#failed(error, permit);
+    };
+  }
+
+  /** Record a thrown error against `permit` (if it counts as a failure); returns it to rethrow. */
+  #failed(error, permit) {
+    const t = this.#isFailure(error) === true ? this.#core.recordFailure(permit, this.#clock()) : this.#core.recordSuccess(permit);
     if (t !== 0) this.#emit(t);
-    return value;
+    return error;
   }
 
   #emit(code) {

@@ -26,17 +26,6 @@ export class SteadfastError extends Error {
 }
 Object.defineProperty(SteadfastError.prototype, BRAND, { value: true });
 
-/** Build an error without capturing a stack trace: for flow-control rejections on hot paths. */
-function withoutStack(make) {
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 0;
-  try {
-    return make();
-  } finally {
-    Error.stackTraceLimit = limit;
-  }
-}
-
 export class CircuitOpenError extends SteadfastError {
   constructor(retryAfterMs = 0, message = 'Circuit is open: downstream is failing fast') {
     super(message, 'CIRCUIT_OPEN');
@@ -44,7 +33,13 @@ export class CircuitOpenError extends SteadfastError {
   }
   /** @internal Cheap construction used by the breaker (no stack: it is flow control). */
   static fast(retryAfterMs) {
-    return withoutStack(() => new CircuitOpenError(retryAfterMs));
+    // Inline, not a closure in try/finally: this runs once per rejected call. The constructor
+    // cannot throw, so the limit is always restored.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    const error = new CircuitOpenError(retryAfterMs);
+    Error.stackTraceLimit = limit;
+    return error;
   }
 }
 

@@ -112,12 +112,6 @@ impl BreakerCore {
         self.breaker.state(now_ms).id()
     }
 
-    /// Remaining cooldown (ms).
-    #[wasm_bindgen(js_name = retryInMs)]
-    pub fn retry_in_ms(&self, now_ms: f64) -> f64 {
-        self.breaker.retry_in_ms(now_ms)
-    }
-
     /// Hold open until reset. Returns a transition code like `recordFailure`.
     pub fn isolate(&mut self) -> u32 {
         transition(self.breaker.isolate())
