@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one build (`make build`): Rust → wasm → wasm-bindgen (--target web) → wasm-opt → pkg/ → npm pack.
 #
-#   pkg/   = wasm-bindgen output (steadfast_core.js, steadfast_core_bg.wasm, *.d.ts) + all of pkg-template/
+#   pkg/   = wasm-bindgen output (steadfast_core.js + _bg.wasm, steadfast_sim.js + _bg.wasm) + all of pkg-template/
 #   dist/steadfast-<version>.tgz = `npm pack` of pkg/, what tests and consumers install
 #
 # One web-target build serves Node and browsers: pkg-template's init.node.js instantiates it synchronously
@@ -14,9 +14,11 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$STEADFAST_ROOT"
 
-# Chosen by measurement (scripts/build.sh --compare-wasm-opt), on the real crate, 86.3 KB before wasm-opt:
-# gzip -9 bytes: -O2 27870, -O3 27888, -O4 27936, -Os 27865, -Oz 27823, -Oz --converge 27718 (smallest;
-# ~0.6 s slower to run). All load. Re-run the comparison when the crate changes shape.
+# Chosen by measurement (scripts/build.sh --compare-wasm-opt); gzip -9 bytes, all variants load:
+#   crate at 86.3 KB before wasm-opt:  -O2 27870  -O3 27888  -O4 27936  -Os 27865  -Oz 27823  -Oz --converge 27718
+#   crate at 115.6 KB (with sim):      -O2 38751  -O3 38783  -O4 38946  -Os 38584  -Oz 38567  -Oz --converge 38557
+# -Oz --converge is the smallest both times (the margin is small); it costs ~1 s more, paid once per change
+# thanks to the cache below. Re-run the comparison when the crate changes shape.
 # The stripped sections (producers, target_features) are metadata that nothing reads at run time.
 WASM_OPT_STRIP="--strip-producers --strip-target-features"
 WASM_OPT_FLAGS="${WASM_OPT_FLAGS:--Oz --converge $WASM_OPT_STRIP}"
@@ -30,14 +32,21 @@ for tool in cargo wasm-bindgen node npm; do
 done
 [ -x "$STEADFAST_WASM_OPT" ] || { echo "build: $STEADFAST_WASM_OPT missing; run 'make setup'" >&2; exit 1; }
 
-step "cargo build --release --target wasm32-unknown-unknown --lib"
+# Two modules from one crate: steadfast_core (the package's main entry) and steadfast_sim (the
+# `steadfast/sim` entry: the same core plus the retry-storm simulator, cargo feature `sim`). Users who
+# only retry and charge do not download the simulator (~10 KB gz). Separate target dirs keep both
+# builds incremental.
+step "cargo build --release --target wasm32-unknown-unknown --lib (core, and --features sim)"
 cargo build --quiet --release --target wasm32-unknown-unknown --lib
+cargo build --quiet --release --target wasm32-unknown-unknown --lib --features sim --target-dir target/sim
 raw_wasm=target/wasm32-unknown-unknown/release/steadfast.wasm
+raw_sim_wasm=target/sim/wasm32-unknown-unknown/release/steadfast.wasm
 
 bindgen=target/steadfast-bindgen
 step "wasm-bindgen --target web → $bindgen"
 rm -rf "$bindgen"
 wasm-bindgen --target web --out-dir "$bindgen" --out-name steadfast_core "$raw_wasm"
+wasm-bindgen --target web --out-dir "$bindgen" --out-name steadfast_sim "$raw_sim_wasm"
 
 # Does this .wasm instantiate with the generated glue, in Node 24? Calls version() when exported.
 loads() { # loads <wasm file>
@@ -76,22 +85,41 @@ if [ "${1:-}" = "--compare-wasm-opt" ]; then
   exit 0
 fi
 
-step "wasm-opt $WASM_OPT_FLAGS"
-# shellcheck disable=SC2086 # flags are words on purpose
-"$STEADFAST_WASM_OPT" $WASM_OPT_FLAGS "$bindgen/steadfast_core_bg.wasm" -o "$bindgen/steadfast_core_bg.opt.wasm"
-mv "$bindgen/steadfast_core_bg.opt.wasm" "$bindgen/steadfast_core_bg.wasm"
+# wasm-opt is the slow part of a no-change rebuild (seconds), so its output is kept, keyed by its input,
+# its flags and its version: same key, same bytes.
+opt_cache=target/steadfast-wasm-opt
+mkdir -p "$opt_cache"
+optimise() { # optimise <module name>
+  local wasm="$bindgen/$1_bg.wasm" key
+  key="$({ sha256sum <"$wasm"; echo "$WASM_OPT_FLAGS"; "$STEADFAST_WASM_OPT" --version; } | sha256sum | cut -c1-16)"
+  if [ -f "$opt_cache/$key.wasm" ]; then
+    step "wasm-opt $WASM_OPT_FLAGS $1 (unchanged input: cached)"
+  else
+    step "wasm-opt $WASM_OPT_FLAGS $1"
+    # shellcheck disable=SC2086 # flags are words on purpose
+    "$STEADFAST_WASM_OPT" $WASM_OPT_FLAGS "$wasm" -o "$opt_cache/$key.tmp"
+    mv "$opt_cache/$key.tmp" "$opt_cache/$key.wasm"
+  fi
+  cp "$opt_cache/$key.wasm" "$wasm"
+  touch "$opt_cache/$key.wasm"
+}
+optimise steadfast_core
+optimise steadfast_sim
+# Keep the cache small: the newest four entries (two modules, current and previous).
+find "$opt_cache" -name '*.wasm' -printf '%T@ %p\n' | sort -rn | tail -n +5 | cut -d' ' -f2- | xargs -r rm -f
 
 step "assemble pkg/ (pkg-template/ + wasm-bindgen output)"
 rm -rf pkg
 mkdir pkg
 cp -R pkg-template/. pkg/
-cp "$bindgen"/steadfast_core.js "$bindgen"/steadfast_core.d.ts \
-  "$bindgen"/steadfast_core_bg.wasm "$bindgen"/steadfast_core_bg.wasm.d.ts pkg/
+cp "$bindgen"/steadfast_core.js "$bindgen"/steadfast_core_bg.wasm \
+  "$bindgen"/steadfast_sim.js "$bindgen"/steadfast_sim_bg.wasm pkg/
 
 # Fail the build, not the tests, when the optimised module does not load.
 if [ -f pkg/api.js ]; then entry=index.node.js; else entry=init.node.js; fi
 step "load check: require('./pkg/$entry') on Node $(node --version)"
 node -e 'require(process.argv[1])' "$STEADFAST_ROOT/pkg/$entry"
+if [ -f pkg/sim.node.js ]; then node -e 'require(process.argv[1])' "$STEADFAST_ROOT/pkg/sim.node.js"; fi
 
 mkdir -p dist
 rm -f dist/steadfast-*.tgz
