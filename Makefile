@@ -26,8 +26,7 @@ test: setup
 	@scripts/test.sh
 
 demo: build
-	@$(ENV) if [ -f examples/demo.mjs ]; then node examples/demo.mjs; \
-	else echo "demo: examples/demo.mjs does not exist yet"; fi
+	@$(ENV) scripts/install-tarball.sh examples >/dev/null && node examples/demo.mjs
 
 bench: build
 	@$(ENV) if [ -f benches/run.mjs ]; then node benches/run.mjs; \

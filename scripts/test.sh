@@ -28,6 +28,7 @@ run_step() {
     clippy)
       cargo clippy --quiet --all-targets -- -D warnings
       cargo clippy --quiet --target wasm32-unknown-unknown --lib -- -D warnings
+      cargo clippy --quiet --target wasm32-unknown-unknown --lib --features sim --target-dir target/sim -- -D warnings
       ;;
     native) cargo test ;;
     build) scripts/build.sh ;;

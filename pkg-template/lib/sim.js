@@ -4,7 +4,7 @@
 // chart. Every rule and every default of the outage model lives in Rust (src/core/sim); the
 // option layout comes from the core too (simOutageLayout), so there is no list here to drift.
 
-import { simHistogram, simJitter, simOutage, simOutageLayout, simOutageDefaults } from '../steadfast_core.js';
+import { simHistogram, simJitter, simOutage, simOutageLayout, simOutageDefaults } from '../steadfast_sim.js';
 import * as o from './options.js';
 
 /** Strategy names, by core id. `fixed` waits exactly baseDelayMs; `none` is 1 s, 2 s, 4 s … */

@@ -19,6 +19,7 @@ mod classify;
 mod idempotency;
 mod random;
 mod retry;
+#[cfg(feature = "sim")]
 mod sim;
 
 pub use breaker::BreakerCore;
@@ -27,6 +28,7 @@ pub use classify::{is_transient_code, is_transient_status, parse_retry_after, pa
 pub use idempotency::StoreCore;
 pub use random::{new_idempotency_key, seed_random};
 pub use retry::{jitter_delay, RetryCore};
+#[cfg(feature = "sim")]
 pub use sim::*;
 
 /// The crate version, for diagnostics.

@@ -1,0 +1,2 @@
+import './init.sim.browser.js';
+export * from './lib/sim.js';

@@ -1,0 +1,204 @@
+/**
+ * `steadfast/sim`: the retry-storm simulator. It runs the same Rust backoff, breaker and budget the
+ * main entry ships (its own wasm module, so apps that only retry and charge don't download it).
+ * Every function is seeded and reproducible; options are validated like the rest of steadfast
+ * (TypeError for a wrong type, RangeError naming the option and value).
+ */
+
+/** Strategy names. `fixed` waits exactly `baseDelayMs`; `none` is the exponential ceiling (1 s, 2 s, 4 s…). */
+export type Strategy = 'full' | 'equal' | 'decorrelated' | 'none' | 'fixed';
+export const STRATEGIES: readonly Strategy[];
+
+export interface HistogramOptions {
+  /** Default 10,000. */
+  readonly clients?: number;
+  /** Default 1,000 ms. */
+  readonly baseDelayMs?: number;
+  /** Default 30,000 ms. */
+  readonly maxDelayMs?: number;
+  /** The attempt that failed (from 1). Default 1: everyone retries once. */
+  readonly attempt?: number;
+  /** Default 100 ms. */
+  readonly bucketMs?: number;
+  /** Default 1. */
+  readonly seed?: number;
+  /** Default ['fixed', 'full', 'equal', 'decorrelated', 'none']. */
+  readonly strategies?: readonly Strategy[];
+}
+
+export interface HistogramRun {
+  readonly strategy: Strategy;
+  /** Retries per bucket; bucket i = [i·bucketMs, (i+1)·bucketMs). */
+  readonly counts: Float64Array;
+  /** Non-empty buckets. */
+  readonly rows: ReadonlyArray<{ readonly at: number; readonly count: number }>;
+  readonly peak: number;
+  readonly peakAtMs: number;
+  readonly retries: number;
+  /** fixed's peak ÷ this peak. */
+  readonly reduction: number;
+}
+
+export interface HistogramResult {
+  readonly clients: number;
+  readonly attempt: number;
+  readonly baseDelayMs: number;
+  readonly maxDelayMs: number;
+  /** The bucket width used (widened only past 2^20 buckets). */
+  readonly bucketMs: number;
+  readonly seed: number;
+  readonly runs: readonly HistogramRun[];
+}
+
+/** The seed's experiment: `clients` clients that failed together at t = 0 retry once. */
+export function simulateHistogram(options?: HistogramOptions): HistogramResult;
+
+export interface JitterStatsOptions {
+  /** Default 20,000. */
+  readonly samples?: number;
+  /** Default 4. */
+  readonly attempt?: number;
+  /** Default 1,000 ms. */
+  readonly baseDelayMs?: number;
+  /** Default 30,000 ms. */
+  readonly maxDelayMs?: number;
+  /** Default 1. */
+  readonly seed?: number;
+}
+
+export interface JitterStatsRow {
+  /**
+   * `decorrelated` is the seed's definition (previous = the exponential ceiling at `attempt`);
+   * `decorrelatedChained` chains previous from attempt 1, as a client really does.
+   */
+  readonly variant: 'full' | 'equal' | 'decorrelated' | 'decorrelatedChained' | 'none';
+  readonly min: number;
+  readonly median: number;
+  readonly max: number;
+  readonly mean: number;
+}
+
+/** Min / median / max / mean of each jitter variant at `attempt`. */
+export function jitterStats(options?: JitterStatsOptions): {
+  readonly samples: number;
+  readonly attempt: number;
+  readonly baseDelayMs: number;
+  readonly maxDelayMs: number;
+  readonly seed: number;
+  readonly rows: readonly JitterStatsRow[];
+};
+
+export interface SimBreakerOptions {
+  /** Rate shape: default 100. */
+  readonly windowSize?: number;
+  /** Default 0.5. */
+  readonly failureRateThreshold?: number;
+  /** Consecutive shape instead of the rate window. */
+  readonly failureThreshold?: number;
+  /** Default 5,000 ms. */
+  readonly openDurationMs?: number;
+  /** Default 1. */
+  readonly probesToClose?: number;
+}
+
+export interface SimBudgetOptions {
+  /** Ratio shape: default 0.2. */
+  readonly ratio?: number;
+  /** Default 10. */
+  readonly minRetriesPerSec?: number;
+  /** Default 10,000 ms. */
+  readonly windowMs?: number;
+  /** Token-bucket shape instead: default 100. */
+  readonly capacity?: number;
+  /** Default 10. */
+  readonly refillPerSec?: number;
+}
+
+export interface OutageOptions {
+  /** Default 'full'. */
+  readonly strategy?: Strategy;
+  /** Closed-loop clients. Default 10,000. */
+  readonly clients?: number;
+  /** Mean think time between a client's requests (uniform [0, 2·mean)). Default 1,000 ms. */
+  readonly thinkTimeMs?: number;
+  /** Gateway latency. Default 1,000 ms. */
+  readonly latencyMs?: number;
+  /** Client timeout per attempt. Default 10,000 ms. */
+  readonly timeoutMs?: number;
+  /** Attempts the gateway admits per tick; the rest are shed. Default 150. */
+  readonly capacityPerTick?: number;
+  /** Default 10 ms. */
+  readonly tickMs?: number;
+  /** Default 5,000 ms. */
+  readonly outageStartMs?: number;
+  /** Default 400 ms (the seed's hiccup). */
+  readonly outageDurationMs?: number;
+  /** Simulated time. Default 20,000 ms. */
+  readonly durationMs?: number;
+  /** Default 100 ms. */
+  readonly bucketMs?: number;
+  /** Default 4. */
+  readonly maxAttempts?: number;
+  /** Default 1,000 ms. */
+  readonly baseDelayMs?: number;
+  /** Default 30,000 ms. */
+  readonly maxDelayMs?: number;
+  /** Default 1. */
+  readonly seed?: number;
+  /** One breaker shared by every client: `true` for the defaults. Default off. */
+  readonly breaker?: boolean | SimBreakerOptions;
+  /** One retry budget shared by every client: `true` for the defaults. Default off. */
+  readonly budget?: boolean | SimBudgetOptions;
+}
+
+export interface OutageSummary {
+  readonly bucketMs: number;
+  readonly buckets: number;
+  readonly logicalRequests: number;
+  readonly succeeded: number;
+  readonly failed: number;
+  readonly failedExhausted: number;
+  readonly failedBudget: number;
+  readonly failedRejected: number;
+  readonly pending: number;
+  readonly attempts: number;
+  readonly retries: number;
+  readonly outageAttempts: number;
+  readonly peakOffered: number;
+  readonly peakOfferedAtMs: number;
+  /** The highest bucket after the outage ends. */
+  readonly secondPeakOffered: number;
+  readonly secondPeakAtMs: number;
+  /** Attempts ÷ logical requests. */
+  readonly amplification: number;
+  /** NaN when it did not recover. */
+  readonly recoveredAtMs: number;
+  /** First bucket after the outage where ≥ 99 % of offered load is served; NaN when never. */
+  readonly timeToRecoverMs: number;
+  readonly outageEndMs: number;
+}
+
+export interface OutageBucket {
+  readonly atMs: number;
+  readonly offered: number;
+  readonly served: number;
+  readonly failed: number;
+  readonly retries: number;
+  readonly rejected: number;
+}
+
+export interface OutageResult {
+  readonly strategy: Strategy;
+  readonly options: Readonly<Record<string, number>>;
+  readonly summary: OutageSummary;
+  readonly buckets: readonly OutageBucket[];
+}
+
+/** The outage model: offered load, served, failed, retries and breaker rejections per bucket. */
+export function simulateOutage(options?: OutageOptions): OutageResult;
+
+/** The seed's terminal bars (`█`), on a scale shared by every run. */
+export function renderHistogram(rows: ReadonlyArray<{ readonly at: number; readonly count: number }>, scaleMax: number, width?: number): string;
+
+/** A self-contained SVG chart of one `simulateOutage` result. Defaults: 800 × 260. */
+export function outageChartSvg(result: OutageResult, options?: { readonly width?: number; readonly height?: number; readonly title?: string }): string;

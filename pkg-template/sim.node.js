@@ -1,0 +1,2 @@
+import './init.sim.node.js';
+export * from './lib/sim.js';
