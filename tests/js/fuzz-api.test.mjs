@@ -218,7 +218,7 @@ function optionsSpec(keys, valid = {}) {
   return fc.record({
     whole: fc.option(valueSpec, { freq: 8, nil: null }),
     values: fc.record(Object.fromEntries(keys.map((k) => [k, keyValue(k)])), { requiredKeys: [] }),
-    throwingGetters: fc.subarray(keys, { maxLength: 1 }).filter((a) => a.length === 0 || Math.random() < 2),
+    throwingGetters: fc.subarray(keys, { maxLength: 1 }),
     proxy: fc.constantFrom(null, null, null, null, null, null, 'getThrows', 'getWeird', 'hasThrows', 'ownKeysThrows'),
   });
 }
@@ -332,10 +332,10 @@ const TARGETS = {
     keys: ['idempotencyKey', 'amountCents', 'currency', 'store', 'breaker', 'gateway', 'policy'],
     valid: { idempotencyKey: fc.constantFrom('k1', 'order-42'), amountCents: int(1, 10_000), currency: fc.constantFrom('usd', 'eur') },
     async call(o) {
-      // Half the time the deps are valid objects with the fuzzed charge; else the fuzzed deps too.
+      // Valid deps, overridden by whichever deps the fuzzer generated (each key is present in about half the cases).
       const deps = { store: new IdempotencyStore(), breaker: new CircuitBreaker({ ...VALID_RATE }), gateway: async (c) => ({ reference: 'r', amountCents: c.amountCents }), policy: { maxAttempts: 1, baseDelayMs: 0, maxDelayMs: 0 } };
       const mixed = o !== null && typeof o === 'object' ? o : {};
-      return chargeCustomer(o, Math.random() < 0.5 ? deps : { ...deps, ...pick(mixed, ['store', 'breaker', 'gateway', 'policy']) });
+      return chargeCustomer(o, { ...deps, ...pick(mixed, ['store', 'breaker', 'gateway', 'policy']) });
     },
   },
   reconcile: {
@@ -346,7 +346,7 @@ const TARGETS = {
       await store.run('k1', () => Promise.reject(new UserBoom('fn', { status: 503 }))).catch(() => {});
       const safe = o !== null && typeof o === 'object' ? o : {};
       const lookupSpec = has(safe, 'lookup') ? safe.lookup : () => ({ status: 'failed' });
-      const report = await reconcile(has(safe, 'store') && Math.random() < 0.3 ? safe.store : store, lookupSpec, o);
+      const report = await reconcile(has(safe, 'store') ? safe.store : store, lookupSpec, o);
       assert.equal(typeof report.checked, 'number');
       assert.equal(report.checked, report.done + report.failed + report.stillUnknown);
       for (const { error } of report.errors) assertAllowed(error, 'reconcile report error');
@@ -425,7 +425,8 @@ test(`fuzz 1: every entry point with random option objects (${runs('options')} c
       const t = TARGETS[target];
       const where = `${target}(${JSON.stringify(spec, (k, v) => (typeof v === 'bigint' ? `${v}n` : typeof v === 'symbol' ? String(v) : v))})`;
       const r = await attempt(where, () => t.call(buildOptions(spec, target)));
-      if (r.ok && t.use !== undefined) await t.use(r.value);
+      // The same instance keeps working (a hostile clock or callback may still throw the user's error).
+      if (r.ok && t.use !== undefined) await attempt(`${where} then use`, () => t.use(r.value));
       await freshWorks(where);
     }),
     params('options'),
@@ -583,7 +584,8 @@ test(`fuzz 2: CircuitBreaker call sequences, throwing and re-entrant callbacks (
               break;
             }
             const again = new CircuitBreaker({ ...c.shape, clock: () => now, state: JSON.parse(JSON.stringify(snap)) });
-            assert.deepEqual(again.toJSON(), snap);
+            const plain = (x) => JSON.parse(JSON.stringify(x)); // -0 and 0 are one number in a stored snapshot
+            assert.deepEqual(plain(again.toJSON()), plain(snap));
             assert.equal(again.currentState, b.currentState);
             break;
           }

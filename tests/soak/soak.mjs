@@ -53,9 +53,9 @@ export const DEFAULTS = Object.freeze({
     timeoutHoldMs: 10_000, // the client's attempt timeout fires long before; the hold timer is then cleared
   }),
   // A full outage (every request, GETs too, answered 503) once `at` of the charges have started.
-  outages: Object.freeze([Object.freeze({ at: 0.4, durationMs: 400 })]),
+  outages: Object.freeze([Object.freeze({ at: 0.4, durationMs: 1_000 })]),
   policy: Object.freeze({ maxAttempts: 4, baseDelayMs: 10, maxDelayMs: 1_000, maxElapsedMs: 15_000 }),
-  breaker: Object.freeze({ windowSize: 100, failureRateThreshold: 0.5, minimumCalls: 20, openDurationMs: 100, probesToClose: 2 }),
+  breaker: Object.freeze({ windowSize: 20, failureRateThreshold: 0.5, minimumCalls: 10, openDurationMs: 100, probesToClose: 2 }),
   maxRounds: 25,
   /** A logical charge refused by an open circuit is resubmitted (same key) until this many ms after its start. */
   chargeDeadlineMs: 60_000,
