@@ -316,11 +316,14 @@ export class SteadfastError extends Error {
   constructor(message: string, code: SteadfastErrorCode, options?: { cause?: unknown });
   readonly code: SteadfastErrorCode;
 }
-/** The breaker refused the call; nothing was sent. Built without a stack trace (flow control). */
+/**
+ * The breaker refused the call; nothing was sent. It is flow control, so it carries no stack trace,
+ * and the calls rejected during one open period share one frozen instance.
+ */
 export class CircuitOpenError extends SteadfastError {
   constructor(retryAfterMs?: number, message?: string);
   readonly code: 'CIRCUIT_OPEN';
-  /** Remaining cooldown (0 while a probe is in flight; Infinity when isolated). */
+  /** Remaining cooldown as of when it is read (0 while a probe is in flight; Infinity when isolated). */
   readonly retryAfterMs: number;
 }
 export class DuplicateRequestError extends SteadfastError {
@@ -494,3 +497,169 @@ export class CheckoutRequestError extends SteadfastError {
   readonly status: number;
   readonly body: unknown;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Shared state: many processes (a state store, Redis) and many tabs (BroadcastChannel, storage)
+
+/** A store call failed or timed out (`timeoutMs`). Idempotency never starts a charge it cannot record. */
+export class StateStoreUnavailableError extends SteadfastError {
+  // code: 'STORE_UNAVAILABLE' (to be added to SteadfastErrorCode, which this section cannot edit).
+  /** The store operation: 'acquire' | 'record' | 'state' | 'isolate' | 'reset' | 'begin' | 'complete' | 'peek' | 'resolve' | 'unknownKeys'. */
+  readonly op: string;
+  readonly key?: string;
+}
+
+/** What `onStoreError` receives. */
+export interface StoreErrorEvent {
+  readonly op: string;
+  readonly error: StateStoreUnavailableError;
+  /** The breaker's name (breaker events). */
+  readonly name?: string;
+  /** The idempotency key (idempotency events). */
+  readonly key?: string;
+}
+
+/** Internal numbers: state 0 closed, 1 open, 2 half-open, 3 isolated; transition -1 = none. */
+export interface BreakerStoreHandle {
+  acquire(): Promise<{ granted: boolean; state: number; permit?: unknown; retryInMs: number; transition: number }>;
+  record(permit: unknown, failed: boolean): Promise<{ state: number; transition: number }>;
+  state(): Promise<{ state: number; retryInMs: number }>;
+  isolate(): Promise<{ state: number; transition: number }>;
+  reset(): Promise<{ state: number; transition: number }>;
+}
+
+export interface IdempotencyStoreHandle {
+  begin(key: string, fingerprint: string | undefined, token: string): Promise<
+    | { status: 'run'; startedAt?: number; token: unknown }
+    | { status: 'done'; result: unknown }
+    | { status: 'in-flight'; startedAt: number }
+    | { status: 'unknown'; startedAt: number; error: string }
+    | { status: 'mismatch' }
+  >;
+  complete(key: string, token: unknown, outcome: 'done' | 'unknown' | 'failed', value: unknown): Promise<boolean>;
+  peek(key: string): Promise<IdempotencyRecord<unknown> | undefined>;
+  /** 1 settled, -2 no record, -3 not unknown. */
+  resolve(key: string, outcome: 'done' | 'failed', result?: unknown): Promise<1 | -2 | -3>;
+  unknownKeys(): Promise<string[]>;
+}
+
+/** The async state-store interface behind SharedCircuitBreaker and SharedIdempotencyStore. */
+export interface StateStore {
+  readonly kind: string;
+  breaker(name: string, config: object): BreakerStoreHandle;
+  idempotency(options: { readonly ttlMs: number; readonly inFlightLeaseMs: number }): IdempotencyStoreHandle;
+}
+
+/** In-process store (the default): the wasm core decides, through CircuitBreaker and IdempotencyStore. */
+export function memoryStateStore(): StateStore;
+
+/** A node-redis (4+) or ioredis (5+) client, connected by you. steadfast depends on neither. */
+export type RedisClientLike = { sendCommand(args: string[]): Promise<unknown> } | { call(...args: string[]): Promise<unknown>; evalsha: Function };
+
+export interface RedisStoreOptions {
+  readonly client: RedisClientLike;
+  /** Key namespace. Default 'steadfast'. */
+  readonly prefix?: string;
+  /** Bound on every Redis call (ms). Default 250. */
+  readonly timeoutMs?: number;
+}
+
+/** Every decision is one Lua script on Redis's clock (TIME); every call is bounded by timeoutMs. */
+export function redisStateStore(options: RedisStoreOptions): StateStore;
+
+type SharedBreakerExtra = {
+  /** Breakers with the same store and name share one state. */
+  readonly name: string;
+  /** Default: the process's memory store. */
+  readonly store?: StateStore;
+  /** Store unreachable: 'local' (default) runs an in-process breaker with the same options; 'reject' rejects with StateStoreUnavailableError. */
+  readonly whenUnavailable?: 'local' | 'reject';
+  /** How long a process answers "open" by itself before asking again. Default 1000 (remote stores), 0 (memory). */
+  readonly localCacheMs?: number;
+  readonly onStoreError?: (event: StoreErrorEvent) => void;
+  readonly onStateChange?: (state: BreakerState | 'isolated') => void;
+  readonly clock?: never;
+  readonly state?: never;
+};
+export type SharedBreakerOptions =
+  | (Omit<RateBreakerOptions, 'clock' | 'state' | 'onStateChange'> & SharedBreakerExtra)
+  | (Omit<ConsecutiveBreakerOptions, 'clock' | 'state' | 'onStateChange'> & SharedBreakerExtra);
+
+export class SharedCircuitBreaker {
+  constructor(options: SharedBreakerOptions);
+  readonly name: string;
+  /** The state this process last saw. */
+  readonly currentState: BreakerState | 'isolated';
+  execute<T>(fn: () => Promise<T> | T): Promise<T>;
+  execute<T, F>(fn: () => Promise<T> | T, fallback: () => Promise<F> | F): Promise<T | F>;
+  /** Ask the store now. */
+  state(): Promise<BreakerState | 'isolated'>;
+  isolate(): Promise<void>;
+  reset(): Promise<void>;
+}
+export function createSharedBreaker(options: SharedBreakerOptions): SharedCircuitBreaker;
+export function createRedisBreaker(options: SharedBreakerOptions & RedisStoreOptions): SharedCircuitBreaker;
+
+export interface SharedIdempotencyStoreOptions {
+  /** Default: a new memory store. */
+  readonly store?: StateStore;
+  /** How long done records replay. Default 86_400_000 (24 h). */
+  readonly ttlMs?: number;
+  /** An in-flight record whose owner has not reported for this long reads as unknown. Default 120_000. */
+  readonly inFlightLeaseMs?: number;
+  readonly isTransient?: (error: unknown) => boolean;
+  readonly onStoreError?: (event: StoreErrorEvent) => void;
+}
+
+/** IdempotencyStore's contract over a shared store; results must be JSON-serialisable for Redis. */
+export class SharedIdempotencyStore<T = unknown> {
+  constructor(options?: SharedIdempotencyStoreOptions);
+  /** Rejects with StateStoreUnavailableError without calling `fn` when the start cannot be recorded. */
+  run(key: string, fn: () => Promise<T> | T, options?: { readonly fingerprint?: string }): Promise<T>;
+  peek(key: string): Promise<IdempotencyRecord<T> | undefined>;
+  resolve(key: string, outcome: Resolution<T>): Promise<void>;
+  unknownKeys(): Promise<string[]>;
+}
+export function createSharedIdempotencyStore<T = unknown>(options?: SharedIdempotencyStoreOptions): SharedIdempotencyStore<T>;
+export function createRedisIdempotencyStore<T = unknown>(options: SharedIdempotencyStoreOptions & RedisStoreOptions): SharedIdempotencyStore<T>;
+
+export interface TabSharing {
+  readonly channel: string;
+  /** Call it from the breaker's onStateChange. */
+  onStateChange(state: BreakerState | 'isolated'): void;
+  close(): void;
+}
+/** Share a CircuitBreaker's trips with the origin's other tabs (BroadcastChannel). */
+export function shareBreakerAcrossTabs(
+  breaker: CircuitBreaker,
+  options?: { readonly channel?: string; readonly BroadcastChannel?: unknown; readonly onRemote?: (event: { type: 'open'; until: number } | { type: 'closed' }) => void },
+): TabSharing;
+
+export type CheckoutKeyStatus = 'new' | 'in-flight' | 'unknown' | 'succeeded' | 'declined' | 'replaced';
+export interface CheckoutKeyState {
+  readonly key: string;
+  readonly status: CheckoutKeyStatus;
+  readonly startedAt?: number;
+  /** A charge was in flight when its page went away (reload, crash): its outcome is unknown. */
+  readonly interrupted?: boolean;
+  readonly outcome?: ChargeOutcome;
+}
+export interface PersistentCheckoutKey {
+  readonly key: string;
+  readonly cartId: string;
+  state(): Promise<CheckoutKeyState>;
+  /** `{ status: 'in-flight' }` when another tab is charging; `{ status: 'unknown' }` after an interrupted/unknown charge unless `resume`. */
+  charge(
+    client: CheckoutClient,
+    charge: ChargeRequest,
+    options?: { readonly resume?: boolean; readonly signal?: AbortSignalLike },
+  ): Promise<ChargeOutcome | { readonly status: 'in-flight' | 'unknown' | 'replaced'; readonly key: string }>;
+  clear(): void;
+}
+/** One idempotency key per cart, kept in `storage` (default localStorage) across reloads and tabs. */
+export function persistentCheckoutKey(options: {
+  readonly cartId: string;
+  readonly storage?: { getItem(key: string): string | null; setItem(key: string, value: string): void; removeItem?(key: string): void };
+  /** Default navigator.locks; null to go without (no cross-tab mutual exclusion). */
+  readonly locks?: unknown;
+}): Promise<PersistentCheckoutKey>;

@@ -21,6 +21,9 @@ export class CircuitBreaker {
   #permit = -1;
   #onValue;
   #onError;
+  /** The shared CircuitOpenError of the current open period, and when that period ends. */
+  #rejected;
+  #rejectedUntil = NaN;
 
   /**
    * @param {object} options rate shape `{ windowSize, failureRateThreshold, openDurationMs,
@@ -83,7 +86,8 @@ export class CircuitBreaker {
     if (typeof fn !== 'function') return Promise.reject(o.typeError('execute', 'fn', 'a function', fn));
     // A closed circuit admits without looking at the time: no clock read on the hot path.
     let permit = this.#core.tryAcquireClosed();
-    if (permit === -2) permit = this.#core.tryAcquire(this.#clock());
+    let now;
+    if (permit === -2) permit = this.#core.tryAcquire((now = this.#clock()));
     if (permit < 0) {
       if (fallback !== undefined) {
         if (typeof fallback !== 'function') return Promise.reject(o.typeError('execute', 'fallback', 'a function', fallback));
@@ -93,7 +97,7 @@ export class CircuitBreaker {
           return Promise.reject(e);
         }
       }
-      return Promise.reject(CircuitOpenError.fast(-1 - permit));
+      return Promise.reject(this.#rejection(-1 - permit, now));
     }
     if (permit >= TRANSITION) this.#emit(3);
     let p;
@@ -118,6 +122,19 @@ export class CircuitBreaker {
       this.#onError = this.#thrower(permit);
     }
     return Promise.resolve(p).then(this.#onValue, this.#onError);
+  }
+
+  /**
+   * The CircuitOpenError for a rejection with `retryInMs` left at `now`: one frozen instance per open
+   * period (keyed by when it ends), one for "a probe is in flight", one for "isolated".
+   */
+  #rejection(retryInMs, now) {
+    const until = retryInMs === 0 ? -1 : retryInMs === Infinity ? Infinity : now + retryInMs;
+    if (until !== this.#rejectedUntil) {
+      this.#rejectedUntil = until;
+      this.#rejected = until === -1 ? CircuitOpenError.shared(0) : CircuitOpenError.shared(until, until === Infinity ? undefined : this.#clock);
+    }
+    return this.#rejected;
   }
 
   #thrower(permit) {

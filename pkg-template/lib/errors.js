@@ -27,19 +27,44 @@ export class SteadfastError extends Error {
 Object.defineProperty(SteadfastError.prototype, BRAND, { value: true });
 
 export class CircuitOpenError extends SteadfastError {
+  #retryAfterMs;
+  #clock;
+  /**
+   * @param {number} [retryAfterMs] remaining cooldown (0 while a probe is in flight, Infinity when isolated)
+   * @param {string} [message]
+   */
   constructor(retryAfterMs = 0, message = 'Circuit is open: downstream is failing fast') {
     super(message, 'CIRCUIT_OPEN');
-    this.retryAfterMs = retryAfterMs;
+    this.#retryAfterMs = retryAfterMs;
   }
-  /** @internal Cheap construction used by the breaker (no stack: it is flow control). */
+
+  /** Remaining cooldown in ms, as of when you read it. */
+  get retryAfterMs() {
+    return this.#clock === undefined ? this.#retryAfterMs : Math.max(0, this.#retryAfterMs - this.#clock());
+  }
+
+  /** @internal A rejection without a stack trace, with a fixed `retryAfterMs` (shared breakers). */
   static fast(retryAfterMs) {
-    // Inline, not a closure in try/finally: this runs once per rejected call. The constructor
-    // cannot throw, so the limit is always restored.
     const limit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;
     const error = new CircuitOpenError(retryAfterMs);
     Error.stackTraceLimit = limit;
     return error;
+  }
+
+  /**
+   * @internal The breaker's rejection: flow control, so no stack trace, and one frozen instance per
+   * open period shared by every call it rejects (building a fresh Error per rejection costs more than
+   * the rest of the rejection together). `retryAfterMs` counts down on the breaker's `clock` to
+   * `openUntil`.
+   */
+  static shared(openUntil, clock) {
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    const error = new CircuitOpenError(openUntil);
+    Error.stackTraceLimit = limit;
+    if (clock !== undefined) error.#clock = clock;
+    return Object.freeze(error);
   }
 }
 
