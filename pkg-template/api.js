@@ -22,3 +22,16 @@ export {
   isSteadfastError,
 } from './lib/errors.js';
 export { version, parseRetryAfter, seedRandom } from './steadfast_core.js';
+export {
+  StateStoreUnavailableError,
+  memoryStateStore,
+  redisStateStore,
+  SharedCircuitBreaker,
+  createSharedBreaker,
+  SharedIdempotencyStore,
+  createSharedIdempotencyStore,
+  createRedisBreaker,
+  createRedisIdempotencyStore,
+  shareBreakerAcrossTabs,
+  persistentCheckoutKey,
+} from './lib/shared/index.js';

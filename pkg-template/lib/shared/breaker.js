@@ -1,0 +1,179 @@
+// Why: a breaker per process learns about a dead dependency N times, one process at a time. A shared
+// breaker feeds every process's outcomes into one window in a state store, so one trip makes every
+// process fail fast and, in half-open, exactly one probe runs cluster-wide. The rules live in the
+// store (wasm core in memory, its Lua twin in Redis); this driver asks, runs, and reports.
+
+import { CircuitBreaker } from '../breaker.js';
+import { CircuitOpenError } from '../errors.js';
+import * as o from '../options.js';
+import { StateStoreUnavailableError } from './errors.js';
+import { STATE_NAMES, defaultStateStore } from './store.js';
+
+const always = () => true;
+const monotonic = () => globalThis.performance.now();
+
+/** The breaker options a store needs, validated by building the local fallback breaker with them. */
+function breakerConfig(opts) {
+  const consecutive = opts.failureThreshold !== undefined;
+  return consecutive
+    ? { kind: 'consecutive', failureThreshold: opts.failureThreshold, openDurationMs: opts.openDurationMs, probesToClose: opts.probesToClose ?? 1 }
+    : {
+        kind: 'rate',
+        windowSize: opts.windowSize,
+        failureRateThreshold: opts.failureRateThreshold,
+        minimumCalls: opts.minimumCalls ?? opts.windowSize,
+        openDurationMs: opts.openDurationMs,
+        probesToClose: opts.probesToClose ?? 1,
+      };
+}
+
+export class SharedCircuitBreaker {
+  #handle;
+  #local;
+  #isFailure;
+  #onStateChange;
+  #onStoreError;
+  #whenUnavailable;
+  #localCacheMs;
+  #failFastUntil = 0;
+  #last = 'closed';
+  #name;
+
+  /**
+   * @param {object} options CircuitBreaker's options (rate or consecutive shape, `isFailure`,
+   *   `onStateChange`) plus `name` (required), `store` (default: the process's memory store),
+   *   `whenUnavailable = 'local'` ('local': use an in-process breaker with the same options while
+   *   the store is unreachable; 'reject': reject with StateStoreUnavailableError),
+   *   `localCacheMs` (how long a process answers "open" by itself before asking the store again:
+   *   1000 for remote stores, 0 for memory; a reset elsewhere is seen at most this late),
+   *   `onStoreError(event)` ({ op, error, name }).
+   */
+  constructor(options) {
+    const where = 'SharedCircuitBreaker';
+    const opts = o.object(options, where);
+    const { store, name, whenUnavailable, localCacheMs, onStoreError, onStateChange, isFailure, clock, state, ...breakerOptions } = opts;
+    if (typeof name !== 'string' || name.length === 0) throw o.typeError(where, 'name', 'a non-empty string', name);
+    if (clock !== undefined) throw o.typeError(where, 'clock', 'absent: a shared breaker runs on the store\'s clock', clock);
+    if (state !== undefined) throw o.typeError(where, 'state', 'absent: the state lives in the store', state);
+    this.#isFailure = o.fn(opts, 'isFailure', where) ?? always;
+    this.#onStateChange = o.fn(opts, 'onStateChange', where);
+    this.#onStoreError = o.fn(opts, 'onStoreError', where);
+    this.#whenUnavailable = ['local', 'reject'][o.oneOf(opts, 'whenUnavailable', where, ['local', 'reject'], 0)];
+    const s = store ?? defaultStateStore();
+    if (s === null || typeof s !== 'object' || typeof s.breaker !== 'function') throw o.typeError(where, 'store', 'a state store', s);
+    // Remote stores: answer "open" locally for a while (no round trip per rejected call).
+    this.#localCacheMs = o.num(opts, 'localCacheMs', where) ?? (s.kind === 'memory' ? 0 : 1000);
+    if (!(this.#localCacheMs >= 0)) throw o.rangeError(where, 'localCacheMs', 'a number >= 0', this.#localCacheMs);
+    // Validates every breaker option exactly as CircuitBreaker does, and is the fallback.
+    this.#local = new CircuitBreaker({ ...breakerOptions, isFailure: this.#isFailure });
+    this.#handle = s.breaker(name, breakerConfig(breakerOptions));
+    this.#name = name;
+  }
+
+  get name() {
+    return this.#name;
+  }
+
+  /** The state this process last saw in the store ('closed' | 'open' | 'half-open' | 'isolated'). */
+  get currentState() {
+    return this.#last;
+  }
+
+  /** Ask the store for the state now. */
+  async state() {
+    const r = await this.#guard('state', () => this.#handle.state());
+    this.#observe(r.state, -1);
+    return this.#last;
+  }
+
+  /** Hold the circuit open in every process until `reset()`. */
+  async isolate() {
+    const r = await this.#guard('isolate', () => this.#handle.isolate());
+    this.#observe(r.state, r.transition);
+  }
+
+  /** Close the circuit in every process and forget every outcome. */
+  async reset() {
+    this.#failFastUntil = 0;
+    const r = await this.#guard('reset', () => this.#handle.reset());
+    this.#observe(r.state, r.transition);
+  }
+
+  /**
+   * Run `fn` if the shared circuit admits it; otherwise call `fallback` or reject with
+   * CircuitOpenError without calling `fn`. While the store is unreachable, see `whenUnavailable`.
+   */
+  async execute(fn, fallback) {
+    if (typeof fn !== 'function') throw o.typeError('execute', 'fn', 'a function', fn);
+    if (fallback !== undefined && typeof fallback !== 'function') throw o.typeError('execute', 'fallback', 'a function', fallback);
+    const now = monotonic();
+    if (now < this.#failFastUntil) return this.#rejected(fallback, this.#failFastUntil - now);
+    let ticket;
+    try {
+      ticket = await this.#guard('acquire', () => this.#handle.acquire());
+    } catch (error) {
+      if (this.#whenUnavailable === 'reject') throw error;
+      return this.#local.execute(fn, fallback);
+    }
+    this.#observe(ticket.state, ticket.transition);
+    if (!ticket.granted) {
+      if (ticket.state === 1 && ticket.retryInMs > 0) this.#failFastUntil = monotonic() + Math.min(ticket.retryInMs, this.#localCacheMs);
+      return this.#rejected(fallback, ticket.retryInMs);
+    }
+    let value;
+    try {
+      value = await fn();
+    } catch (error) {
+      let failed;
+      try {
+        failed = this.#isFailure(error) === true;
+      } finally {
+        await this.#record(ticket.permit, failed ?? true);
+      }
+      throw error;
+    }
+    await this.#record(ticket.permit, false);
+    return value;
+  }
+
+  async #record(permit, failed) {
+    try {
+      const r = await this.#guard('record', () => this.#handle.record(permit, failed));
+      this.#observe(r.state, r.transition);
+    } catch {
+      // Reported through onStoreError; the call's own outcome still reaches the caller.
+    }
+  }
+
+  #rejected(fallback, retryInMs) {
+    if (fallback !== undefined) return fallback();
+    throw new CircuitOpenError(retryInMs);
+  }
+
+  async #guard(op, call) {
+    try {
+      return await call();
+    } catch (error) {
+      const e = error instanceof StateStoreUnavailableError ? error : new StateStoreUnavailableError(op, String(error?.message ?? error), error);
+      try {
+        this.#onStoreError?.({ op, error: e, name: this.#name });
+      } catch {
+        // a throwing logger must not change the outcome
+      }
+      throw e;
+    }
+  }
+
+  #observe(state, transition) {
+    const name = STATE_NAMES[transition >= 0 ? transition : state];
+    if (name === undefined || name === this.#last) return;
+    this.#last = name;
+    if (name !== 'open') this.#failFastUntil = 0;
+    this.#onStateChange?.(name);
+  }
+}
+
+/** A breaker whose state lives in `store` (default: this process's memory). */
+export function createSharedBreaker(options) {
+  return new SharedCircuitBreaker(options);
+}
