@@ -2,7 +2,7 @@
 // instantiated; nothing here calls into wasm at import time.
 
 export { fullJitter, equalJitter, decorrelatedJitter, withRetry } from './lib/retry.js';
-export { isTransientError } from './lib/classify.js';
+export { isTransientError, parseRetryAfter } from './lib/classify.js';
 export { CircuitBreaker } from './lib/breaker.js';
 export { RetryBudget } from './lib/budget.js';
 export { IdempotencyStore, newIdempotencyKey } from './lib/idempotency.js';
@@ -21,7 +21,8 @@ export {
   IdempotencyStateError,
   isSteadfastError,
 } from './lib/errors.js';
-export { version, parseRetryAfter, seedRandom } from './steadfast_core.js';
+export { version } from './steadfast_core.js';
+export { seedRandom } from './lib/random.js';
 export {
   StateStoreUnavailableError,
   memoryStateStore,

@@ -169,6 +169,7 @@ export class CircuitBreaker {
   /** Open until `untilMs` (on this breaker's clock) because a peer saw it trip. */
   openUntil(untilMs) {
     if (typeof untilMs !== 'number') throw o.typeError('openUntil', 'untilMs', 'a number', untilMs);
+    if (!Number.isFinite(untilMs)) throw o.rangeError('openUntil', 'untilMs', 'a finite time (isolate() holds it open indefinitely)', untilMs);
     const t = this.#core.openUntil(untilMs);
     if (t !== 0) this.#emit(t);
   }

@@ -2,7 +2,8 @@
 // read Retry-After) lives in the Rust core; this file only digs the status, code and header out of
 // whatever shape the error has (fetch Response, Node system error, undici's nested cause, ours).
 
-import { isTransientStatus, isTransientCode, parseRetryAfter } from '../steadfast_core.js';
+import { isTransientStatus, isTransientCode, parseRetryAfter as coreParseRetryAfter } from '../steadfast_core.js';
+import * as o from './options.js';
 import { isSteadfastError } from './errors.js';
 
 function statusOf(e) {
@@ -54,5 +55,12 @@ export function retryAfterMsOf(error, nowMs) {
   const e = /** @type {any} */ (error);
   if (typeof e.retryAfterMs === 'number' && e.retryAfterMs >= 0) return e.retryAfterMs;
   const v = header(e.headers, 'retry-after') ?? header(e.response?.headers, 'retry-after');
-  return typeof v === 'string' ? parseRetryAfter(v, nowMs) : NaN;
+  return typeof v === 'string' ? coreParseRetryAfter(v, nowMs) : NaN;
+}
+
+/** A Retry-After header value (delta-seconds or HTTP-date) in ms from `nowMs`; NaN if unparseable. */
+export function parseRetryAfter(value, nowMs) {
+  if (typeof value !== 'string') throw o.typeError('parseRetryAfter', 'value', 'a string', value);
+  if (typeof nowMs !== 'number') throw o.typeError('parseRetryAfter', 'nowMs', 'a number', nowMs);
+  return coreParseRetryAfter(value, nowMs);
 }

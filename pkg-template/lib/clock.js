@@ -4,6 +4,22 @@
 
 export const systemClock = () => Date.now();
 
+/** setTimeout's limit: a longer delay fires after 1 ms in Node and browsers. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * setTimeout for any delay: longer than 2^31−1 ms is chained in steps, never silently turned into
+ * 1 ms. Returns a function that cancels it.
+ */
+export function after(ms, fn) {
+  let handle;
+  const arm = (left) => {
+    handle = left > MAX_TIMER_MS ? globalThis.setTimeout(() => arm(left - MAX_TIMER_MS), MAX_TIMER_MS) : globalThis.setTimeout(fn, left);
+  };
+  arm(ms);
+  return () => globalThis.clearTimeout(handle);
+}
+
 /**
  * Resolve after `ms`, or reject with `signal.reason` when it aborts; leaves no timer or listener
  * behind either way.
@@ -11,7 +27,7 @@ export const systemClock = () => Date.now();
 export function sleep(ms, signal) {
   return new Promise((resolve, reject) => {
     if (signal === undefined) {
-      globalThis.setTimeout(resolve, ms);
+      after(ms, resolve);
       return;
     }
     if (signal.aborted) {
@@ -19,13 +35,13 @@ export function sleep(ms, signal) {
       return;
     }
     const onAbort = () => {
-      globalThis.clearTimeout(timer);
+      cancel();
       reject(signal.reason);
     };
-    const timer = globalThis.setTimeout(() => {
+    const cancel = after(ms, () => {
       signal.removeEventListener('abort', onAbort);
       resolve();
-    }, ms);
+    });
     signal.addEventListener('abort', onAbort, { once: true });
   });
 }

@@ -13,6 +13,7 @@ import { isTransientError } from './classify.js';
 import { withRetry } from './retry.js';
 import { newIdempotencyKey } from './idempotency.js';
 import * as o from './options.js';
+import { after } from './clock.js';
 
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE']);
 const KEYED = new Set(['POST', 'PATCH']);
@@ -161,7 +162,7 @@ export async function resilientFetch(input, init, options) {
       if (outer.aborted) throw outer.reason;
       outer.addEventListener('abort', onAbort, { once: true });
     }
-    const timer = c.attemptTimeoutMs === undefined ? undefined : globalThis.setTimeout(() => controller.abort(attemptTimeout(c.attemptTimeoutMs)), c.attemptTimeoutMs);
+    const cancelTimer = c.attemptTimeoutMs === undefined ? undefined : after(c.attemptTimeoutMs, () => controller.abort(attemptTimeout(c.attemptTimeoutMs)));
     try {
       const req = base !== undefined ? base.clone() : url.href;
       let response;
@@ -176,7 +177,7 @@ export async function resilientFetch(input, init, options) {
       if (should === 2 || (should === 0 && isTransientStatus(response.status))) throw new RetryableResponse(response);
       return response;
     } finally {
-      if (timer !== undefined) globalThis.clearTimeout(timer);
+      if (cancelTimer !== undefined) cancelTimer();
       if (outer !== undefined) outer.removeEventListener('abort', onAbort);
     }
   };

@@ -7,7 +7,7 @@ import { RetryCore, jitterDelay } from '../steadfast_core.js';
 import { DeadlineExceededError, RetryBudgetExhaustedError } from './errors.js';
 import * as o from './options.js';
 import { isTransientError, retryAfterMsOf } from './classify.js';
-import { systemClock, sleep, raceAbort } from './clock.js';
+import { systemClock, sleep, raceAbort, after } from './clock.js';
 import { budgetCore } from './budget.js';
 
 const JITTERS = ['full', 'equal', 'decorrelated', 'none'];
@@ -106,15 +106,15 @@ async function guarded(fn, c) {
   const outer = c.signal;
   const onOuterAbort = () => controller.abort(outer.reason);
   const state = { error: undefined, attempt: 1 };
-  let timer;
+  let cancelTimer;
   if (outer !== undefined) {
     if (outer.aborted) throw outer.reason;
     outer.addEventListener('abort', onOuterAbort, { once: true });
   }
   if (c.maxElapsedMs !== undefined && c.maxElapsedMs !== Infinity) {
-    timer = globalThis.setTimeout(() => {
+    cancelTimer = after(c.maxElapsedMs, () => {
       controller.abort(new DeadlineExceededError(c.maxElapsedMs, state.error, state.attempt));
-    }, c.maxElapsedMs);
+    });
   }
   try {
     try {
@@ -124,7 +124,7 @@ async function guarded(fn, c) {
       return await loop(fn, c, e, start, signal, state);
     }
   } finally {
-    if (timer !== undefined) globalThis.clearTimeout(timer);
+    if (cancelTimer !== undefined) cancelTimer();
     if (outer !== undefined) outer.removeEventListener('abort', onOuterAbort);
   }
 }
