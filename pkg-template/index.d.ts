@@ -259,8 +259,15 @@ export interface ReconcileReport {
  * Settle every unknown key of `store` through `lookup(key)` (e.g. the gateway's settlement listing):
  * `{ status: 'done', result }`, `{ status: 'failed' }`, or `undefined` to leave it unknown.
  */
+/** What `reconcile` needs of a store: `IdempotencyStore` or a shared (Redis) one (async is fine). */
+export interface ReconcilableStore<T> {
+  unknownKeys(): string[] | Promise<string[]>;
+  peek(key: string): IdempotencyRecord<T> | undefined | Promise<IdempotencyRecord<T> | undefined>;
+  resolve(key: string, outcome: Resolution<T>): void | Promise<void>;
+}
+
 export function reconcile<T>(
-  store: IdempotencyStore<T>,
+  store: ReconcilableStore<T>,
   lookup: (key: string) => Promise<Resolution<T> | undefined> | Resolution<T> | undefined,
   options?: { readonly concurrency?: number },
 ): Promise<ReconcileReport>;
@@ -280,9 +287,19 @@ export interface ChargeResult {
   readonly amountCents: number;
 }
 
+/** What `chargeCustomer` needs of a store: `IdempotencyStore` or a shared (Redis) one. */
+export interface IdempotencyRunner<T> {
+  run(key: string, fn: () => Promise<T> | T, options?: { readonly fingerprint?: string }): Promise<T>;
+}
+
+/** What the pipelines need of a breaker: `CircuitBreaker` or a shared (Redis) one. */
+export interface Executor {
+  execute<T>(fn: () => Promise<T> | T, fallback?: () => Promise<T> | T): Promise<T>;
+}
+
 export interface ChargeDeps<C extends Charge = Charge, R = ChargeResult> {
-  readonly store: IdempotencyStore<R>;
-  readonly breaker: CircuitBreaker;
+  readonly store: IdempotencyRunner<R>;
+  readonly breaker: Executor;
   readonly gateway: (charge: C, ctx: RetryContext) => Promise<R>;
   readonly policy: RetryPolicy;
 }
@@ -309,7 +326,8 @@ export type SteadfastErrorCode =
   | 'INVALID_OPTION'
   | 'INVALID_KEY'
   | 'RANDOM_UNAVAILABLE'
-  | 'CHECKOUT_REJECTED';
+  | 'CHECKOUT_REJECTED'
+  | 'STORE_UNAVAILABLE';
 
 /** Base class of steadfast's errors. */
 export class SteadfastError extends Error {
@@ -421,7 +439,7 @@ export interface ResilientFetchOptions {
    * A breaker for this call, a registry (one breaker per origin), or `false` for none.
    * Default: a process-wide registry with DEFAULT_BREAKER options.
    */
-  readonly breaker?: CircuitBreaker | BreakerRegistry | false;
+  readonly breaker?: Executor | BreakerRegistry | false;
   /** Default: a process-wide RetryBudget({ ratio: 0.2, minRetriesPerSec: 10, windowMs: 10_000 }). */
   readonly budget?: RetryBudget | false;
   /** Send this Idempotency-Key (or make one with 'auto', once, before the first attempt). */
@@ -451,7 +469,10 @@ export type ChargeOutcome =
   | { readonly status: 'declined'; readonly reason: string; readonly key: string }
   | { readonly status: 'unknown'; readonly key: string };
 
-export interface CheckoutClientOptions {
+/** A store the checkout client can use: an `IdempotencyStore`, or a shared (Redis) one. */
+export type CheckoutStore = IdempotencyRunner<ChargeOutcome> & ReconcilableStore<ChargeOutcome>;
+
+export interface CheckoutClientOptions<S extends CheckoutStore = IdempotencyStore<ChargeOutcome>> {
   /** The charge endpoint, e.g. 'https://api.example.com/v1/charges'. */
   readonly endpoint: string | { readonly href: string };
   /** Used, with the SAME key, when the primary's breaker is open. */
@@ -460,11 +481,11 @@ export interface CheckoutClientOptions {
   /** Default: `{ maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 10_000 }`. */
   readonly retry?: FetchRetryOptions;
   /** A breaker, a registry, or options for a per-origin registry. Default: DEFAULT_BREAKER options. */
-  readonly breaker?: CircuitBreaker | BreakerRegistry | CircuitBreakerOptions;
+  readonly breaker?: Executor | BreakerRegistry | CircuitBreakerOptions;
   /** Default: a RetryBudget({ ratio: 0.2, minRetriesPerSec: 10, windowMs: 10_000 }) per client. */
   readonly budget?: RetryBudget;
   /** Default: a new IdempotencyStore per client. */
-  readonly store?: IdempotencyStore<ChargeOutcome>;
+  readonly store?: S;
   /** Default 10,000 ms. */
   readonly attemptTimeoutMs?: number;
   readonly deadlineMs?: number;
@@ -479,8 +500,8 @@ export interface ChargeRequest {
   readonly [field: string]: unknown;
 }
 
-export interface CheckoutClient {
-  readonly store: IdempotencyStore<ChargeOutcome>;
+export interface CheckoutClient<S extends CheckoutStore = IdempotencyStore<ChargeOutcome>> {
+  readonly store: S;
   /**
    * One logical charge per key (default: a new key per call). A second call with the same key while
    * the first is in flight returns the same promise; declines and unknowns are outcomes, not errors.
@@ -488,7 +509,7 @@ export interface CheckoutClient {
   charge(charge: ChargeRequest, options?: { readonly idempotencyKey?: string; readonly signal?: AbortSignalLike }): Promise<ChargeOutcome>;
 }
 
-export function createCheckoutClient(options: CheckoutClientOptions): CheckoutClient;
+export function createCheckoutClient<S extends CheckoutStore = IdempotencyStore<ChargeOutcome>>(options: CheckoutClientOptions<S>): CheckoutClient<S>;
 
 /** The gateway rejected the request itself (400, 401, 404…): a programming error, thrown. */
 export class CheckoutRequestError extends SteadfastError {
@@ -503,7 +524,7 @@ export class CheckoutRequestError extends SteadfastError {
 
 /** A store call failed or timed out (`timeoutMs`). Idempotency never starts a charge it cannot record. */
 export class StateStoreUnavailableError extends SteadfastError {
-  // code: 'STORE_UNAVAILABLE' (to be added to SteadfastErrorCode, which this section cannot edit).
+  readonly code: 'STORE_UNAVAILABLE';
   /** The store operation: 'acquire' | 'record' | 'state' | 'isolate' | 'reset' | 'begin' | 'complete' | 'peek' | 'resolve' | 'unknownKeys'. */
   readonly op: string;
   readonly key?: string;

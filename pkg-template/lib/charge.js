@@ -4,8 +4,6 @@
 
 import * as o from './options.js';
 import { withRetry, checkPolicy } from './retry.js';
-import { CircuitBreaker } from './breaker.js';
-import { IdempotencyStore } from './idempotency.js';
 
 /**
  * store.run(key, () => breaker.execute(() => withRetry(() => gateway(charge), policy))), with the
@@ -23,8 +21,9 @@ export function chargeCustomer(charge, deps) {
     return Promise.reject(o.typeError(where, 'currency', 'a non-empty string', c.currency));
   }
   const d = o.object(deps, where);
-  if (!(d.store instanceof IdempotencyStore)) return Promise.reject(o.typeError(where, 'store', 'an IdempotencyStore', d.store));
-  if (!(d.breaker instanceof CircuitBreaker)) return Promise.reject(o.typeError(where, 'breaker', 'a CircuitBreaker', d.breaker));
+  // Structural: an IdempotencyStore or a shared (Redis) one, a CircuitBreaker or a shared one.
+  if (typeof d.store?.run !== 'function') return Promise.reject(o.typeError(where, 'store', 'an IdempotencyStore (an object with run())', d.store));
+  if (typeof d.breaker?.execute !== 'function') return Promise.reject(o.typeError(where, 'breaker', 'a CircuitBreaker (an object with execute())', d.breaker));
   if (typeof d.gateway !== 'function') return Promise.reject(o.typeError(where, 'gateway', 'a function', d.gateway));
   const { store, breaker, gateway, policy } = d;
   // A bad policy must fail here, not inside breaker.execute where it would count as a gateway failure.

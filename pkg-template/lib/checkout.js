@@ -3,7 +3,6 @@
 // endpoint on failover), and answers with an outcome a UI can show: succeeded, declined, or
 // unknown (money may have moved: show "we're checking", never "try again").
 
-import { CircuitBreaker } from './breaker.js';
 import { RetryBudget } from './budget.js';
 import { IdempotencyStore, newIdempotencyKey } from './idempotency.js';
 import { CircuitOpenError, IdempotencyKeyReuseError, OutcomeUnknownError, SteadfastError } from './errors.js';
@@ -55,11 +54,11 @@ export function createCheckoutClient(options) {
   }
   const fetchImpl = o.fn(opts, 'fetch', where);
   const store = opts.store ?? new IdempotencyStore();
-  if (!(store instanceof IdempotencyStore)) throw o.typeError(where, 'store', 'an IdempotencyStore', store);
+  if (typeof store?.run !== 'function') throw o.typeError(where, 'store', 'an IdempotencyStore (an object with run())', store);
   const budget = opts.budget ?? new RetryBudget({ ratio: 0.2, minRetriesPerSec: 10, windowMs: 10_000 });
   // A single CircuitBreaker guards the primary only; the secondary always has its own (a dead
   // primary must not block the failover path), from the registry.
-  const primaryBreaker = opts.breaker instanceof CircuitBreaker ? opts.breaker : undefined;
+  const primaryBreaker = typeof opts.breaker?.execute === 'function' ? opts.breaker : undefined;
   const registry =
     opts.breaker instanceof BreakerRegistry
       ? opts.breaker

@@ -101,7 +101,7 @@ export function compile(options) {
   const deadlineMs = o.num(opts, 'deadlineMs', where);
   if (deadlineMs !== undefined && !(deadlineMs > 0)) throw o.rangeError(where, 'deadlineMs', 'a number > 0', deadlineMs);
   let breaker = opts.breaker;
-  if (breaker !== undefined && breaker !== false && !(breaker instanceof CircuitBreaker) && !(breaker instanceof BreakerRegistry)) {
+  if (breaker !== undefined && breaker !== false && typeof breaker?.execute !== 'function' && !(breaker instanceof BreakerRegistry)) {
     throw o.typeError(where, 'breaker', 'a CircuitBreaker, a BreakerRegistry or false', breaker);
   }
   let budget = opts.budget;
@@ -149,7 +149,7 @@ export async function resilientFetch(input, init, options) {
   const breaker =
     c.breaker === false
       ? undefined
-      : c.breaker instanceof CircuitBreaker
+      : typeof c.breaker?.execute === 'function'
         ? c.breaker
         : (c.breaker ?? (sharedRegistry ??= new BreakerRegistry())).get(url.origin);
   const budget = c.budget === false ? undefined : (c.budget ?? (sharedBudget ??= new RetryBudget({ ratio: 0.2, minRetriesPerSec: 10, windowMs: 10_000 })));

@@ -3,7 +3,6 @@
 // what happened to each, and settles the key: done (replay the result from now on) or failed (the
 // charge never happened; the key is free).
 
-import { IdempotencyStore } from './idempotency.js';
 import * as o from './options.js';
 
 /**
@@ -14,12 +13,15 @@ import * as o from './options.js';
  */
 export async function reconcile(store, lookup, options) {
   const where = 'reconcile';
-  if (!(store instanceof IdempotencyStore)) throw o.typeError(where, 'store', 'an IdempotencyStore', store);
+  for (const method of ['unknownKeys', 'peek', 'resolve']) {
+    if (typeof store?.[method] !== 'function') throw o.typeError(where, 'store', 'an IdempotencyStore (unknownKeys, peek, resolve)', store);
+  }
   if (typeof lookup !== 'function') throw o.typeError(where, 'lookup', 'a function', lookup);
   const opts = o.object(options, where, true);
   const concurrency = o.num(opts, 'concurrency', where) ?? 8;
   if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw o.rangeError(where, 'concurrency', 'an integer >= 1', concurrency);
-  const keys = store.unknownKeys();
+  // Shared (Redis) stores answer asynchronously; in-process ones synchronously: await both.
+  const keys = await store.unknownKeys();
   const report = { checked: keys.length, done: 0, failed: 0, stillUnknown: 0, errors: [] };
   let next = 0;
   const worker = async () => {
@@ -43,8 +45,8 @@ export async function reconcile(store, lookup, options) {
         continue;
       }
       // The key may have been resolved meanwhile by someone else: only unknown keys are settled.
-      if (store.peek(key)?.status !== 'unknown') continue;
-      store.resolve(key, answer);
+      if ((await store.peek(key))?.status !== 'unknown') continue;
+      await store.resolve(key, answer);
       report[answer.status] += 1;
     }
   };

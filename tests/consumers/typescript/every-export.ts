@@ -32,6 +32,10 @@ import {
   CheckoutRequestError,
 } from 'steadfast';
 import type {
+  IdempotencyRunner,
+  Executor,
+  ReconcilableStore,
+  CheckoutStore,
   AbortSignalLike,
   Jitter,
   RetryContext,
@@ -70,6 +74,36 @@ type Expect<T extends true> = T;
 type IsAny<T> = 0 extends 1 & T ? true : false;
 type Not<T extends boolean> = T extends true ? false : true;
 
+// Shared state (Redis / tabs): see sharedState() at the end.
+import {
+  StateStoreUnavailableError,
+  memoryStateStore,
+  redisStateStore,
+  SharedCircuitBreaker,
+  createSharedBreaker,
+  SharedIdempotencyStore,
+  createSharedIdempotencyStore,
+  createRedisBreaker,
+  createRedisIdempotencyStore,
+  shareBreakerAcrossTabs,
+  persistentCheckoutKey,
+} from 'steadfast';
+import type {
+  StoreErrorEvent,
+  BreakerStoreHandle,
+  IdempotencyStoreHandle,
+  StateStore,
+  RedisClientLike,
+  RedisStoreOptions,
+  SharedBreakerOptions,
+  SharedIdempotencyStoreOptions,
+  TabSharing,
+  CheckoutKeyStatus,
+  CheckoutKeyState,
+  PersistentCheckoutKey,
+} from 'steadfast';
+
+
 export type TypeChecks = [
   Expect<Equal<ReturnType<typeof fullJitter>, number>>,
   Expect<Equal<Parameters<typeof equalJitter>, [attempt: number, baseDelayMs: number, maxDelayMs: number]>>,
@@ -90,6 +124,13 @@ export type TypeChecks = [
   Expect<Equal<Awaited<ReturnType<CheckoutClient['charge']>>, ChargeOutcome>>,
   Expect<Equal<Awaited<ReturnType<typeof reconcile<ChargeResult>>>, ReconcileReport>>,
   Expect<Equal<CheckoutRequestError['code'], 'CHECKOUT_REJECTED'>>,
+  // The pipelines take the in-process classes and the shared (Redis) ones alike, structurally.
+  Expect<Equal<IdempotencyStore<ChargeResult> extends IdempotencyRunner<ChargeResult> ? true : false, true>>,
+  Expect<Equal<SharedIdempotencyStore<ChargeResult> extends IdempotencyRunner<ChargeResult> ? true : false, true>>,
+  Expect<Equal<CircuitBreaker extends Executor ? true : false, true>>,
+  Expect<Equal<SharedCircuitBreaker extends Executor ? true : false, true>>,
+  Expect<Equal<IdempotencyStore<ChargeOutcome> extends ReconcilableStore<ChargeOutcome> ? true : false, true>>,
+  Expect<Equal<SharedIdempotencyStore<ChargeOutcome> extends CheckoutStore ? true : false, true>>,
 ];
 
 // The platform's Response (Node 24, browsers), typed as whatever FetchResponse is in this lib setup.
@@ -273,5 +314,49 @@ export async function main(): Promise<number> {
   const request: ChargeRequest = { amountCents: 500, currency: 'usd', note: 'every-export' };
   const outcome: ChargeOutcome = await client.charge(request, { idempotencyKey: 'order-every-export' });
   check(outcome.status === 'succeeded' && outcome.key === 'order-every-export' && client.store.size === 1, `checkout: ${JSON.stringify(outcome)}`);
+
+  // Shared state: memory store, a Redis store whose client never answers, tabs, a persisted key.
+  const shared = await sharedState();
+  check(shared.join() === '0,0,ran,closed,ch_1,SharedIdempotencyStore,STORE_UNAVAILABLE,redis (node-redis),local fallback,new,key', `shared state: ${shared.join()}`);
   return checks;
 }
+
+export async function sharedState(): Promise<string[]> {
+  const out: string[] = [];
+  const store: StateStore = memoryStateStore();
+  const handle: BreakerStoreHandle = store.breaker('h', { kind: 'consecutive', failureThreshold: 1, openDurationMs: 10, probesToClose: 1 });
+  const records: IdempotencyStoreHandle = store.idempotency({ ttlMs: 1000, inFlightLeaseMs: 1000 });
+  out.push(String((await handle.state()).state), String((await records.unknownKeys()).length));
+  const events: StoreErrorEvent[] = [];
+  const options: SharedBreakerOptions = { name: 'every-export', store, failureThreshold: 2, openDurationMs: 1000, onStoreError: (e) => events.push(e) };
+  const breaker: SharedCircuitBreaker = createSharedBreaker(options);
+  out.push(await breaker.execute(async () => 'ran'), new SharedCircuitBreaker({ ...options, name: 'b2' }).currentState);
+  const idemOptions: SharedIdempotencyStoreOptions = { ttlMs: 60_000, inFlightLeaseMs: 5_000 };
+  const idem: SharedIdempotencyStore<{ id: string }> = createSharedIdempotencyStore<{ id: string }>(idemOptions);
+  out.push((await idem.run('k', async () => ({ id: 'ch_1' }))).id, String(new SharedIdempotencyStore().constructor.name));
+  // Redis: a stand-in client that never answers (no server here): typed, bounded rejection.
+  const client: RedisClientLike = { sendCommand: () => new Promise<unknown>(() => undefined) };
+  const redisOptions: RedisStoreOptions = { client, prefix: 'ee', timeoutMs: 20 };
+  const redisStore: StateStore = redisStateStore(redisOptions);
+  const redisIdem = createRedisIdempotencyStore({ ...redisOptions });
+  const err = await redisIdem.run('k', async () => 1).catch((e: unknown) => e);
+  out.push(err instanceof StateStoreUnavailableError ? err.code : 'no error', redisStore.kind);
+  const redisBreaker = createRedisBreaker({ ...redisOptions, name: 'rb', failureThreshold: 1, openDurationMs: 10, whenUnavailable: 'local' });
+  out.push(await redisBreaker.execute(async () => 'local fallback'));
+  // Tabs (BroadcastChannel exists in Node and browsers).
+  let tabs: TabSharing | undefined;
+  const local = new CircuitBreaker({ failureThreshold: 1, openDurationMs: 10, onStateChange: (s) => tabs?.onStateChange(s) });
+  tabs = shareBreakerAcrossTabs(local, { channel: 'every-export' });
+  tabs.close();
+  const data = new Map<string, string>();
+  const checkout: PersistentCheckoutKey = await persistentCheckoutKey({
+    cartId: 'cart',
+    storage: { getItem: (k) => data.get(k) ?? null, setItem: (k, v) => void data.set(k, v), removeItem: (k) => void data.delete(k) },
+    locks: null,
+  });
+  const state: CheckoutKeyState = await checkout.state();
+  const status: CheckoutKeyStatus = state.status;
+  out.push(status, checkout.key.length > 0 ? 'key' : 'no key');
+  return out;
+}
+
