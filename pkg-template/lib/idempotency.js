@@ -43,7 +43,7 @@ export class IdempotencyStore {
   #core;
   #clock;
   #isTransient;
-  /** slot -> { result } (done) | { error } (unknown) */
+  /** slot -> the result (done) or the error text (unknown); the core knows which. No wrapper object per record. */
   #slots = [];
 
   /** @param {object} [options] `{ ttlMs = 86_400_000, clock = Date.now, isTransient = isTransientError }` */
@@ -83,7 +83,7 @@ export class IdempotencyStore {
       case 0:
         return this.#execute(key, slot, fn);
       case 1:
-        return Promise.resolve(this.#slots[slot].result);
+        return Promise.resolve(this.#slots[slot]);
       case 2:
         return Promise.reject(new DuplicateRequestError(key, this.#peekStarted(key)));
       case 3:
@@ -107,7 +107,7 @@ export class IdempotencyStore {
         transient = true; // cannot tell: the safe answer is "unknown"
       }
       if (transient) {
-        this.#slots[slot] = { error: String(error) };
+        this.#slots[slot] = String(error);
         this.#core.complete(slot, 1, this.#clock());
       } else {
         this.#slots[slot] = undefined;
@@ -115,7 +115,7 @@ export class IdempotencyStore {
       }
       throw error;
     }
-    this.#slots[slot] = { result };
+    this.#slots[slot] = result;
     this.#core.complete(slot, 0, this.#clock());
     return result;
   }
@@ -135,8 +135,8 @@ export class IdempotencyStore {
     if (p.length === 0) return undefined;
     const [slot, status, startedAt] = p;
     if (status === 0) return { status: 'in-flight', startedAt };
-    if (status === 1) return { status: 'done', result: this.#slots[slot].result };
-    return { status: 'unknown', error: this.#slots[slot].error, startedAt };
+    if (status === 1) return { status: 'done', result: this.#slots[slot] };
+    return { status: 'unknown', error: this.#slots[slot], startedAt };
   }
 
   /**
@@ -156,7 +156,7 @@ export class IdempotencyStore {
     if (r === -3) {
       throw new IdempotencyStateError(key, 'KEY_WRONG_STATE', `Idempotency key ${key} is not unknown: only unknown keys can be resolved`);
     }
-    this.#slots[r] = done ? { result: out.result } : undefined;
+    this.#slots[r] = done ? out.result : undefined;
   }
 
   /** Keys whose outcome is unknown, oldest first: the reconciliation worklist. */

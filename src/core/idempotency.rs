@@ -303,7 +303,7 @@ impl IdempotencyTable {
         })
     }
 
-    /// Keys whose outcome is unknown, oldest first: the reconciliation worklist.
+    /// Keys whose outcome is unknown, oldest first (ties by key): the reconciliation worklist.
     pub fn unknown_keys(&self) -> Vec<&str> {
         let mut v: Vec<(&str, f64)> = self
             .slots
@@ -312,7 +312,9 @@ impl IdempotencyTable {
             .filter(|r| r.status == Status::Unknown)
             .map(|r| (&*r.key, r.started_at_ms))
             .collect();
-        v.sort_by(|a, b| a.1.total_cmp(&b.1));
+        // Unstable sort with a total order (time, then key): deterministic, and ~1 KB less wasm
+        // than the stable merge sort.
+        v.sort_unstable_by(|a, b| a.1.total_cmp(&b.1).then_with(|| a.0.cmp(b.0)));
         v.into_iter().map(|(k, _)| k).collect()
     }
 
