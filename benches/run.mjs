@@ -1,6 +1,6 @@
 // steadfast benchmarks, side by side with cockatiel, opossum and p-retry (see benches/README.md).
 //
-//   node benches/run.mjs [--quick] [--only=timing,memory,startup,browser,size] [--no-browser]
+//   node benches/run.mjs [--quick] [--only=timing,sim,memory,startup,browser,size] [--no-browser]
 //
 // steadfast is imported BY NAME ('steadfast'), from the tarball `make build` packs, installed into
 // benches/node_modules exactly as a user's `npm install` would (exports → index.node.js).
@@ -58,6 +58,16 @@ if (want('timing')) {
   table(detail, 2);
   console.log('\nRatios (steadfast ÷ anchor; overhead ratio = (steadfast − baseline) ÷ (anchor − baseline)):\n');
   table(pairs, 2);
+  console.log();
+}
+
+if (want('sim')) {
+  const { runSim } = await import('./sim.mjs');
+  const { rows, scale } = runSim({ quick });
+  console.log('## Simulator: the seed\'s histogram in wasm vs plain JS (one process, interleaved, medians)\n');
+  table(rows, 2);
+  console.log('\nOutage model, time as the population grows (capacity scaled with it):\n');
+  table(scale, 2);
   console.log();
 }
 
