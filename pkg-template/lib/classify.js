@@ -64,3 +64,15 @@ export function parseRetryAfter(value, nowMs) {
   if (typeof nowMs !== 'number') throw o.typeError('parseRetryAfter', 'nowMs', 'a number', nowMs);
   return coreParseRetryAfter(value, nowMs);
 }
+
+/**
+ * @internal Whether a failed run's error leaves its outcome unknown, by the store's `isTransient`. A
+ * classifier that throws cannot tell, and "unknown" is the safe answer (never a blind retry).
+ */
+export function leavesOutcomeUnknown(isTransient, error) {
+  try {
+    return isTransient(error) === true;
+  } catch {
+    return true;
+  }
+}

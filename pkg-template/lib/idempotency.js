@@ -13,7 +13,7 @@ import {
 } from './errors.js';
 import * as o from './options.js';
 import { systemClock } from './clock.js';
-import { isTransientError } from './classify.js';
+import { isTransientError, leavesOutcomeUnknown } from './classify.js';
 
 /** A new UUID v4 from the platform CSPRNG: make it once per logical charge, reuse it on every attempt. */
 export function newIdempotencyKey() {
@@ -100,12 +100,7 @@ export class IdempotencyStore {
     try {
       result = await fn();
     } catch (error) {
-      let transient;
-      try {
-        transient = this.#isTransient(error) === true;
-      } catch {
-        transient = true; // cannot tell: the safe answer is "unknown"
-      }
+      const transient = leavesOutcomeUnknown(this.#isTransient, error);
       if (transient) {
         this.#slots[slot] = String(error);
         this.#core.complete(slot, 1, this.#clock());

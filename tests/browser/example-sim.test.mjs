@@ -3,21 +3,18 @@
 import { test } from 'node:test';
 import { join } from 'node:path';
 import { mkdir } from 'node:fs/promises';
-import { chromium } from 'playwright-core';
-import { ROOT, OUT, counter } from './harness.mjs';
+import { ROOT, OUT, counter, launchBrowser } from './harness.mjs';
 import { startSimPage } from '../../examples/sim-page/server.mjs';
 
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 test('the simulator page re-runs and redraws when an input changes', async () => {
   const a = counter('example-sim');
   const server = await startSimPage({ packageDir: join(ROOT, 'tests', 'node_modules', 'steadfast') });
   await mkdir(OUT, { recursive: true });
-  const browser = await chromium.launch({ executablePath: process.env.STEADFAST_CHROMIUM ?? '/usr/bin/chromium', args: ARGS });
+  const browser = await launchBrowser();
   try {
-    const page = await browser.newPage({ viewport: { width: 1000, height: 720 } });
-    const errors = [];
-    page.on('pageerror', (e) => errors.push(e));
+    const { page } = browser;
+    await page.setViewportSize({ width: 1000, height: 720 });
     await page.goto(server.url);
     await page.waitForSelector('body[data-runs="1"]');
     const first = JSON.parse(await page.getAttribute('body', 'data-summary'));
@@ -40,7 +37,7 @@ test('the simulator page re-runs and redraws when an input changes', async () =>
     await page.waitForSelector('body[data-runs="3"]');
     a.equal(await page.textContent('#error'), '');
     await page.screenshot({ path: join(OUT, 'example-sim.png'), fullPage: true });
-    a.deepEqual(errors, []);
+    a.deepEqual(browser.problems, []);
     a.done(9);
   } finally {
     await browser.close();

@@ -4,7 +4,7 @@
 // state store, and refuses to start a charge it cannot record.
 
 import { DuplicateRequestError, IdempotencyKeyReuseError, IdempotencyStateError, OutcomeUnknownError, brand } from '../errors.js';
-import { isTransientError } from '../classify.js';
+import { isTransientError, leavesOutcomeUnknown } from '../classify.js';
 import { newIdempotencyKey } from '../idempotency.js';
 import * as o from '../options.js';
 import { StateStoreUnavailableError } from './errors.js';
@@ -87,12 +87,7 @@ export class SharedIdempotencyStore {
     try {
       result = await fn();
     } catch (error) {
-      let transient;
-      try {
-        transient = this.#isTransient(error) === true;
-      } catch {
-        transient = true; // cannot tell: the safe answer is "unknown"
-      }
+      const transient = leavesOutcomeUnknown(this.#isTransient, error);
       // If this report is lost, the record stays in flight and turns unknown when its lease lapses.
       await this.#guard('complete', key, () => this.#records.complete(key, begin.token, transient ? 'unknown' : 'failed', String(error))).catch(() => {});
       throw error;
