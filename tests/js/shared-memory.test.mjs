@@ -15,6 +15,11 @@ import {
 
 const fail = () => Promise.reject(new Error('HTTP 503'));
 const tick = () => new Promise((ok) => setTimeout(ok, 10));
+/** BroadcastChannel delivery is asynchronous and slower on a loaded machine: wait for it (bounded). */
+async function until(condition, ms = 2_000) {
+  const end = Date.now() + ms;
+  while (!condition() && Date.now() < end) await tick();
+}
 
 test('memory store: breakers with one name share one state in the process', async () => {
   const store = memoryStateStore();
@@ -75,14 +80,14 @@ test('tabs: a trip in one breaker opens its peers on the channel, a close closes
   const b = make();
   try {
     await a.breaker.execute(fail).catch(() => {});
-    await tick();
+    await until(() => b.breaker.currentState === 'open');
     assert.equal(b.breaker.currentState, 'open');
     assert.equal(b.breaker.toJSON().openUntil, a.breaker.toJSON().openUntil, 'same deadline');
     const c = make(); // joins during the cooldown
-    await tick();
+    await until(() => c.breaker.currentState === 'open');
     assert.equal(c.breaker.currentState, 'open');
     a.breaker.reset();
-    await tick();
+    await until(() => b.breaker.currentState === 'closed' && c.breaker.currentState === 'closed');
     assert.equal(b.breaker.currentState, 'closed');
     assert.equal(c.breaker.currentState, 'closed');
     c.share.close();
