@@ -1,10 +1,12 @@
 // examples/sim-page in headless Chromium: the simulator runs in the page, and changing an input
-// re-runs it and redraws the chart and the numbers. A screenshot lands in tests/.out/.
+// re-runs it and redraws the chart and the numbers; the same seed gives the same output in Chromium
+// and in Node. A screenshot lands in tests/.out/.
 import { test } from 'node:test';
 import { join } from 'node:path';
 import { mkdir } from 'node:fs/promises';
 import { ROOT, OUT, counter, launchBrowser } from './harness.mjs';
 import { startSimPage } from '../../examples/sim-page/server.mjs';
+import { simulateOutage, simulateHistogram } from 'steadfast/sim';
 
 
 test('the simulator page re-runs and redraws when an input changes', async () => {
@@ -36,9 +38,23 @@ test('the simulator page re-runs and redraws when an input changes', async () =>
     await page.fill('input[name="clients"]', '2000');
     await page.waitForSelector('body[data-runs="3"]');
     a.equal(await page.textContent('#error'), '');
+    // Same seed, same output in Chromium and in Node (the same wasm, the same SplitMix64 draws).
+    const options = { strategy: 'decorrelated', clients: 3000, seed: 77, breaker: true, budget: true };
+    const inPage = await page.evaluate(async (o) => {
+      const sim = await import('steadfast/sim');
+      const r = sim.simulateOutage(o);
+      const h = sim.simulateHistogram({ clients: 5000, seed: 9 });
+      return { summary: r.summary, offered: r.buckets.map((b) => b.offered), peaks: h.runs.map((x) => x.peak) };
+    }, options);
+    const inNode = simulateOutage(options);
+    a.deepEqual(inPage, {
+      summary: inNode.summary,
+      offered: inNode.buckets.map((b) => b.offered),
+      peaks: simulateHistogram({ clients: 5000, seed: 9 }).runs.map((x) => x.peak),
+    });
     await page.screenshot({ path: join(OUT, 'example-sim.png'), fullPage: true });
     a.deepEqual(browser.problems, []);
-    a.done(9);
+    a.done(10);
   } finally {
     await browser.close();
     await server.close();
