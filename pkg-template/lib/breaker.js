@@ -5,7 +5,6 @@
 import { BreakerCore } from '../steadfast_core.js';
 import { CircuitOpenError } from './errors.js';
 import * as o from './options.js';
-import { systemClock } from './clock.js';
 
 const STATES = ['closed', 'open', 'half-open', 'isolated'];
 const TRANSITION = 2 ** 32;
@@ -33,7 +32,7 @@ export class CircuitBreaker {
   constructor(options) {
     const where = 'CircuitBreaker';
     const opts = o.object(options, where);
-    this.#clock = o.fn(opts, 'clock', where) ?? systemClock;
+    this.#clock = o.clock(opts, where);
     this.#onStateChange = o.fn(opts, 'onStateChange', where);
     this.#isFailure = o.fn(opts, 'isFailure', where) ?? always;
     const values = {
@@ -99,7 +98,23 @@ export class CircuitBreaker {
       }
       return Promise.reject(this.#rejection(-1 - permit, now));
     }
-    if (permit >= TRANSITION) this.#emit(3);
+    if (permit >= TRANSITION) {
+      // This call is the half-open probe: it must run and report even if the listener throws, or
+      // the probe slot would be held until its lease runs out. The listener's error then rejects it.
+      try {
+        this.#emit(3);
+      } catch (listenerError) {
+        const fail = () => {
+          throw listenerError;
+        };
+        return this.#run(fn, permit).then(fail, fail);
+      }
+    }
+    return this.#run(fn, permit);
+  }
+
+  /** Run `fn` under `permit` and report its outcome. */
+  #run(fn, permit) {
     let p;
     try {
       p = fn();

@@ -4,7 +4,6 @@
 
 import { BudgetCore } from '../steadfast_core.js';
 import * as o from './options.js';
-import { systemClock } from './clock.js';
 
 const CORE = Symbol('steadfast.budget');
 
@@ -16,7 +15,7 @@ export class RetryBudget {
   constructor(options) {
     const where = 'RetryBudget';
     const opts = o.object(options, where);
-    const clock = o.fn(opts, 'clock', where) ?? systemClock;
+    const clock = o.clock(opts, where);
     const bucket = opts.capacity !== undefined || opts.refillPerSec !== undefined;
     const ratioShape = opts.ratio !== undefined || opts.minRetriesPerSec !== undefined || opts.windowMs !== undefined;
     if (bucket === ratioShape) {

@@ -2,7 +2,7 @@
 // read Retry-After) lives in the Rust core; this file only digs the status, code and header out of
 // whatever shape the error has (fetch Response, Node system error, undici's nested cause, ours).
 
-import { isTransientStatus, isTransientCode, parseRetryAfter as coreParseRetryAfter } from '../steadfast_core.js';
+import { isTransientStatus, isTransientCode, parseRetryAfter as coreParseRetryAfter, parseShouldRetry } from '../steadfast_core.js';
 import * as o from './options.js';
 import { isSteadfastError } from './errors.js';
 
@@ -12,7 +12,8 @@ function statusOf(e) {
 }
 
 /**
- * Is this error worth retrying? HTTP 408, 429, >= 500; network codes such as ECONNRESET,
+ * Is this error worth retrying? HTTP 408, 429, >= 500 (unless a `Stripe-Should-Retry` header on
+ * `error.headers` / `error.response.headers` says otherwise); network codes such as ECONNRESET,
  * ETIMEDOUT, EAI_AGAIN, ECONNREFUSED (also nested as `cause.code`); timeouts and aborts
  * (`TimeoutError`, `AbortError`: the request may have reached the server). Every other 4xx is
  * permanent. Steadfast's own errors: an unknown outcome and a deadline are transient; a budget
@@ -30,7 +31,12 @@ export function isTransientError(error) {
   }
   if (e.name === 'TimeoutError' || e.name === 'AbortError') return true;
   const status = statusOf(e);
-  if (status !== undefined) return isTransientStatus(status);
+  if (status !== undefined) {
+    // The server's own verdict wins, as in resilientFetch: a 409 "key in use" says true.
+    const should = header(e.headers, 'stripe-should-retry') ?? header(e.response?.headers, 'stripe-should-retry');
+    const verdict = typeof should === 'string' ? parseShouldRetry(should) : 0;
+    return verdict === 0 ? isTransientStatus(status) : verdict === 2;
+  }
   // Walk `cause` a few levels: undici's fetch throws TypeError('fetch failed', { cause: { code } }).
   let cur = e;
   for (let depth = 0; depth < 4 && cur !== null && typeof cur === 'object'; depth++) {

@@ -12,7 +12,6 @@ import {
   OutcomeUnknownError,
 } from './errors.js';
 import * as o from './options.js';
-import { systemClock } from './clock.js';
 import { isTransientError, leavesOutcomeUnknown } from './classify.js';
 
 /** A new UUID v4 from the platform CSPRNG: make it once per logical charge, reuse it on every attempt. */
@@ -50,7 +49,7 @@ export class IdempotencyStore {
   constructor(options) {
     const where = 'IdempotencyStore';
     const opts = o.object(options, where, true);
-    this.#clock = o.fn(opts, 'clock', where) ?? systemClock;
+    this.#clock = o.clock(opts, where);
     this.#isTransient = o.fn(opts, 'isTransient', where) ?? isTransientError;
     const values = { ttlMs: o.num(opts, 'ttlMs', where) };
     this.#core = o.core(where, values, () => new StoreCore(values.ttlMs));
@@ -128,6 +127,7 @@ export class IdempotencyStore {
     checkKey(key, 'peek');
     const p = this.#core.peek(key, this.#clock());
     if (p.length === 0) return undefined;
+    if (p[0] === -1) throw invalidKey(key);
     const [slot, status, startedAt] = p;
     if (status === 0) return { status: 'in-flight', startedAt };
     if (status === 1) return { status: 'done', result: this.#slots[slot] };
@@ -161,6 +161,8 @@ export class IdempotencyStore {
 
   /** Records held (in flight, done within the TTL, unknown). */
   get size() {
+    this.#core.sweep(this.#clock());
+    this.#dropExpired();
     return this.#core.size;
   }
 }

@@ -101,3 +101,18 @@ export function signal(opts, name, where) {
   if (v !== null && typeof v === 'object' && typeof v.addEventListener === 'function' && 'aborted' in v) return v;
   throw typeError(where, name, 'an AbortSignal', v);
 }
+
+/**
+ * The `clock` option: the system clock when absent; a user clock is wrapped so that a value that is
+ * not a number (a Symbol, a BigInt, a string) is a TypeError naming the option, not an engine error
+ * deep inside a call. Date.now is read at call time, so fake timers control the default.
+ */
+export function clock(opts, where) {
+  const user = fn(opts, 'clock', where);
+  if (user === undefined) return () => Date.now();
+  return () => {
+    const t = user();
+    if (typeof t !== 'number') throw typeError(where, 'clock', 'a function returning a number', t);
+    return t;
+  };
+}

@@ -7,7 +7,7 @@ import { RetryCore, jitterDelay } from '../steadfast_core.js';
 import { DeadlineExceededError, RetryBudgetExhaustedError } from './errors.js';
 import * as o from './options.js';
 import { isTransientError, retryAfterMsOf } from './classify.js';
-import { systemClock, sleep, raceAbort, after } from './clock.js';
+import { sleep, raceAbort, after } from './clock.js';
 import { budgetCore } from './budget.js';
 
 const JITTERS = ['full', 'equal', 'decorrelated', 'none'];
@@ -54,7 +54,7 @@ function compile(policy) {
     isRetryable: o.fn(p, 'isRetryable', where) ?? isTransientError,
     onRetry: o.fn(p, 'onRetry', where),
     random: o.fn(p, 'random', where),
-    clock: o.fn(p, 'clock', where) ?? systemClock,
+    clock: o.clock(p, where),
     signal: o.signal(p, 'signal', where),
     budget: p.budget === undefined ? undefined : budgetCore(p.budget, where),
     maxElapsedMs: values.maxElapsedMs,

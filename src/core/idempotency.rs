@@ -165,7 +165,8 @@ impl IdempotencyTable {
         })
     }
 
-    /// Number of records held (in flight, done and unexpired, unknown).
+    /// Number of records held: in flight, unknown, and done until swept after their TTL (see
+    /// [`IdempotencyTable::sweep`]).
     pub fn len(&self) -> usize {
         self.index.len()
     }
@@ -344,6 +345,15 @@ impl IdempotencyTable {
             .partial_cmp(&self.next_sweep_ms)
             .is_none_or(|o| o.is_lt())
         {
+            return;
+        }
+        self.sweep(now_ms);
+    }
+
+    /// Drop every `Done` record expired at `now_ms` (their slots go to
+    /// [`IdempotencyTable::take_expired`]), so that [`IdempotencyTable::len`] counts live records.
+    pub fn sweep(&mut self, now_ms: f64) {
+        if now_ms.is_nan() {
             return;
         }
         self.next_sweep_ms = now_ms + (self.ttl_ms / 4.0).clamp(1.0, 60_000.0);

@@ -4,7 +4,7 @@ use wasm_bindgen::prelude::*;
 
 use super::throw;
 use crate::core::error::Error;
-use crate::core::idempotency::{Begin, Completion, IdempotencyTable, Resolution};
+use crate::core::idempotency::{validate_key, Begin, Completion, IdempotencyTable, Resolution};
 
 /// Records of one `IdempotencyStore`.
 #[wasm_bindgen]
@@ -80,6 +80,10 @@ impl StoreCore {
 
     /// `[slot, status (0 in flight, 1 done, 2 unknown), startedAtMs]`, or empty when absent.
     pub fn peek(&self, key: &str, now_ms: f64) -> Vec<f64> {
+        // An invalid key is `[-1]`: the JS side throws INVALID_KEY, as run() and resolve() do.
+        if validate_key(key).is_err() {
+            return vec![-1.0];
+        }
         match self.table.peek(key, now_ms) {
             Some(p) => vec![f64::from(p.slot), f64::from(p.status.id()), p.started_at_ms],
             None => Vec::new(),
@@ -100,6 +104,11 @@ impl StoreCore {
     #[wasm_bindgen(js_name = takeExpired)]
     pub fn take_expired(&mut self) -> Vec<u32> {
         self.table.take_expired()
+    }
+
+    /// Drop the records expired at `now_ms` (their slots then come out of `takeExpired`).
+    pub fn sweep(&mut self, now_ms: f64) {
+        self.table.sweep(now_ms);
     }
 
     /// Records held.
