@@ -161,6 +161,9 @@ async function loop(fn, c, error, start, signal, state) {
     if (c.onRetry !== undefined) c.onRetry({ attempt, delayMs: delay, error });
     await sleep(delay, signal);
     previous = delay;
+    // A deadline that passes during the next attempt reports that attempt (its cause stays the
+    // last error seen).
+    if (state !== undefined) state.attempt = attempt + 1;
     const ctx = { attempt: attempt + 1, signal };
     try {
       return await (signal === undefined ? fn(ctx) : raceAbort(fn, ctx, signal));

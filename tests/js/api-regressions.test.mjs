@@ -1,7 +1,7 @@
 // Regressions for what the 1,000,000-case fuzz run and the soak found (each failed before its fix).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { IdempotencyStore, CircuitBreaker, isTransientError, isSteadfastError } from 'steadfast';
+import { IdempotencyStore, CircuitBreaker, isTransientError, isSteadfastError, withRetry, DeadlineExceededError } from 'steadfast';
 
 test('a user clock returning a non-number is a TypeError naming the option, not an engine error', () => {
   const store = new IdempotencyStore({ clock: () => Symbol('t') });
@@ -61,4 +61,21 @@ test('Stripe-Should-Retry on an error overrides the status rule', async () => {
   const store = new IdempotencyStore();
   await assert.rejects(store.run('k-409', async () => Promise.reject(inUse)), (e) => e === inUse);
   assert.equal(store.peek('k-409')?.status, 'unknown');
+});
+
+test("a deadline that passes during attempt 2 reports attempt 2, with attempt 1's error as cause", async () => {
+  const first = Object.assign(new Error('503 on attempt 1'), { status: 503 });
+  let calls = 0;
+  const err = await withRetry(
+    (ctx) => {
+      calls += 1;
+      if (ctx.attempt === 1) return Promise.reject(first);
+      return new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)));
+    },
+    { maxAttempts: 5, baseDelayMs: 1, maxDelayMs: 1, jitter: 'none', maxElapsedMs: 40 },
+  ).catch((e) => e);
+  assert.equal(calls, 2);
+  assert.ok(err instanceof DeadlineExceededError, `got ${err}`);
+  assert.equal(err.attempt, 2);
+  assert.equal(err.cause, first);
 });
