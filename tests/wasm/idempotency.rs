@@ -88,7 +88,11 @@ fn peek_layout() {
     s.complete(1, SUCCESS, 40.0);
     assert_eq!(s.peek("b", 41.0), vec![1.0, 1.0, 30.0]);
     assert!(s.peek("nope", 0.0).is_empty());
-    assert_eq!(s.peek("", 0.0), vec![-1.0], "an invalid key is [-1]: JS throws INVALID_KEY");
+    assert_eq!(
+        s.peek("", 0.0),
+        vec![-1.0],
+        "an invalid key is [-1]: JS throws INVALID_KEY"
+    );
 }
 
 #[wasm_bindgen_test]
