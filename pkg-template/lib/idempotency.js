@@ -1,9 +1,10 @@
 // Why: one logical charge, however many attempts happen underneath. A timeout is not a failure but
 // an unknown: the key is parked and blind retries are refused until reconciliation. The record
-// lifecycle (in-flight / done / unknown, fingerprints, TTL) is the Rust core's; results stay here,
-// in JS, under the slot the core assigns.
+// lifecycle (in-flight / done / unknown, fingerprints, TTL) is the Rust core's, by slot. This file
+// keeps the key -> slot index in a Map (V8's seeded string hash; a known key never crosses into
+// wasm as a string) and the results under their slots.
 
-import { StoreCore, newIdempotencyKey as coreKey } from '../steadfast_core.js';
+import { StoreCore, keyRule, newIdempotencyKey as coreKey } from '../steadfast_core.js';
 import {
   brand,
   DuplicateRequestError,
@@ -38,10 +39,42 @@ function checkKey(key, where) {
   if (typeof key !== 'string') throw brand(new TypeError(`steadfast: ${where} key must be a string, got ${o.show(key)}`), 'INVALID_KEY');
 }
 
+/** The core's key rule (length and byte range), read once, applied to keys the store has not seen. */
+let rule;
+function validKey(key) {
+  rule ??= keyRule();
+  const [min, max, lo, hi] = rule;
+  if (key.length < min || key.length > max) return false;
+  for (let i = 0; i < key.length; i++) {
+    const c = key.charCodeAt(i);
+    if (c < lo || c > hi) return false;
+  }
+  return true;
+}
+
+/**
+ * A fingerprint's hash for the core to compare: two 32-bit FNV-1a lanes folded into 53 bits (an
+ * integer a JS number holds exactly). Only equality matters; the string never crosses into wasm.
+ */
+function fingerprintHash(text) {
+  let a = 0x811c9dc5;
+  let b = 0x01000193 ^ 0x5bd1e995;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995) ^ (b >>> 15);
+  }
+  return (b >>> 11) * 4294967296 + (a >>> 0);
+}
+
 export class IdempotencyStore {
   #core;
   #clock;
   #isTransient;
+  /** key -> slot (the index; the core holds the records by slot). */
+  #index = new Map();
+  /** slot -> key, to list unknown keys and to drop index entries when the core frees a slot. */
+  #keys = [];
   /** slot -> the result (done) or the error text (unknown); the core knows which. No wrapper object per record. */
   #slots = [];
 
@@ -66,35 +99,44 @@ export class IdempotencyStore {
       return Promise.reject(brand(new TypeError(`steadfast: run key must be a string, got ${o.show(key)}`), 'INVALID_KEY'));
     }
     if (typeof fn !== 'function') return Promise.reject(o.typeError('run', 'fn', 'a function', fn));
-    let fingerprint;
+    let fingerprint = NaN;
     if (options !== undefined) {
       if (options === null || typeof options !== 'object') return Promise.reject(o.typeError('run', 'options', 'an object', options));
-      fingerprint = options.fingerprint;
-      if (fingerprint !== undefined && typeof fingerprint !== 'string') {
-        return Promise.reject(o.typeError('run', 'fingerprint', 'a string', fingerprint));
-      }
+      const f = options.fingerprint;
+      if (f !== undefined && typeof f !== 'string') return Promise.reject(o.typeError('run', 'fingerprint', 'a string', f));
+      if (f !== undefined) fingerprint = fingerprintHash(f);
     }
-    const code = this.#core.begin(key, fingerprint, this.#clock());
+    const known = this.#index.get(key);
+    if (known === undefined && !validKey(key)) return Promise.reject(invalidKey(key));
+    let now;
+    try {
+      now = this.#clock();
+    } catch (e) {
+      return Promise.reject(e); // a user clock that throws: nothing has started
+    }
+    const code = this.#core.begin(known ?? -1, fingerprint, now);
     const kind = code % 8;
     const slot = Math.floor(code / 16);
-    if (code % 16 >= 8) this.#dropExpired();
     switch (kind) {
       case 0:
-        return this.#execute(key, slot, fn);
+        if (known === undefined) {
+          this.#index.set(key, slot);
+          this.#keys[slot] = key;
+        }
+        if (code % 16 >= 8) this.#sweep(now);
+        return this.#execute(slot, fn, now);
       case 1:
         return Promise.resolve(this.#slots[slot]);
       case 2:
-        return Promise.reject(new DuplicateRequestError(key, this.#peekStarted(key)));
+        return Promise.reject(new DuplicateRequestError(key, this.#core.peek(slot, now)[1]));
       case 3:
-        return Promise.reject(new OutcomeUnknownError(key, this.#peekStarted(key)));
-      case 4:
-        return Promise.reject(new IdempotencyKeyReuseError(key));
+        return Promise.reject(new OutcomeUnknownError(key, this.#core.peek(slot, now)[1]));
       default:
-        return Promise.reject(invalidKey(key));
+        return Promise.reject(new IdempotencyKeyReuseError(key));
     }
   }
 
-  async #execute(key, slot, fn) {
+  async #execute(slot, fn, startedAt) {
     let result;
     try {
       result = await fn();
@@ -102,33 +144,56 @@ export class IdempotencyStore {
       const transient = leavesOutcomeUnknown(this.#isTransient, error);
       if (transient) {
         this.#slots[slot] = String(error);
-        this.#core.complete(slot, 1, this.#clock());
+        this.#core.complete(slot, 1, this.#completedAt(startedAt));
       } else {
-        this.#slots[slot] = undefined;
-        this.#core.complete(slot, 2, this.#clock());
+        this.#core.complete(slot, 2, this.#completedAt(startedAt));
+        this.#forget(slot);
       }
       throw error;
     }
     this.#slots[slot] = result;
-    this.#core.complete(slot, 0, this.#clock());
+    this.#core.complete(slot, 0, this.#completedAt(startedAt));
     return result;
   }
 
-  #peekStarted(key) {
-    return this.#core.peek(key, this.#clock())[2];
+  /** The clock at completion; if a user clock throws now, the start time (a record must never stay in flight). */
+  #completedAt(startedAt) {
+    try {
+      return this.#clock();
+    } catch {
+      return startedAt;
+    }
   }
 
-  #dropExpired() {
-    for (const s of this.#core.takeExpired()) this.#slots[s] = undefined;
+  /** The core freed `slot`: drop its key from the index and its result. */
+  #forget(slot) {
+    const key = this.#keys[slot];
+    if (key !== undefined && this.#index.get(key) === slot) this.#index.delete(key);
+    this.#keys[slot] = undefined;
+    this.#slots[slot] = undefined;
+  }
+
+  /** Let the core drop expired done records, and forget their slots here. */
+  #sweep(now) {
+    this.#core.sweep(now);
+    for (const s of this.#core.takeExpired()) this.#forget(s);
+  }
+
+  /** The slot of a known key; for an unknown one, validate it (throws INVALID_KEY) and answer undefined. */
+  #slotOf(key) {
+    const slot = this.#index.get(key);
+    if (slot === undefined && !validKey(key)) throw invalidKey(key);
+    return slot;
   }
 
   /** The record for `key`, or undefined. */
   peek(key) {
     checkKey(key, 'peek');
-    const p = this.#core.peek(key, this.#clock());
+    const slot = this.#slotOf(key);
+    if (slot === undefined) return undefined;
+    const p = this.#core.peek(slot, this.#clock());
     if (p.length === 0) return undefined;
-    if (p[0] === -1) throw invalidKey(key);
-    const [slot, status, startedAt] = p;
+    const [status, startedAt] = p;
     if (status === 0) return { status: 'in-flight', startedAt };
     if (status === 1) return { status: 'done', result: this.#slots[slot] };
     return { status: 'unknown', error: this.#slots[slot], startedAt };
@@ -145,24 +210,24 @@ export class IdempotencyStore {
       throw o.typeError('resolve', 'status', "'done' or 'failed'", out.status);
     }
     const done = out.status === 'done';
-    const r = this.#core.resolve(key, done, this.#clock());
-    if (r === -1) throw invalidKey(key);
+    const slot = this.#slotOf(key);
+    const r = slot === undefined ? -2 : this.#core.resolve(slot, done, this.#clock());
     if (r === -2) throw new IdempotencyStateError(key, 'KEY_NOT_FOUND', `No record for idempotency key ${key}`);
     if (r === -3) {
       throw new IdempotencyStateError(key, 'KEY_WRONG_STATE', `Idempotency key ${key} is not unknown: only unknown keys can be resolved`);
     }
-    this.#slots[r] = done ? out.result : undefined;
+    if (done) this.#slots[slot] = out.result;
+    else this.#forget(slot);
   }
 
   /** Keys whose outcome is unknown, oldest first: the reconciliation worklist. */
   unknownKeys() {
-    return this.#core.unknownKeys();
+    return Array.from(this.#core.unknownSlots(), (s) => this.#keys[s]);
   }
 
   /** Records held (in flight, done within the TTL, unknown). */
   get size() {
-    this.#core.sweep(this.#clock());
-    this.#dropExpired();
+    this.#sweep(this.#clock());
     return this.#core.size;
   }
 }

@@ -114,20 +114,27 @@ pub struct Peek {
 
 #[derive(Debug, Clone)]
 struct Record {
-    key: Box<str>,
     status: Status,
     fingerprint: Option<u64>,
     started_at_ms: f64,
     expires_at_ms: f64,
 }
 
+/// The key rule, as data: `[min length, max length, lowest byte, highest byte]`. [`validate_key`]
+/// applies it here; the JS shell reads it (through the wasm boundary) and applies the same numbers
+/// to keys it has not seen, so that a new key need not cross into wasm as a string.
+pub const KEY_RULE: [u32; 4] = [1, MAX_KEY_LEN as u32, 0x20, 0x7e];
+
 /// Validate an idempotency key: 1 to 255 printable ASCII characters (space to `~`).
 pub fn validate_key(key: &str) -> Result<(), Error> {
-    if key.is_empty() || key.len() > MAX_KEY_LEN || !key.bytes().all(|b| (0x20..=0x7e).contains(&b))
-    {
-        return Err(Error::InvalidKey);
+    let [min, max, lo, hi] = KEY_RULE;
+    let ok = (min as usize..=max as usize).contains(&key.len())
+        && key.bytes().all(|b| (lo..=hi).contains(&u32::from(b)));
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::InvalidKey)
     }
-    Ok(())
 }
 
 /// FNV-1a, 64 bit: fingerprints are compared by hash so a large request body costs 8 bytes.
@@ -137,18 +144,20 @@ pub fn fingerprint_hash(fingerprint: &str) -> u64 {
     })
 }
 
-/// All records of one store. See the module docs.
+/// The record state machine, by slot: every rule of the module docs, with no keys. Whoever owns
+/// the key → slot index ([`IdempotencyTable`] natively, a JS `Map` in the package) passes the slot
+/// of a known key, or `None` for a new one, and hashes the fingerprint.
 #[derive(Debug, Clone)]
-pub struct IdempotencyTable {
+pub struct Records {
     ttl_ms: f64,
-    index: HashMap<Box<str>, u32>,
     slots: Vec<Option<Record>>,
     free: Vec<u32>,
     expired: Vec<u32>,
+    live: usize,
     next_sweep_ms: f64,
 }
 
-impl IdempotencyTable {
+impl Records {
     /// Validate `ttl_ms` (finite > 0; `None` = 24 h).
     pub fn new(ttl_ms: Option<f64>) -> Result<Self, Error> {
         let ttl_ms = match ttl_ms {
@@ -157,88 +166,83 @@ impl IdempotencyTable {
         };
         Ok(Self {
             ttl_ms,
-            index: HashMap::new(),
             slots: Vec::new(),
             free: Vec::new(),
             expired: Vec::new(),
+            live: 0,
             next_sweep_ms: f64::NEG_INFINITY,
         })
     }
 
-    /// Number of records held: in flight, unknown, and done until swept after their TTL (see
-    /// [`IdempotencyTable::sweep`]).
+    /// Records held: in flight, unknown, and done until swept after their TTL.
     pub fn len(&self) -> usize {
-        self.index.len()
+        self.live
     }
 
     /// Whether no record is held.
     pub fn is_empty(&self) -> bool {
-        self.index.is_empty()
+        self.live == 0
     }
 
     fn record(&self, slot: u32) -> Option<&Record> {
         self.slots.get(slot as usize).and_then(Option::as_ref)
     }
 
-    fn live(&self, key: &str, now_ms: f64) -> Option<(u32, &Record)> {
-        let slot = *self.index.get(key)?;
-        let r = self.record(slot)?;
-        (r.status != Status::Done || now_ms < r.expires_at_ms).then_some((slot, r))
+    /// The record in `slot` unless it is a `Done` one past its TTL.
+    fn live_record(&self, slot: u32, now_ms: f64) -> Option<&Record> {
+        self.record(slot)
+            .filter(|r| r.status != Status::Done || now_ms < r.expires_at_ms)
     }
 
-    /// Start a run with `key` at `now_ms`.
-    pub fn begin(
-        &mut self,
-        key: &str,
-        fingerprint: Option<&str>,
-        now_ms: f64,
-    ) -> Result<Begin, Error> {
-        validate_key(key)?;
-        self.maybe_sweep(now_ms);
-        let fp = fingerprint.map(fingerprint_hash);
-        if let Some((slot, r)) = self.live(key, now_ms) {
-            if let (Some(a), Some(b)) = (r.fingerprint, fp) {
-                if a != b {
-                    return Ok(Begin::Mismatch);
+    /// Start a run at `now_ms`: `slot` is the record of a known key (`None`: a new key). An
+    /// expired `Done` record (or an empty slot) is started afresh in place.
+    pub fn begin(&mut self, slot: Option<u32>, fingerprint: Option<u64>, now_ms: f64) -> Begin {
+        if let Some(slot) = slot {
+            if let Some(r) = self.live_record(slot, now_ms) {
+                if let (Some(a), Some(b)) = (r.fingerprint, fingerprint) {
+                    if a != b {
+                        return Begin::Mismatch;
+                    }
                 }
+                return match r.status {
+                    Status::Done => Begin::Replay { slot },
+                    Status::InFlight => Begin::InFlight {
+                        started_at_ms: r.started_at_ms,
+                    },
+                    Status::Unknown => Begin::Unknown {
+                        slot,
+                        started_at_ms: r.started_at_ms,
+                    },
+                };
             }
-            return Ok(match r.status {
-                Status::Done => Begin::Replay { slot },
-                Status::InFlight => Begin::InFlight {
-                    started_at_ms: r.started_at_ms,
-                },
-                Status::Unknown => Begin::Unknown {
-                    slot,
-                    started_at_ms: r.started_at_ms,
-                },
-            });
         }
         let record = Record {
-            key: key.into(),
             status: Status::InFlight,
-            fingerprint: fp,
+            fingerprint,
             started_at_ms: now_ms,
             expires_at_ms: f64::INFINITY,
         };
-        // An expired Done record is replaced in place; otherwise take a free slot.
-        let slot = match self.index.get(key) {
-            Some(&slot) => slot,
-            None => {
-                let slot = match self.free.pop() {
-                    Some(s) => s,
-                    None => {
-                        self.slots.push(None);
-                        (self.slots.len() - 1) as u32
-                    }
-                };
-                self.index.insert(key.into(), slot);
-                slot
-            }
+        let slot = match slot.filter(|&s| (s as usize) < self.slots.len()) {
+            Some(s) => s,
+            None => match self.free.pop() {
+                Some(s) => s,
+                None => {
+                    self.slots.push(None);
+                    (self.slots.len() - 1) as u32
+                }
+            },
         };
         if let Some(cell) = self.slots.get_mut(slot as usize) {
+            if cell.is_none() {
+                self.live += 1;
+                // A reused empty slot may still be on the free list: take it off.
+                if let Some(i) = self.free.iter().rposition(|&f| f == slot) {
+                    self.free.swap_remove(i);
+                }
+            }
             *cell = Some(record);
         }
-        Ok(Begin::Run { slot })
+        Begin::Run { slot }
     }
 
     /// Report how the run that began with `Begin::Run { slot }` ended. Returns `true` when the
@@ -269,16 +273,9 @@ impl IdempotencyTable {
         }
     }
 
-    /// Reconciliation: settle an `Unknown` key. Returns the slot; with `Failed` the slot is freed.
-    pub fn resolve(
-        &mut self,
-        key: &str,
-        resolution: Resolution,
-        now_ms: f64,
-    ) -> Result<u32, Error> {
-        validate_key(key)?;
+    /// Reconciliation: settle the `Unknown` record in `slot`; with `Failed` the slot is freed.
+    pub fn resolve(&mut self, slot: u32, resolution: Resolution, now_ms: f64) -> Result<(), Error> {
         let ttl = self.ttl_ms;
-        let slot = *self.index.get(key).ok_or(Error::UnknownKey)?;
         let Some(Some(r)) = self.slots.get_mut(slot as usize) else {
             return Err(Error::UnknownKey);
         };
@@ -292,66 +289,50 @@ impl IdempotencyTable {
             }
             Resolution::Failed => self.remove(slot),
         }
-        Ok(slot)
+        Ok(())
     }
 
-    /// The live record for `key`, if any.
-    pub fn peek(&self, key: &str, now_ms: f64) -> Option<Peek> {
-        self.live(key, now_ms).map(|(slot, r)| Peek {
+    /// The live record in `slot`, if any.
+    pub fn peek(&self, slot: u32, now_ms: f64) -> Option<Peek> {
+        self.live_record(slot, now_ms).map(|r| Peek {
             slot,
             status: r.status,
             started_at_ms: r.started_at_ms,
         })
     }
 
-    /// Keys whose outcome is unknown, oldest first (ties by key): the reconciliation worklist.
-    pub fn unknown_keys(&self) -> Vec<&str> {
-        let mut v: Vec<(&str, f64)> = self
+    /// Slots whose outcome is unknown, oldest first (ties by slot).
+    pub fn unknown_slots(&self) -> Vec<(u32, f64)> {
+        let mut v: Vec<(u32, f64)> = self
             .slots
             .iter()
-            .flatten()
-            .filter(|r| r.status == Status::Unknown)
-            .map(|r| (&*r.key, r.started_at_ms))
+            .enumerate()
+            .filter_map(|(i, r)| match r {
+                Some(r) if r.status == Status::Unknown => Some((i as u32, r.started_at_ms)),
+                _ => None,
+            })
             .collect();
-        // Unstable sort with a total order (time, then key): deterministic, and ~1 KB less wasm
-        // than the stable merge sort.
-        v.sort_unstable_by(|a, b| a.1.total_cmp(&b.1).then_with(|| a.0.cmp(b.0)));
-        v.into_iter().map(|(k, _)| k).collect()
+        // Unstable sort with a total order: deterministic, and ~1 KB less wasm than a stable one.
+        v.sort_unstable_by(|a, b| a.1.total_cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
+        v
     }
 
-    /// Slots freed by expiry since the last call: the caller drops what it stored there.
+    /// Slots freed by expiry since the last call: the caller drops what it stored there (and its
+    /// index entry).
     pub fn take_expired(&mut self) -> Vec<u32> {
         std::mem::take(&mut self.expired)
     }
 
-    /// Whether [`IdempotencyTable::take_expired`] has anything.
-    pub fn has_expired(&self) -> bool {
-        !self.expired.is_empty()
-    }
-
-    fn remove(&mut self, slot: u32) {
-        if let Some(cell) = self.slots.get_mut(slot as usize) {
-            if let Some(r) = cell.take() {
-                self.index.remove(&r.key);
-                self.free.push(slot);
-            }
-        }
-    }
-
-    /// Drop expired `Done` records now and then (amortised: at most every `min(ttl/4, 60 s)`).
-    fn maybe_sweep(&mut self, now_ms: f64) {
+    /// Whether a sweep is due at `now_ms` (amortised: at most every `min(ttl/4, 60 s)`).
+    pub fn sweep_due(&self, now_ms: f64) -> bool {
         // NaN clocks never sweep.
-        if now_ms
+        now_ms
             .partial_cmp(&self.next_sweep_ms)
-            .is_none_or(|o| o.is_lt())
-        {
-            return;
-        }
-        self.sweep(now_ms);
+            .is_some_and(|o| o.is_ge())
     }
 
-    /// Drop every `Done` record expired at `now_ms` (their slots go to
-    /// [`IdempotencyTable::take_expired`]), so that [`IdempotencyTable::len`] counts live records.
+    /// Drop every `Done` record expired at `now_ms`; their slots go to
+    /// [`Records::take_expired`].
     pub fn sweep(&mut self, now_ms: f64) {
         if now_ms.is_nan() {
             return;
@@ -369,6 +350,144 @@ impl IdempotencyTable {
         for slot in expired {
             self.remove(slot);
             self.expired.push(slot);
+        }
+    }
+
+    fn remove(&mut self, slot: u32) {
+        if let Some(cell) = self.slots.get_mut(slot as usize) {
+            if cell.take().is_some() {
+                self.live -= 1;
+                self.free.push(slot);
+            }
+        }
+    }
+}
+
+/// All records of one store, by key: [`Records`] plus a key index. See the module docs.
+#[derive(Debug, Clone)]
+pub struct IdempotencyTable {
+    records: Records,
+    index: HashMap<Box<str>, u32>,
+    keys: Vec<Option<Box<str>>>,
+    expired: Vec<u32>,
+}
+
+impl IdempotencyTable {
+    /// Validate `ttl_ms` (finite > 0; `None` = 24 h).
+    pub fn new(ttl_ms: Option<f64>) -> Result<Self, Error> {
+        Ok(Self {
+            records: Records::new(ttl_ms)?,
+            index: HashMap::new(),
+            keys: Vec::new(),
+            expired: Vec::new(),
+        })
+    }
+
+    /// Number of records held: in flight, unknown, and done until swept after their TTL (see
+    /// [`IdempotencyTable::sweep`]).
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    /// Whether no record is held.
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    /// Start a run with `key` at `now_ms`.
+    pub fn begin(
+        &mut self,
+        key: &str,
+        fingerprint: Option<&str>,
+        now_ms: f64,
+    ) -> Result<Begin, Error> {
+        validate_key(key)?;
+        if self.records.sweep_due(now_ms) {
+            self.sweep(now_ms);
+        }
+        let known = self.index.get(key).copied();
+        let begin = self
+            .records
+            .begin(known, fingerprint.map(fingerprint_hash), now_ms);
+        if let (Begin::Run { slot }, None) = (begin, known) {
+            self.index.insert(key.into(), slot);
+            if self.keys.len() <= slot as usize {
+                self.keys.resize(slot as usize + 1, None);
+            }
+            if let Some(k) = self.keys.get_mut(slot as usize) {
+                *k = Some(key.into());
+            }
+        }
+        Ok(begin)
+    }
+
+    /// Report how the run that began with `Begin::Run { slot }` ended. Returns `true` when the
+    /// slot was freed (the caller drops what it stored there). A slot that is not in flight is
+    /// left alone (a double report changes nothing).
+    pub fn complete(&mut self, slot: u32, completion: Completion, now_ms: f64) -> bool {
+        let freed = self.records.complete(slot, completion, now_ms);
+        if freed {
+            self.forget(slot);
+        }
+        freed
+    }
+
+    /// Reconciliation: settle an `Unknown` key. Returns the slot; with `Failed` the slot is freed.
+    pub fn resolve(
+        &mut self,
+        key: &str,
+        resolution: Resolution,
+        now_ms: f64,
+    ) -> Result<u32, Error> {
+        validate_key(key)?;
+        let slot = *self.index.get(key).ok_or(Error::UnknownKey)?;
+        self.records.resolve(slot, resolution, now_ms)?;
+        if resolution == Resolution::Failed {
+            self.forget(slot);
+        }
+        Ok(slot)
+    }
+
+    /// The live record for `key`, if any.
+    pub fn peek(&self, key: &str, now_ms: f64) -> Option<Peek> {
+        self.records.peek(*self.index.get(key)?, now_ms)
+    }
+
+    /// Keys whose outcome is unknown, oldest first (ties by key): the reconciliation worklist.
+    pub fn unknown_keys(&self) -> Vec<&str> {
+        let mut v: Vec<(&str, f64)> = self
+            .records
+            .unknown_slots()
+            .into_iter()
+            .filter_map(|(slot, at)| Some((self.keys.get(slot as usize)?.as_deref()?, at)))
+            .collect();
+        v.sort_unstable_by(|a, b| a.1.total_cmp(&b.1).then_with(|| a.0.cmp(b.0)));
+        v.into_iter().map(|(k, _)| k).collect()
+    }
+
+    /// Slots freed by expiry since the last call: the caller drops what it stored there.
+    pub fn take_expired(&mut self) -> Vec<u32> {
+        std::mem::take(&mut self.expired)
+    }
+
+    /// Whether [`IdempotencyTable::take_expired`] has anything.
+    pub fn has_expired(&self) -> bool {
+        !self.expired.is_empty()
+    }
+
+    /// Drop every `Done` record expired at `now_ms` (their slots go to
+    /// [`IdempotencyTable::take_expired`]), so that [`IdempotencyTable::len`] counts live records.
+    pub fn sweep(&mut self, now_ms: f64) {
+        self.records.sweep(now_ms);
+        for slot in self.records.take_expired() {
+            self.forget(slot);
+            self.expired.push(slot);
+        }
+    }
+
+    fn forget(&mut self, slot: u32) {
+        if let Some(key) = self.keys.get_mut(slot as usize).and_then(Option::take) {
+            self.index.remove(&key);
         }
     }
 }

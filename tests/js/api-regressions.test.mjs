@@ -3,9 +3,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { IdempotencyStore, CircuitBreaker, isTransientError, isSteadfastError, withRetry, DeadlineExceededError } from 'steadfast';
 
-test('a user clock returning a non-number is a TypeError naming the option, not an engine error', () => {
+test('a user clock returning a non-number is a TypeError naming the option, not an engine error', async () => {
   const store = new IdempotencyStore({ clock: () => Symbol('t') });
-  assert.throws(() => store.peek('a'), (e) => e instanceof TypeError && e.code === 'INVALID_OPTION' && /clock/.test(e.message) && isSteadfastError(e));
+  await assert.rejects(store.run('a', async () => 1), (e) => e instanceof TypeError && e.code === 'INVALID_OPTION' && /clock/.test(e.message) && isSteadfastError(e));
   const breaker = new CircuitBreaker({ failureThreshold: 1, openDurationMs: 10, clock: () => 10n });
   assert.throws(() => breaker.currentState, (e) => e instanceof TypeError && /clock/.test(e.message));
   // The same store keeps working with a sane clock afterwards (nothing trapped).
