@@ -222,8 +222,18 @@ impl Records {
             started_at_ms: now_ms,
             expires_at_ms: f64::INFINITY,
         };
+        // A known key's slot restarts in place (its Done record expired). A slot the caller names
+        // that holds nothing (an index out of step with the records) is taken off the free list
+        // first; a new key takes a free slot or a new one.
         let slot = match slot.filter(|&s| (s as usize) < self.slots.len()) {
-            Some(s) => s,
+            Some(s) => {
+                if self.record(s).is_none() {
+                    if let Some(i) = self.free.iter().rposition(|&f| f == s) {
+                        self.free.swap_remove(i);
+                    }
+                }
+                s
+            }
             None => match self.free.pop() {
                 Some(s) => s,
                 None => {
@@ -235,10 +245,6 @@ impl Records {
         if let Some(cell) = self.slots.get_mut(slot as usize) {
             if cell.is_none() {
                 self.live += 1;
-                // A reused empty slot may still be on the free list: take it off.
-                if let Some(i) = self.free.iter().rposition(|&f| f == slot) {
-                    self.free.swap_remove(i);
-                }
             }
             *cell = Some(record);
         }
@@ -653,6 +659,24 @@ mod tests {
         assert!(!t.complete(slot, Completion::Definitive, 0.0));
         assert!(!t.complete(999, Completion::Definitive, 0.0));
         assert_eq!(t.begin("k", None, 1.0).unwrap(), Begin::Replay { slot });
+    }
+
+    #[test]
+    fn records_reuse_freed_slots_without_scanning_and_heal_a_stale_slot() {
+        let mut r = Records::new(Some(10.0)).unwrap();
+        for _ in 0..3 {
+            let Begin::Run { slot } = r.begin(None, None, 0.0) else {
+                panic!()
+            };
+            r.complete(slot, Completion::Definitive, 0.0);
+        }
+        assert_eq!(r.len(), 0);
+        // A caller naming a freed slot gets it, and it leaves the free list: no double use.
+        assert_eq!(r.begin(Some(0), None, 1.0), Begin::Run { slot: 0 });
+        let a = r.begin(None, None, 1.0);
+        let b = r.begin(None, None, 1.0);
+        assert!(a != Begin::Run { slot: 0 } && b != Begin::Run { slot: 0 } && a != b);
+        assert_eq!(r.len(), 3);
     }
 
     #[test]
