@@ -31,25 +31,42 @@ export function isTransientError(error) {
   }
   if (e.name === 'TimeoutError' || e.name === 'AbortError') return true;
   const status = statusOf(e);
-  if (status !== undefined) {
-    // The server's own verdict wins, as in resilientFetch: a 409 "key in use" says true.
-    const should = header(e.headers, 'stripe-should-retry') ?? header(e.response?.headers, 'stripe-should-retry');
-    const verdict = typeof should === 'string' ? parseShouldRetry(should) : 0;
-    return verdict === 0 ? isTransientStatus(status) : verdict === 2;
-  }
-  // Walk `cause` a few levels: undici's fetch throws TypeError('fetch failed', { cause: { code } }).
-  let cur = e;
+  if (status !== undefined) return isTransientResponse(status, headerOf(e, 'stripe-should-retry'));
+  return hasCode(e, isTransientCode);
+}
+
+/**
+ * @internal Whether `error` or a `cause` a few levels down carries a string `code` that `test`
+ * accepts: undici's fetch throws TypeError('fetch failed', { cause: { code } }).
+ */
+export function hasCode(error, test) {
+  let cur = error;
   for (let depth = 0; depth < 4 && cur !== null && typeof cur === 'object'; depth++) {
-    if (typeof cur.code === 'string' && isTransientCode(cur.code)) return true;
+    if (typeof cur.code === 'string' && test(cur.code)) return true;
     cur = cur.cause;
   }
   return false;
+}
+
+/**
+ * @internal Is an HTTP answer worth retrying? The server's own verdict (`Stripe-Should-Retry`)
+ * wins — a 409 "key in use" says true — else the status rule. Used for thrown errors here and for
+ * responses by resilientFetch, so both follow one rule.
+ */
+export function isTransientResponse(status, shouldRetryHeader) {
+  const verdict = typeof shouldRetryHeader === 'string' ? parseShouldRetry(shouldRetryHeader) : 0;
+  return verdict === 0 ? isTransientStatus(status) : verdict === 2;
 }
 
 function header(h, name) {
   if (h === null || typeof h !== 'object') return undefined;
   if (typeof h.get === 'function') return h.get(name) ?? undefined;
   return h[name];
+}
+
+/** A header an error carries, on `error.headers` or `error.response.headers` (Headers or a plain object). */
+function headerOf(e, name) {
+  return header(e.headers, name) ?? header(e.response?.headers, name);
 }
 
 /**
@@ -60,7 +77,7 @@ export function retryAfterMsOf(error, nowMs) {
   if (error === null || typeof error !== 'object') return NaN;
   const e = /** @type {any} */ (error);
   if (typeof e.retryAfterMs === 'number' && e.retryAfterMs >= 0) return e.retryAfterMs;
-  const v = header(e.headers, 'retry-after') ?? header(e.response?.headers, 'retry-after');
+  const v = headerOf(e, 'retry-after');
   return typeof v === 'string' ? coreParseRetryAfter(v, nowMs) : NaN;
 }
 

@@ -59,10 +59,7 @@ export class CircuitOpenError extends SteadfastError {
    * `openUntil`.
    */
   static shared(openUntil, clock) {
-    const limit = Error.stackTraceLimit;
-    Error.stackTraceLimit = 0;
-    const error = new CircuitOpenError(openUntil);
-    Error.stackTraceLimit = limit;
+    const error = CircuitOpenError.fast(openUntil);
     if (clock !== undefined) error.#clock = clock;
     return Object.freeze(error);
   }

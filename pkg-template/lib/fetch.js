@@ -5,11 +5,10 @@
 // breaker per origin and a shared budget, with per-attempt and overall time limits. A POST whose
 // fate is unknown is reported as such, never silently repeated with a new key.
 
-import { isTransientStatus, parseShouldRetry } from '../steadfast_core.js';
 import { CircuitBreaker } from './breaker.js';
 import { RetryBudget } from './budget.js';
 import { OutcomeUnknownError } from './errors.js';
-import { isTransientError } from './classify.js';
+import { isTransientError, isTransientResponse, hasCode } from './classify.js';
 import { withRetry } from './retry.js';
 import { newIdempotencyKey } from './idempotency.js';
 import * as o from './options.js';
@@ -32,12 +31,7 @@ class RetryableResponse extends Error {
 
 /** Network errors that prove the request never left (safe to call "not charged"). */
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
-function neverSent(error) {
-  for (let e = error, d = 0; d < 4 && e !== null && typeof e === 'object'; d++, e = e.cause) {
-    if (typeof e.code === 'string' && NOT_SENT.has(e.code)) return true;
-  }
-  return false;
-}
+const neverSent = (error) => hasCode(error, (code) => NOT_SENT.has(code));
 
 /** What an origin's breaker counts as a failure: transient statuses and network errors, not the caller's own abort. */
 function countsAgainstOrigin(e) {
@@ -173,8 +167,9 @@ export async function resilientFetch(input, init, options) {
         throw controller.signal.aborted ? controller.signal.reason : e;
       }
       if (response.ok) return response;
-      const should = parseShouldRetry(response.headers.get('stripe-should-retry') ?? '');
-      if (should === 2 || (should === 0 && isTransientStatus(response.status))) throw new RetryableResponse(response);
+      if (isTransientResponse(response.status, response.headers.get('stripe-should-retry') ?? undefined)) {
+        throw new RetryableResponse(response);
+      }
       return response;
     } finally {
       if (cancelTimer !== undefined) cancelTimer();
