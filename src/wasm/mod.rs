@@ -24,7 +24,10 @@ mod sim;
 
 pub use breaker::BreakerCore;
 pub use budget::BudgetCore;
-pub use classify::{is_transient_code, is_transient_status, parse_retry_after, parse_should_retry};
+pub use classify::{
+    is_transient_code, is_transient_status, method_is_retryable, parse_retry_after,
+    parse_should_retry,
+};
 pub use idempotency::{key_rule, StoreCore};
 pub use random::{new_idempotency_key, seed_random};
 pub use retry::{jitter_delay, RetryCore};
