@@ -18,6 +18,7 @@ mod budget;
 mod classify;
 mod idempotency;
 mod random;
+mod reconcile;
 mod retry;
 #[cfg(feature = "sim")]
 mod sim;
@@ -30,6 +31,7 @@ pub use classify::{
 };
 pub use idempotency::{key_rule, StoreCore};
 pub use random::{new_idempotency_key, seed_random};
+pub use reconcile::{failed_verdict_wait_ms, settle_after_ms};
 pub use retry::{jitter_delay, RetryCore};
 #[cfg(feature = "sim")]
 pub use sim::*;
