@@ -145,16 +145,19 @@ export const CASES = [
       },
       fast,
     );
-    t.deepEqual(calls, [1, 2, 3]);
-    t.equal(body.n, 3, 'the third request was answered');
+    // Some engines silently re-send a GET whose connection dropped, so count what the server saw.
+    t.ok(calls.length >= 2, `withRetry retried the engine's network error: attempts ${calls}`);
+    t.equal(body.n, 3, 'two dropped requests, then the answer');
   }],
 
   ['resilientFetch retries a GET whose connection dropped', async (t, x) => {
     const id = uid();
-    const res = await x.sf.resilientFetch(`${x.base}/__flaky/${id}?drop=2`, undefined, { breaker: false, budget: false, retry: fast });
+    const retried = [];
+    const res = await x.sf.resilientFetch(`${x.base}/__flaky/${id}?drop=2`, undefined, { breaker: false, budget: false, retry: fast, onRetry: (i) => retried.push(i.error) });
     t.equal(res.status, 200);
     t.equal((await res.json()).n, 3);
-    t.equal((await x.c.flakyCount(id)).n, 3, 'the server saw three requests');
+    t.ok(retried.length >= 1, 'resilientFetch retried');
+    t.ok(retried.every((e) => x.sf.isFetchNetworkError(e)), `on the engine's network error: ${retried.map((e) => e?.message)}`);
   }],
 
   ['resilientFetch: a keyed POST whose connection dropped after the debit rejects OutcomeUnknownError', async (t, x) => {
@@ -304,10 +307,11 @@ export const CASES = [
 
   ['resilientFetch: QUERY is retried like GET; TRACE is refused before anything is sent', async (t, x) => {
     const id = uid();
-    const res = await x.sf.resilientFetch(`${x.base}/__flaky/${id}?drop=1`, { method: 'QUERY', body: '{"q":1}', headers: { 'content-type': 'application/json' } }, { breaker: false, budget: false, retry: fast });
+    let retries = 0;
+    const res = await x.sf.resilientFetch(`${x.base}/__flaky/${id}?drop=2`, { method: 'QUERY', body: '{"q":1}', headers: { 'content-type': 'application/json' } }, { breaker: false, budget: false, retry: fast, onRetry: () => (retries += 1) });
     t.equal(res.status, 200);
     const seen = await x.c.flakyCount(id);
-    t.equal(seen.n, 2, 'QUERY was retried');
+    t.ok(retries >= 1 && seen.n === 3, `QUERY was retried (${retries} retries, ${seen.n} requests)`);
     t.equal(seen.methods.at(-1), 'QUERY');
     const trace = uid();
     await t.rejects(x.sf.resilientFetch(`${x.base}/__flaky/${trace}`, { method: 'TRACE' }, { breaker: false, budget: false, retry: fast }), (e) => e instanceof TypeError, 'TRACE');
