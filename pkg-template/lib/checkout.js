@@ -133,10 +133,10 @@ export function createCheckoutClient(options) {
     if (e instanceof OutcomeUnknownError) return e;
     if (sent.maybeSent) return unknown(key, startedAt, sent, e);
     if (e instanceof CircuitOpenError) return new Unavailable('circuit-open', e.retryAfterMs);
-    if (e instanceof OfflineError) return new Unavailable('offline', UNAVAILABLE_RETRY_MS);
-    if (provablyNotSent(e) || (e?.code === 'RETRY_BUDGET_EXHAUSTED' && provablyNotSent(e.cause))) {
-      return new Unavailable('connection-refused', UNAVAILABLE_RETRY_MS);
-    }
+    // A budget refusal or a deadline after attempts that never left: classify what those met.
+    const met = e?.code === 'RETRY_BUDGET_EXHAUSTED' || e?.code === 'DEADLINE_EXCEEDED' ? e.cause : e;
+    if (met instanceof OfflineError) return new Unavailable('offline', UNAVAILABLE_RETRY_MS);
+    if (provablyNotSent(met)) return new Unavailable('connection-refused', UNAVAILABLE_RETRY_MS);
     return e; // nothing was sent and it is not the network: a programming error (bad URL, bad option)
   };
 
