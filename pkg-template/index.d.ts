@@ -575,6 +575,12 @@ export interface CheckoutClientOptions<S extends CheckoutStore = IdempotencyStor
   /** Default 10,000 ms. With `deadlineMs`, sets the settle window an unknown keeps (2 × the smaller). */
   readonly attemptTimeoutMs?: number;
   readonly deadlineMs?: number;
+  /**
+   * How long after its last attempt a request may still be processed by your gateway (ms): the settle
+   * window an unknown charge keeps, before which `reconcile()` never believes "it never happened".
+   * Default: 2 × the smaller of `attemptTimeoutMs` and `deadlineMs`.
+   */
+  readonly settleAfterMs?: number;
   /** Called before every HTTP attempt (logging, UI). */
   readonly onAttempt?: (info: { readonly attempt: number; readonly key: string; readonly url: string }) => void;
 }

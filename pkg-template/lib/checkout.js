@@ -93,7 +93,10 @@ export function createCheckoutClient(options) {
   // Validate retry/budget/timeouts once, up front, with the same rules resilientFetch applies.
   const fetchOptions = { retry: opts.retry, budget, breaker: registry ?? false, attemptTimeoutMs, deadlineMs };
   checkFetchOptions(fetchOptions);
-  const settleAfterMs = settleWindowFor(attemptTimeoutMs, deadlineMs);
+  // The settle window an unknown keeps (see reconcile): the core's default from the time limits, or
+  // the caller's own bound on how late its gateway may still process a request.
+  const settleAfterMs = o.num(opts, 'settleAfterMs', where) ?? settleWindowFor(attemptTimeoutMs, deadlineMs);
+  if (!(settleAfterMs >= 0)) throw o.rangeError(where, 'settleAfterMs', 'a number >= 0', settleAfterMs);
   const inFlight = new Map();
   /** key -> the charge, while its outcome is unknown (what reconcile() re-sends). */
   const unknownCharges = new Map();
@@ -130,7 +133,9 @@ export function createCheckoutClient(options) {
       ABORTED.add(classified);
       return classified;
     }
-    if (e instanceof OutcomeUnknownError) return e;
+    // resilientFetch's own OutcomeUnknownError knows its attempts but not this client's settle
+    // window (nor the attempts made at the other endpoint): restate it with both.
+    if (e instanceof OutcomeUnknownError) return unknown(key, startedAt, sent, e.cause);
     if (sent.maybeSent) return unknown(key, startedAt, sent, e);
     if (e instanceof CircuitOpenError) return new Unavailable('circuit-open', e.retryAfterMs);
     // A budget refusal or a deadline after attempts that never left: classify what those met.
