@@ -510,6 +510,12 @@ export interface ResilientFetchOptions {
   /** Send this Idempotency-Key (or make one with 'auto', once, before the first attempt). */
   readonly idempotencyKey?: string | 'auto';
   /**
+   * The settle window an `OutcomeUnknownError` carries (how long after its last attempt your
+   * server may still process a request, ms). Default: 2 × the smaller of `attemptTimeoutMs` and
+   * `deadlineMs` (120,000 when neither is set).
+   */
+  readonly settleAfterMs?: number;
+  /**
    * A `ReadableStream` body can be read once, so it is sent once (never retried). `true` reads it
    * into memory before the first attempt, so a retryable request (e.g. a keyed POST) can be
    * re-sent with the same bytes. Default false.

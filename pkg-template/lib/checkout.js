@@ -91,12 +91,12 @@ export function createCheckoutClient(options) {
   const deadlineMs = o.num(opts, 'deadlineMs', where);
   const onAttempt = o.fn(opts, 'onAttempt', where);
   // Validate retry/budget/timeouts once, up front, with the same rules resilientFetch applies.
-  const fetchOptions = { retry: opts.retry, budget, breaker: registry ?? false, attemptTimeoutMs, deadlineMs };
-  checkFetchOptions(fetchOptions);
   // The settle window an unknown keeps (see reconcile): the core's default from the time limits, or
   // the caller's own bound on how late its gateway may still process a request.
   const settleAfterMs = o.num(opts, 'settleAfterMs', where) ?? settleWindowFor(attemptTimeoutMs, deadlineMs);
   if (!(settleAfterMs >= 0)) throw o.rangeError(where, 'settleAfterMs', 'a number >= 0', settleAfterMs);
+  const fetchOptions = { retry: opts.retry, budget, breaker: registry ?? false, attemptTimeoutMs, deadlineMs, settleAfterMs };
+  checkFetchOptions(fetchOptions);
   const inFlight = new Map();
   /** key -> the charge, while its outcome is unknown (what reconcile() re-sends). */
   const unknownCharges = new Map();
