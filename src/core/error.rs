@@ -45,11 +45,25 @@ pub enum Opt {
     OutageStartMs,
     OutageDurationMs,
     DurationMs,
+    TimeoutCost,
+    ThrottledCost,
+    ServerErrorCost,
+    SuccessRefund,
+    Beta,
+    ScaleConstant,
+    Smooth,
+    MinRatePerSec,
+    MinCapacity,
+    IncreasePerSec,
+    MaxHoldMs,
+    Limiter,
+    LimiterGroups,
+    ThrottleAt,
 }
 
 impl Opt {
     /// All options, in id order (the id is the index).
-    pub const ALL: [Opt; 33] = [
+    pub const ALL: [Opt; 47] = [
         Opt::MaxAttempts,
         Opt::BaseDelayMs,
         Opt::MaxDelayMs,
@@ -83,6 +97,20 @@ impl Opt {
         Opt::OutageStartMs,
         Opt::OutageDurationMs,
         Opt::DurationMs,
+        Opt::TimeoutCost,
+        Opt::ThrottledCost,
+        Opt::ServerErrorCost,
+        Opt::SuccessRefund,
+        Opt::Beta,
+        Opt::ScaleConstant,
+        Opt::Smooth,
+        Opt::MinRatePerSec,
+        Opt::MinCapacity,
+        Opt::IncreasePerSec,
+        Opt::MaxHoldMs,
+        Opt::Limiter,
+        Opt::LimiterGroups,
+        Opt::ThrottleAt,
     ];
 
     /// The option's name as users write it (camelCase, units in the name).
@@ -121,6 +149,20 @@ impl Opt {
             Opt::OutageStartMs => "outageStartMs",
             Opt::OutageDurationMs => "outageDurationMs",
             Opt::DurationMs => "durationMs",
+            Opt::TimeoutCost => "timeoutCost",
+            Opt::ThrottledCost => "throttledCost",
+            Opt::ServerErrorCost => "serverErrorCost",
+            Opt::SuccessRefund => "successRefund",
+            Opt::Beta => "beta",
+            Opt::ScaleConstant => "scaleConstant",
+            Opt::Smooth => "smooth",
+            Opt::MinRatePerSec => "minRatePerSec",
+            Opt::MinCapacity => "minCapacity",
+            Opt::IncreasePerSec => "increasePerSec",
+            Opt::MaxHoldMs => "maxHoldMs",
+            Opt::Limiter => "limiter",
+            Opt::LimiterGroups => "limiterGroups",
+            Opt::ThrottleAt => "throttleAt",
         }
     }
 
@@ -156,6 +198,11 @@ pub enum Expect {
         /// The largest accepted value.
         max: u32,
     },
+    /// An integer from 0 to `max`.
+    IntegerFromZero {
+        /// The largest accepted value.
+        max: u32,
+    },
 }
 
 impl Expect {
@@ -171,6 +218,7 @@ impl Expect {
             Expect::OneOf(_) => 6,
             Expect::Snapshot => 7,
             Expect::NumberAtMost { .. } => 8,
+            Expect::IntegerFromZero { .. } => 9,
         }
     }
 }
@@ -240,6 +288,10 @@ impl Expect {
             }
             Expect::NumberAtMost { max } => {
                 out.push_str("a finite number from 0 to ");
+                push_u32(out, *max);
+            }
+            Expect::IntegerFromZero { max } => {
+                out.push_str("an integer from 0 to ");
                 push_u32(out, *max);
             }
         }
@@ -322,6 +374,14 @@ pub(crate) mod check {
             Ok(v as u32)
         } else {
             Err(Error::option(option, Expect::IntegerAtLeastOne { max }))
+        }
+    }
+
+    pub fn integer(option: Opt, v: f64, max: u32) -> Result<u32, Error> {
+        if v.is_finite() && v >= 0.0 && v <= f64::from(max) && v.fract() == 0.0 {
+            Ok(v as u32)
+        } else {
+            Err(Error::option(option, Expect::IntegerFromZero { max }))
         }
     }
 
