@@ -59,7 +59,11 @@ impl Aws {
             Some(_) => {}
         }
         let calc = if throttled {
-            let r = if self.enabled { self.measured.min(self.fill) } else { self.measured };
+            let r = if self.enabled {
+                self.measured.min(self.fill)
+            } else {
+                self.measured
+            };
             self.last_max = r;
             self.window = (self.last_max * (1.0 - self.beta) / self.c).cbrt();
             self.last_throttle = t;

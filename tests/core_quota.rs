@@ -51,7 +51,7 @@ proptest! {
             available: i64::from(capacity),
         };
         for Op::Call { failures, succeeds } in ops {
-            let mut last_cost = 0i64;
+            let mut last_cost = None::<i64>;
             let mut gave_up = false;
             for &f in &failures {
                 let class = ErrorClass::from_id(u32::from(f));
@@ -60,7 +60,7 @@ proptest! {
                 if cost <= m.available {
                     prop_assert_eq!(got, Some(cost as u32));
                     m.available -= cost;
-                    last_cost = cost;
+                    last_cost = Some(cost);
                 } else {
                     prop_assert_eq!(got, None);
                     gave_up = true;
@@ -69,9 +69,9 @@ proptest! {
                 prop_assert!(m.available >= 0);
             }
             if succeeds && !gave_up {
-                let r = if last_cost == 0 { m.refund } else { last_cost };
+                let r = last_cost.unwrap_or(m.refund);
                 m.available = (m.available + r).min(m.capacity);
-                q.record_success(last_cost as u32);
+                q.record_success(last_cost.map(|c| c as u32));
             }
             prop_assert_eq!(i64::from(q.available()), m.available);
             prop_assert!(q.available() <= capacity);
@@ -101,12 +101,24 @@ fn aws_preset_is_the_smithy_constants() {
     // NO_RETRY_INCREMENT 1.
     let c = QuotaConfig::aws_standard();
     assert_eq!(
-        (c.capacity, c.timeout, c.server_error, c.throttled, c.success_refund),
+        (
+            c.capacity,
+            c.timeout,
+            c.server_error,
+            c.throttled,
+            c.success_refund
+        ),
         (500, 10, 10, 5, 1)
     );
     let d = QuotaConfig::default();
     assert_eq!(
-        (d.capacity, d.timeout, d.server_error, d.throttled, d.success_refund),
+        (
+            d.capacity,
+            d.timeout,
+            d.server_error,
+            d.throttled,
+            d.success_refund
+        ),
         (500, 10, 5, 5, 1)
     );
 }

@@ -464,3 +464,62 @@ fn an_outage_of_zero_changes_nothing_and_a_tiny_run_works() {
     assert_eq!(r.offered.len(), 1);
     assert_conserved(&r);
 }
+
+/// The outage results of the release before the throttling model (issue 18), pinned: the new
+/// options (429s, quota, limiter) default to off and draw no random numbers, so every existing
+/// run is bit for bit what it was. Figures computed at commit c808cd5.
+#[test]
+fn outage_results_are_unchanged_by_the_throttling_model() {
+    let hash = |v: &[u32]| {
+        v.iter().enumerate().fold(0u64, |a, (i, &x)| {
+            a.wrapping_mul(1_000_003)
+                .wrapping_add(u64::from(x) ^ i as u64)
+        })
+    };
+    let runs = [
+        OutageOptions::default(),
+        OutageOptions {
+            strategy: Strategy::None,
+            ..Default::default()
+        },
+        OutageOptions {
+            breaker: Some(breaker()),
+            budget: Some(budget()),
+            seed: 7.0,
+            ..Default::default()
+        },
+        long(1_000.0),
+    ];
+    let expected = [
+        "95646 90689 0 0 0 4957 102444 6798 1063 1063 0.0 6940459884949137092 3237986985840096258 16237222793574217302 14966663035644583302 4350233494128179140",
+        "77421 66043 6387 0 0 4991 97402 19981 6938 6938 7100.0 3934257198612266378 15236150579862029514 5691263099802062964 16943052955100084263 4350233494128179140",
+        "127187 59998 0 1271 60880 5038 71770 0 916 916 6100.0 8413206285384577746 7608799624828702072 10610984421575386366 4350233494128179140 1609864183033064464",
+        "353376 299146 53741 0 0 489 515800 162424 5056 5056 5000.0 256585800810928346 2494590246970397687 325337734289776573 10894880320900942342 10011504863119267590",
+    ];
+    for (o, want) in runs.iter().zip(expected) {
+        let r = outage(o.clone());
+        let s = r.summary;
+        let got = format!(
+            "{} {} {} {} {} {} {} {} {} {} {:?} {} {} {} {} {}",
+            s.logical_requests,
+            s.succeeded,
+            s.failed_exhausted,
+            s.failed_budget,
+            s.failed_rejected,
+            s.pending,
+            s.attempts,
+            s.retries,
+            s.peak_offered,
+            s.second_peak_offered,
+            s.time_to_recover_ms,
+            hash(&r.offered),
+            hash(&r.served),
+            hash(&r.failed),
+            hash(&r.retries),
+            hash(&r.rejected)
+        );
+        assert_eq!(got, want);
+        // Without `throttle`, nothing is a 429 and no quota or limiter is involved.
+        assert_eq!((s.throttled, s.failed_quota, s.paced), (0, 0, 0));
+    }
+}

@@ -58,7 +58,7 @@ pub enum Opt {
     MaxHoldMs,
     Limiter,
     LimiterGroups,
-    ThrottleAt,
+    RetryAfterMs,
 }
 
 impl Opt {
@@ -110,7 +110,7 @@ impl Opt {
         Opt::MaxHoldMs,
         Opt::Limiter,
         Opt::LimiterGroups,
-        Opt::ThrottleAt,
+        Opt::RetryAfterMs,
     ];
 
     /// The option's name as users write it (camelCase, units in the name).
@@ -162,7 +162,7 @@ impl Opt {
             Opt::MaxHoldMs => "maxHoldMs",
             Opt::Limiter => "limiter",
             Opt::LimiterGroups => "limiterGroups",
-            Opt::ThrottleAt => "throttleAt",
+            Opt::RetryAfterMs => "retryAfterMs",
         }
     }
 

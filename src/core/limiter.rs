@@ -60,7 +60,10 @@ impl Mode {
         match id {
             0 => Ok(Mode::Cubic),
             1 => Ok(Mode::Aimd),
-            _ => Err(Error::option(Opt::Limiter, Expect::OneOf("'cubic', 'aimd'"))),
+            _ => Err(Error::option(
+                Opt::Limiter,
+                Expect::OneOf("'cubic', 'aimd'"),
+            )),
         }
     }
 }
@@ -273,7 +276,7 @@ impl RateLimiter {
     /// The server asked for `retry_after_ms` of quiet (`Retry-After`): no send before it passes
     /// (capped at `maxHoldMs`).
     pub fn hold(&mut self, now_ms: f64, retry_after_ms: f64) {
-        if !(retry_after_ms > 0.0) || !now_ms.is_finite() {
+        if retry_after_ms.is_nan() || retry_after_ms <= 0.0 || !now_ms.is_finite() {
             return;
         }
         let until = now_ms + retry_after_ms.min(self.c.max_hold_ms);

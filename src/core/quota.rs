@@ -53,7 +53,7 @@ impl ErrorClass {
 
     /// The class of a failure with HTTP `status` (NaN or 0: no response at all).
     pub fn of_status(status: f64) -> ErrorClass {
-        if !(status >= 100.0) || status == 408.0 {
+        if status.is_nan() || status < 100.0 || status == 408.0 {
             ErrorClass::Timeout
         } else if status == 429.0 {
             ErrorClass::Throttled
@@ -182,13 +182,9 @@ impl RetryQuota {
         Some(cost)
     }
 
-    /// A call succeeded; `last_retry_cost` is what its last retry paid (0: it never retried).
-    pub fn record_success(&mut self, last_retry_cost: u32) {
-        let refund = if last_retry_cost == 0 {
-            self.config.success_refund
-        } else {
-            last_retry_cost
-        };
+    /// A call succeeded; `last_retry_cost` is what its last retry paid (`None`: it never retried).
+    pub fn record_success(&mut self, last_retry_cost: Option<u32>) {
+        let refund = last_retry_cost.unwrap_or(self.config.success_refund);
         self.available = self
             .available
             .saturating_add(refund)
@@ -209,12 +205,12 @@ mod tests {
         assert_eq!(q.available(), 5);
         assert_eq!(q.try_acquire(ErrorClass::ServerError), Some(5));
         assert_eq!(q.try_acquire(ErrorClass::ServerError), None);
-        q.record_success(10);
+        q.record_success(Some(10));
         assert_eq!(q.available(), 10);
-        q.record_success(0);
+        q.record_success(None);
         assert_eq!(q.available(), 11);
         for _ in 0..100 {
-            q.record_success(0);
+            q.record_success(None);
         }
         assert_eq!(q.available(), 20);
     }

@@ -17,6 +17,8 @@ mod breaker;
 mod budget;
 mod classify;
 mod idempotency;
+mod limiter;
+mod quota;
 mod random;
 mod retry;
 #[cfg(feature = "sim")]
@@ -26,6 +28,8 @@ pub use breaker::BreakerCore;
 pub use budget::BudgetCore;
 pub use classify::{is_transient_code, is_transient_status, parse_retry_after, parse_should_retry};
 pub use idempotency::{key_rule, StoreCore};
+pub use limiter::{limiter_preset, LimiterCore};
+pub use quota::{quota_error_class, quota_preset, QuotaCore};
 pub use random::{new_idempotency_key, seed_random};
 pub use retry::{jitter_delay, RetryCore};
 #[cfg(feature = "sim")]
