@@ -7,7 +7,7 @@
 //! converge; "roughly CUBIC" is a different algorithm.
 
 use proptest::prelude::*;
-use steadfast::core::limiter::{LimiterConfig, Mode, RateLimiter};
+use steadfast::core::limiter::{Acquire, LimiterConfig, Mode, RateLimiter};
 
 /// `DefaultRateLimiter` (smithy-typescript, packages/core/.../util-retry/DefaultRateLimiter.ts),
 /// restated from its published rules in seconds, without its 8-decimal rounding.
@@ -113,7 +113,7 @@ proptest! {
         events in events(),
     ) {
         let base = if aimd { LimiterConfig::aimd() } else { LimiterConfig::default() };
-        let mut l = RateLimiter::new(LimiterConfig { cut_once_per_window: once, ..base }).unwrap();
+        let mut l = RateLimiter::new(LimiterConfig { aws_exact: !once, ..base }).unwrap();
         prop_assert_eq!(l.config().mode, if aimd { Mode::Aimd } else { Mode::Cubic });
         let mut now = 0.0;
         // Warm up and switch it on.
@@ -128,21 +128,35 @@ proptest! {
             let r = l.rate_per_sec();
             prop_assert!(r >= 0.5 && r.is_finite());
             prop_assert!(r <= (2.0 * l.measured_rate_per_sec()).max(0.5) + 1e-9);
-            // Ask for a burst at one instant: free sends ≤ bucket capacity ≤ max(rate, 1), and the
-            // waits of the rest grow by exactly 1/rate each.
+            // Ask for a burst at one instant: free sends ≤ bucket capacity ≤ max(rate, 1); the
+            // reserved ones wait 1/rate more each; at most one bucket is ever queued, then the
+            // limiter says "ask again" without taking a token.
             let mut free = 0;
+            let mut reserved = 0;
             let mut last = 0.0;
-            for i in 0..20 {
-                let d = l.acquire(now);
-                prop_assert!(d >= 0.0 && d.is_finite());
-                if d == 0.0 {
-                    free += 1;
-                } else if i > free {
-                    prop_assert!(close(d - last, 1000.0 / r) || d - last > 1000.0 / r - 1e-6);
+            for _ in 0..200 {
+                match l.acquire(now) {
+                    Acquire::SendAfter(d) => {
+                        prop_assert!(d >= 0.0 && d.is_finite());
+                                                if d == 0.0 {
+                            prop_assert_eq!(reserved, 0);
+                            free += 1;
+                        } else {
+                            if reserved > 0 {
+                                prop_assert!(close(d - last, 1000.0 / r), "{} then {} at rate {}", last, d, r);
+                            }
+                            reserved += 1;
+                            last = d;
+                        }
+                    }
+                    Acquire::AskAgainAfter(d) => {
+                        prop_assert!(d > 0.0 && d.is_finite());
+                        prop_assert!(f64::from(reserved) >= r.max(1.0) - 1.0 - 1e-9, "{} reserved at rate {}", reserved, r);
+                    }
                 }
-                last = d;
             }
             prop_assert!(f64::from(free) <= r.max(1.0) + 1e-9, "{} free at rate {}", free, r);
+            prop_assert!(f64::from(reserved) <= r.max(1.0) + 1.0 + 1e-9, "{} reserved at rate {}", reserved, r);
             // Let the queue drain before the next event.
             now += last;
         }
@@ -155,11 +169,13 @@ proptest! {
         let until = f64::from(at) + f64::from(hold_ms).min(60_000.0);
         let mut now = f64::from(at);
         while now < until {
-            let d = l.acquire(now);
-            prop_assert!(close(d, until - now), "{} vs {}", d, until - now);
+            match l.acquire(now) {
+                Acquire::AskAgainAfter(d) => prop_assert!(close(d, until - now), "{} vs {}", d, until - now),
+                other => prop_assert!(false, "{:?} during the hold", other),
+            }
             now += 997.0;
         }
-        prop_assert_eq!(l.acquire(until), 0.0);
+        prop_assert_eq!(l.acquire(until), Acquire::SendAfter(0.0));
     }
 }
 

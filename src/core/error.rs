@@ -59,11 +59,12 @@ pub enum Opt {
     Limiter,
     LimiterGroups,
     RetryAfterMs,
+    BurstMs,
 }
 
 impl Opt {
     /// All options, in id order (the id is the index).
-    pub const ALL: [Opt; 47] = [
+    pub const ALL: [Opt; 48] = [
         Opt::MaxAttempts,
         Opt::BaseDelayMs,
         Opt::MaxDelayMs,
@@ -111,6 +112,7 @@ impl Opt {
         Opt::Limiter,
         Opt::LimiterGroups,
         Opt::RetryAfterMs,
+        Opt::BurstMs,
     ];
 
     /// The option's name as users write it (camelCase, units in the name).
@@ -163,6 +165,7 @@ impl Opt {
             Opt::Limiter => "limiter",
             Opt::LimiterGroups => "limiterGroups",
             Opt::RetryAfterMs => "retryAfterMs",
+            Opt::BurstMs => "burstMs",
         }
     }
 

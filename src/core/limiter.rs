@@ -30,17 +30,22 @@
 //! slower to find a large capacity again; the simulator measures both side by side.
 //!
 //! # Ours, on top
-//! - Tokens are *reserved*: a send that must wait takes its token now and is told how long to wait,
-//!   so concurrent callers queue in order instead of all waking at once.
+//! - Tokens are *reserved*, up to one bucket's worth: a send that must wait takes its token now and
+//!   is told how long to wait, so concurrent callers queue in order instead of all waking at once.
+//!   When a full bucket's worth is already queued, nothing is reserved and the caller is told when
+//!   to ask again — so waits are never committed at a rate that has since gone back up.
+//! - A throttle that arrives before the first half-second measurement measures the rate from the
+//!   answers seen so far (AWS's limiter would cut to its floor from a measured rate of 0).
 //! - `Retry-After` (`hold(now, ms)`): no send is granted before `now + min(ms, maxHoldMs)`.
-//! - `cutOncePerWindow` (default true; false in the AWS preset): a throttle reported for a request
+//! - One cut per burst (off with `awsExact`): a throttle reported for a request
 //!   sent *before* the last cut does not cut again — it reports on the old rate. Without it, a
 //!   process with 50 requests in flight that all see 429 cuts its rate by 0.7^50 (to the floor).
 //!
 //! # Default
 //! `mode = Cubic`, `beta = 0.7`, `scaleConstant = 0.4`, `smooth = 0.8`, `minRatePerSec = 0.5`,
 //! `minCapacity = 1`, `increasePerSec = 10` (AIMD only), `maxHoldMs = 60_000`,
-//! `cutOncePerWindow = true`.
+//! `awsExact = false` (the AWS preset sets it: every throttle cuts, and a throttle before the
+//! first measurement measures 0).
 
 use super::error::{check, Error, Expect, Opt};
 
@@ -68,6 +73,25 @@ impl Mode {
     }
 }
 
+/// What [`RateLimiter::acquire`] allows.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Acquire {
+    /// A token is taken: send after this many ms (0: now).
+    SendAfter(f64),
+    /// Nothing is taken: ask again after this many ms (> 0).
+    AskAgainAfter(f64),
+}
+
+impl Acquire {
+    /// One number for the wasm boundary: `≥ 0` send after it, `< 0` ask again after `−x`.
+    pub fn to_wire(self) -> f64 {
+        match self {
+            Acquire::SendAfter(ms) => ms,
+            Acquire::AskAgainAfter(ms) => -ms,
+        }
+    }
+}
+
 /// Largest accepted rate-like option (tokens per second).
 pub const MAX_RATE: f64 = 1e9;
 
@@ -90,8 +114,9 @@ pub struct LimiterConfig {
     pub increase_per_sec: f64,
     /// The longest `Retry-After` honoured.
     pub max_hold_ms: f64,
-    /// One cut per burst of throttles (see the module docs).
-    pub cut_once_per_window: bool,
+    /// Exactly AWS's rate rules: every throttle cuts, and no start-up measurement (see the module
+    /// docs).
+    pub aws_exact: bool,
 }
 
 impl Default for LimiterConfig {
@@ -105,7 +130,7 @@ impl Default for LimiterConfig {
             min_capacity: 1.0,
             increase_per_sec: 10.0,
             max_hold_ms: 60_000.0,
-            cut_once_per_window: true,
+            aws_exact: false,
         }
     }
 }
@@ -114,7 +139,7 @@ impl LimiterConfig {
     /// Exactly the AWS SDK's adaptive mode (`DefaultRateLimiter` defaults; every throttle cuts).
     pub fn aws_adaptive() -> Self {
         Self {
-            cut_once_per_window: false,
+            aws_exact: true,
             ..Self::default()
         }
     }
@@ -178,6 +203,7 @@ pub struct RateLimiter {
     measured_rate: f64,
     request_count: f64,
     last_bucket_s: Option<f64>,
+    first_record_s: f64,
     hold_until_ms: f64,
     throttles: u64,
     cuts: u64,
@@ -201,6 +227,7 @@ impl RateLimiter {
             measured_rate: 0.0,
             request_count: 0.0,
             last_bucket_s: None,
+            first_record_s: f64::NAN,
             hold_until_ms: f64::NEG_INFINITY,
             throttles: 0,
             cuts: 0,
@@ -247,29 +274,31 @@ impl RateLimiter {
         }
     }
 
-    /// Ask to send one request at `now_ms`: how long to wait first (ms, 0 = now). The token is
-    /// taken now (reserved), so callers must send after waiting the returned delay.
-    pub fn acquire(&mut self, now_ms: f64) -> f64 {
-        let hold = if self.hold_until_ms > now_ms {
-            self.hold_until_ms - now_ms
-        } else {
-            0.0
-        };
-        if !self.enabled {
-            return hold;
+    /// Ask to send one request at `now_ms` (see [`Acquire`]).
+    pub fn acquire(&mut self, now_ms: f64) -> Acquire {
+        if self.hold_until_ms > now_ms {
+            return Acquire::AskAgainAfter(self.hold_until_ms - now_ms);
+        }
+        if !self.enabled || !now_ms.is_finite() {
+            return Acquire::SendAfter(0.0);
         }
         self.refill(now_ms);
-        self.tokens -= 1.0;
-        let wait = if self.tokens >= 0.0 {
-            0.0
-        } else {
-            -self.tokens / self.fill_rate * 1000.0
+        let after = self.tokens - 1.0;
+        let wait = |deficit: f64, rate: f64| {
+            let ms = deficit / rate * 1000.0;
+            if ms.is_finite() {
+                ms.max(0.0)
+            } else {
+                0.0
+            }
         };
-        let d = wait.max(hold);
-        if d.is_finite() {
-            d
+        if after >= -self.max_capacity {
+            self.tokens = after;
+            Acquire::SendAfter(wait(-after, self.fill_rate))
         } else {
-            0.0
+            // A full bucket is already queued: come back when there is room.
+            let ms = wait(-self.max_capacity - after, self.fill_rate);
+            Acquire::AskAgainAfter(ms.max(1.0))
         }
     }
 
@@ -295,13 +324,16 @@ impl RateLimiter {
         self.update_measured(t);
         let calculated = if throttled {
             self.throttles += 1;
-            if self.c.cut_once_per_window && self.enabled && sent_ms < self.last_cut_ms {
+            if !self.c.aws_exact && self.enabled && sent_ms < self.last_cut_ms {
                 // Reports on the rate before the last cut: the same burst.
                 return;
             }
             self.cuts += 1;
             let rate = if self.enabled {
                 self.measured_rate.min(self.fill_rate)
+            } else if !self.c.aws_exact && self.measured_rate == 0.0 && t > self.first_record_s {
+                // No half-second measured yet: the answers so far over the time they took.
+                self.request_count / (t - self.first_record_s)
             } else {
                 self.measured_rate
             };
@@ -340,7 +372,10 @@ impl RateLimiter {
         let bucket = (t * 2.0).floor() / 2.0;
         self.request_count += 1.0;
         match self.last_bucket_s {
-            None => self.last_bucket_s = Some(bucket),
+            None => {
+                self.last_bucket_s = Some(bucket);
+                self.first_record_s = t;
+            }
             Some(last) if bucket > last => {
                 let current = self.request_count / (bucket - last);
                 self.measured_rate =
@@ -361,7 +396,7 @@ mod tests {
     fn off_until_the_first_throttle() {
         let mut l = RateLimiter::new(LimiterConfig::default()).unwrap();
         for i in 0..100 {
-            assert_eq!(l.acquire(f64::from(i)), 0.0);
+            assert_eq!(l.acquire(f64::from(i)), Acquire::SendAfter(0.0));
             l.record(f64::from(i), f64::from(i), false);
         }
         assert!(!l.enabled());
@@ -386,12 +421,17 @@ mod tests {
         // The bucket holds at most one second of the new rate; past it, each send waits 1/rate
         // after the previous.
         let mut free = 0;
-        while l.acquire(now) == 0.0 {
+        let mut d1 = 0.0;
+        while let Acquire::SendAfter(0.0) = l.acquire(now) {
             free += 1;
         }
         assert!(free as f64 <= r, "{free}");
-        let d1 = l.acquire(now);
-        let d2 = l.acquire(now);
+        if let Acquire::SendAfter(d) = l.acquire(now) {
+            d1 = d;
+        }
+        let Acquire::SendAfter(d2) = l.acquire(now) else {
+            panic!("reserved")
+        };
         assert!((d2 - d1 - 1000.0 / r).abs() < 1e-6, "{d1} {d2}");
     }
 
@@ -420,10 +460,10 @@ mod tests {
     fn retry_after_holds_every_send() {
         let mut l = RateLimiter::new(LimiterConfig::default()).unwrap();
         l.hold(1_000.0, 2_000.0);
-        assert_eq!(l.acquire(1_500.0), 1_500.0);
-        assert_eq!(l.acquire(3_000.0), 0.0);
+        assert_eq!(l.acquire(1_500.0), Acquire::AskAgainAfter(1_500.0));
+        assert_eq!(l.acquire(3_000.0), Acquire::SendAfter(0.0));
         l.hold(0.0, 1e12);
-        assert_eq!(l.acquire(0.0), 60_000.0);
+        assert_eq!(l.acquire(0.0), Acquire::AskAgainAfter(60_000.0));
         l.hold(0.0, f64::NAN);
         l.hold(f64::NAN, 10.0);
     }
@@ -456,8 +496,8 @@ mod tests {
         let mut l = RateLimiter::new(LimiterConfig::default()).unwrap();
         for now in [f64::NAN, f64::INFINITY, -1e300, 1e300, 0.0] {
             l.record(now, now, true);
-            let d = l.acquire(now);
-            assert!(d.is_finite() && d >= 0.0);
+            let d = l.acquire(now).to_wire();
+            assert!(d.is_finite());
         }
         assert!(l.rate_per_sec().is_finite());
     }

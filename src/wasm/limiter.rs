@@ -6,7 +6,7 @@ use super::throw;
 use crate::core::limiter::{LimiterConfig, Mode, RateLimiter};
 
 /// `[mode, beta, scaleConstant, smooth, minRatePerSec, minCapacity, increasePerSec, maxHoldMs,
-/// cutOncePerWindow]` of preset `id`: 0 CUBIC (ours), 1 AWS adaptive, 2 AIMD.
+/// awsExact]` of preset `id`: 0 CUBIC (ours), 1 AWS adaptive, 2 AIMD.
 #[wasm_bindgen(js_name = limiterPreset)]
 pub fn limiter_preset(id: u32) -> Vec<f64> {
     let c = match id {
@@ -23,7 +23,7 @@ pub fn limiter_preset(id: u32) -> Vec<f64> {
         c.min_capacity,
         c.increase_per_sec,
         c.max_hold_ms,
-        f64::from(u8::from(c.cut_once_per_window)),
+        f64::from(u8::from(c.aws_exact)),
     ]
 }
 
@@ -47,7 +47,7 @@ impl LimiterCore {
         min_capacity: f64,
         increase_per_sec: f64,
         max_hold_ms: f64,
-        cut_once_per_window: bool,
+        aws_exact: bool,
     ) -> Result<LimiterCore, JsValue> {
         let config = LimiterConfig {
             mode: Mode::from_id(mode).map_err(throw)?,
@@ -58,16 +58,17 @@ impl LimiterCore {
             min_capacity,
             increase_per_sec,
             max_hold_ms,
-            cut_once_per_window,
+            aws_exact,
         };
         RateLimiter::new(config)
             .map(|limiter| LimiterCore { limiter })
             .map_err(throw)
     }
 
-    /// Take a send token at `now_ms`: ms to wait before sending (0: now).
+    /// Ask to send at `now_ms`: `x >= 0` a token is taken, send after `x` ms; `x < 0` nothing is
+    /// taken, ask again after `-x` ms.
     pub fn acquire(&mut self, now_ms: f64) -> f64 {
-        self.limiter.acquire(now_ms)
+        self.limiter.acquire(now_ms).to_wire()
     }
 
     /// An answer arrived at `now_ms` for a request sent at `sent_ms`.

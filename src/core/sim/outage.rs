@@ -29,8 +29,10 @@
 //!   timing wheel (intrusive lists, no allocation per event), so a run costs O(events + ticks).
 //!
 //! # Throttling (issue 18)
-//! - **`throttle`**: above capacity the gateway answers **429** (at the next tick, like the shed
-//!   503), with a `Retry-After` of `retryAfterMs` when that is > 0. A 429 is retried like any
+//! - **`throttle`**: the gateway enforces its capacity as an API rate limit does — a token bucket
+//!   refilled with `capacityPerTick` each tick that holds up to `burstMs` of capacity (so a second's
+//!   worth of requests may arrive in any pattern within it) — and answers **429** above it (at the
+//!   next tick, like the shed 503), with a `Retry-After` of `retryAfterMs` when that is > 0. A 429 is retried like any
 //!   transient failure; its Retry-After is a floor on the retry delay (the core [`RetryPolicy`]
 //!   rule) and holds the client's limiter.
 //! - **Quota** (optional): ONE weighted [`RetryQuota`] for the population. A retry pays the cost
@@ -49,22 +51,23 @@
 //!
 //! Reported for throttling: `throttled` (429s) per bucket; in the summary, the 429 total and share,
 //! offered and goodput per second (attempts and successes over the whole run), attempts the
-//! limiter paced, logical requests the quota refused, and `convergedAtMs`: the start of the first
-//! bucket from which every bucket to the end has at most [`CONVERGED_THROTTLED_SHARE`] of its
-//! attempts throttled (NaN if the run never gets there).
+//! limiter delayed (each wait counts, re-asks included), logical requests the quota refused, and
+//! `convergedAtMs`: the start of the first bucket from which every window of
+//! [`CONVERGE_WINDOW_MS`] (the last full one near the end) has at most [`CONVERGED_THROTTLED_SHARE`]
+//! of its attempts throttled (NaN if the run never gets there).
 //!
 //! # Default
 //! `strategy = full`, `clients = 10_000`, `thinkTimeMs = 500`, `latencyMs = 1000`,
 //! `timeoutMs = 10_000`, `capacityPerTick = 150` (15,000/s, 2.25× the steady load of ~6,700/s),
 //! `tickMs = 10`, `outageStartMs = 5000`, `outageDurationMs = 400`, `durationMs = 20_000`,
 //! `bucketMs = 100`, `maxAttempts = 4`, `baseDelayMs = 1000`, `maxDelayMs = 30_000`, `seed = 1`,
-//! no breaker, no budget, `throttle = false`, `retryAfterMs = 0`, no quota, no limiter,
-//! `limiterGroups = 1`.
+//! no breaker, no budget, `throttle = false`, `retryAfterMs = 0`, `burstMs = 1000`, no quota, no
+//! limiter, `limiterGroups = 100` (100 clients per process by default).
 
 use super::super::breaker::{Acquire, Breaker, BreakerConfig, Outcome, Permit};
 use super::super::budget::RetryBudget;
 use super::super::error::{check, Error, Expect, Opt};
-use super::super::limiter::{LimiterConfig, RateLimiter};
+use super::super::limiter::{Acquire as LimiterAcquire, LimiterConfig, RateLimiter};
 use super::super::quota::{ErrorClass, QuotaConfig, RetryQuota};
 use super::super::retry::{Decision, Failure, RetryPolicy};
 use super::super::rng::{Rng, SplitMix64};
@@ -83,6 +86,8 @@ pub const HEALTHY_SHARE: f64 = 0.99;
 /// A run has converged from the first bucket after which no bucket has more than this share of
 /// its attempts throttled.
 pub const CONVERGED_THROTTLED_SHARE: f64 = 0.05;
+/// The window over which convergence is judged.
+pub const CONVERGE_WINDOW_MS: f64 = 10_000.0;
 /// Largest accepted `limiterGroups`.
 pub const MAX_LIMITER_GROUPS: u32 = 1_000_000;
 
@@ -127,6 +132,8 @@ pub struct OutageOptions {
     pub throttle: bool,
     /// `Retry-After` on those 429s, ms (0: none).
     pub retry_after_ms: f64,
+    /// How much capacity the throttling gateway lets accumulate (ms of capacity, ≥ `tickMs`).
+    pub burst_ms: f64,
     /// One weighted retry quota shared by every client, or none.
     pub quota: Option<QuotaConfig>,
     /// An adaptive limiter per process, or none.
@@ -157,9 +164,10 @@ impl Default for OutageOptions {
             budget: None,
             throttle: false,
             retry_after_ms: 0.0,
+            burst_ms: 1_000.0,
             quota: None,
             limiter: None,
-            limiter_groups: 1.0,
+            limiter_groups: 100.0,
         }
     }
 }
@@ -335,6 +343,7 @@ struct Params {
     buckets: usize,
     throttle: bool,
     retry_after_ms: f64,
+    burst: u64,
     groups: u32,
 }
 
@@ -442,6 +451,11 @@ fn validate(o: &OutageOptions) -> Result<(Params, RetryPolicy, u32), Error> {
     )?;
     let retry_after_ms = check::non_negative(Opt::RetryAfterMs, o.retry_after_ms)?;
     let groups = check::count(Opt::LimiterGroups, o.limiter_groups, MAX_LIMITER_GROUPS)?;
+    let burst_ms = check::non_negative(Opt::BurstMs, o.burst_ms)?;
+    if burst_ms < tick_ms {
+        return Err(Error::option(Opt::BurstMs, Expect::AtLeast(Opt::TickMs)));
+    }
+    let burst = u64::from(capacity).saturating_mul((burst_ms / tick_ms).floor() as u64);
     let bucket_ms = effective_bucket_ms(bucket_ms, duration_ms);
     let buckets = ((duration_ms / bucket_ms).ceil() as usize).clamp(1, MAX_BUCKETS);
     let ticks = (duration_ms / tick_ms).ceil() as u64;
@@ -465,6 +479,7 @@ fn validate(o: &OutageOptions) -> Result<(Params, RetryPolicy, u32), Error> {
             buckets,
             throttle: o.throttle,
             retry_after_ms,
+            burst,
             groups,
         },
         policy,
@@ -522,11 +537,18 @@ pub fn simulate_outage(o: &OutageOptions) -> Result<OutageResult, Error> {
         summary: OutageSummary::default(),
     };
     let s = &mut r.summary;
+    let mut allowance = 0u64;
 
     for t in 0..p.ticks {
         let now_ms = t as f64 * p.tick_ms;
         let bucket = ((now_ms / p.bucket_ms) as usize).min(p.buckets - 1);
-        let mut admitted = 0u32;
+        // What the gateway admits this tick: its per-tick capacity, plus (when throttling) what
+        // its bucket saved from quieter ticks.
+        allowance = if p.throttle {
+            (allowance + u64::from(p.capacity)).min(p.burst)
+        } else {
+            u64::from(p.capacity)
+        };
         let mut id = wheel.take(&mut clients, t);
         while id != NIL {
             let Some(c) = clients.get_mut(id as usize) else {
@@ -549,15 +571,20 @@ pub fn simulate_outage(o: &OutageOptions) -> Result<OutageResult, Error> {
                     // Every attempt asks its limiter once (a paced attempt already holds its
                     // token) and waits what it says.
                     let wait = match limiter {
-                        Some(l) if c.phase != Phase::Paced => {
-                            ticks_of(l.acquire(now_ms), p.tick_ms)
-                        }
-                        _ => 0,
+                        Some(l) if c.phase != Phase::Paced => match l.acquire(now_ms) {
+                            LimiterAcquire::SendAfter(ms) => {
+                                Some((Phase::Paced, ticks_of(ms, p.tick_ms)))
+                            }
+                            LimiterAcquire::AskAgainAfter(ms) => {
+                                Some((Phase::Backoff, ticks_of(ms, p.tick_ms).max(1)))
+                            }
+                        },
+                        _ => None,
                     };
-                    if wait > 0 {
+                    if let Some((phase, ticks)) = wait.filter(|&(_, ticks)| ticks > 0) {
                         s.paced += 1;
-                        c.phase = Phase::Paced;
-                        t + wait
+                        c.phase = phase;
+                        t + ticks
                     } else {
                         let granted = match breaker.as_mut().map(|b| b.try_acquire(now_ms)) {
                             Some(Acquire::Rejected { .. }) => None,
@@ -578,7 +605,7 @@ pub fn simulate_outage(o: &OutageOptions) -> Result<OutageResult, Error> {
                                     s.retries += 1;
                                     bump(&mut r.retries, bucket);
                                 }
-                                let (answer, due) = gateway(&p, t, &mut admitted);
+                                let (answer, due) = gateway(&p, t, &mut allowance);
                                 let ok = answer == Answer::Ok;
                                 bump(if ok { &mut r.served } else { &mut r.failed }, bucket);
                                 if answer == Answer::Throttled {
@@ -718,12 +745,12 @@ fn think(c: &mut Client, t: u64, think_ms: f64, tick_ms: f64, rng: &mut SplitMix
 
 /// The gateway's answer to an attempt arriving at tick `t`, and the tick the client learns it.
 #[inline]
-fn gateway(p: &Params, t: u64, admitted: &mut u32) -> (Answer, u64) {
+fn gateway(p: &Params, t: u64, allowance: &mut u64) -> (Answer, u64) {
     let hang = |t: u64| (t + p.timeout).min(p.outage_end).max(t + 1);
     if (p.outage_start..p.outage_end).contains(&t) {
         return (Answer::Hang, hang(t));
     }
-    if *admitted >= p.capacity {
+    if *allowance == 0 {
         // Shed (a 503) or, when throttling, a 429: either way at once.
         let answer = if p.throttle {
             Answer::Throttled
@@ -732,7 +759,7 @@ fn gateway(p: &Params, t: u64, admitted: &mut u32) -> (Answer, u64) {
         };
         return (answer, t + 1);
     }
-    *admitted += 1;
+    *allowance -= 1;
     if t < p.outage_start && p.outage_start < p.outage_end && p.outage_start < t + p.latency {
         // In flight when the gateway froze: hangs with the rest.
         return (Answer::Hang, hang(t));
@@ -752,17 +779,25 @@ fn summarize(r: &mut OutageResult, outage_start_ms: f64, outage_end_ms: f64, dur
     } else {
         s.throttled as f64 / s.attempts as f64
     };
-    let calm = r
-        .offered
-        .iter()
-        .zip(&r.throttled)
-        .rev()
-        .take_while(|(&o, &th)| f64::from(th) <= CONVERGED_THROTTLED_SHARE * f64::from(o))
-        .count();
-    s.converged_at_ms = if calm == 0 {
+    // Converged: the first bucket from which every window of CONVERGE_WINDOW_MS (or what is left
+    // of the run) has at most CONVERGED_THROTTLED_SHARE of its attempts throttled.
+    let w = ((CONVERGE_WINDOW_MS / b).round() as usize).max(1);
+    let n = r.offered.len();
+    let calm = |from: usize| {
+        // Near the end, the last full window (a short tail would judge one bucket alone).
+        let from = from.min(n.saturating_sub(w));
+        let to = (from + w).min(n);
+        let sum = |v: &[u32]| {
+            v.get(from..to)
+                .map_or(0, |x| x.iter().map(|&y| u64::from(y)).sum::<u64>())
+        };
+        sum(&r.throttled) as f64 <= CONVERGED_THROTTLED_SHARE * sum(&r.offered) as f64
+    };
+    let calm_tail = (0..n).rev().take_while(|&i| calm(i)).count();
+    s.converged_at_ms = if calm_tail == 0 {
         f64::NAN
     } else {
-        (r.offered.len() - calm) as f64 * b
+        (n - calm_tail) as f64 * b
     };
     s.amplification = if s.logical_requests == 0 {
         0.0
