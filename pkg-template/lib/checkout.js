@@ -67,7 +67,7 @@ export function createCheckoutClient(options) {
   const deadlineMs = o.num(opts, 'deadlineMs', where);
   const onAttempt = o.fn(opts, 'onAttempt', where);
   // Validate retry/budget/timeouts once, up front, with the same rules resilientFetch applies.
-  const fetchOptions = { retry: opts.retry, budget, breaker: registry, attemptTimeoutMs, deadlineMs };
+  const fetchOptions = { retry: opts.retry, budget, breaker: registry, attemptTimeoutMs, deadlineMs, rateLimiter: opts.rateLimiter, adaptive: opts.adaptive };
   checkFetchOptions(fetchOptions);
   const inFlight = new Map();
 

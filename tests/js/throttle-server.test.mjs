@@ -1,0 +1,87 @@
+// Issue 18 against a real HTTP server on 127.0.0.1 (ephemeral port) that throttles like an API
+// rate limit: a token bucket of CAPACITY requests per second (burst BURST), 429 above it. Forty
+// closed-loop workers (far above capacity) make the same number of logical requests twice, with
+// full jitter alone and with full jitter + a RateLimiter. Asserted on counts, never on timings:
+// with the limiter the server sees far fewer 429s (and attempts) for the same work, and nearly
+// every attempt it sees succeeds. Successes per second are printed, not asserted.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { resilientFetch, RateLimiter } from 'steadfast';
+
+const CAPACITY = 200; // per second
+const BURST = 20;
+const WORKERS = 40;
+const PER_WORKER = 12;
+
+async function throttlingServer({ retryAfter }) {
+  let tokens = BURST;
+  let last = performance.now();
+  const counts = { ok: 0, throttled: 0 };
+  const server = createServer((req, res) => {
+    const now = performance.now();
+    tokens = Math.min(BURST, tokens + ((now - last) / 1000) * CAPACITY);
+    last = now;
+    if (tokens >= 1) {
+      tokens -= 1;
+      counts.ok++;
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+    } else {
+      counts.throttled++;
+      res.writeHead(429, retryAfter ? { 'retry-after': '1' } : {}).end('slow down');
+    }
+  });
+  server.keepAliveTimeout = 1;
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${server.address().port}/v1/thing`;
+  return { url, counts, close: () => new Promise((resolve) => server.close(resolve)) };
+}
+
+async function run({ limiter, retryAfter }) {
+  const srv = await throttlingServer({ retryAfter });
+  const started = performance.now();
+  let succeeded = 0;
+  let gaveUp = 0;
+  const options = {
+    breaker: false,
+    budget: false,
+    rateLimiter: limiter,
+    retry: { maxAttempts: 8, baseDelayMs: 50, maxDelayMs: 2_000, jitter: 'full' },
+  };
+  if (limiter === undefined) delete options.rateLimiter;
+  await Promise.all(
+    Array.from({ length: WORKERS }, async () => {
+      for (let i = 0; i < PER_WORKER; i++) {
+        const res = await resilientFetch(srv.url, undefined, options);
+        await res.text();
+        if (res.ok) succeeded++;
+        else gaveUp++;
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  await srv.close();
+  const attempts = srv.counts.ok + srv.counts.throttled;
+  return { ...srv.counts, attempts, succeeded, gaveUp, perSec: srv.counts.ok / seconds };
+}
+
+for (const retryAfter of [false, true]) {
+  test(`against a throttling server${retryAfter ? ' (Retry-After: 1)' : ''}: the limiter cuts 429s and attempts for the same work`, async () => {
+    const jitter = await run({ retryAfter });
+    const adaptive = await run({ retryAfter, limiter: new RateLimiter() });
+    const line = (name, r) =>
+      `${name.padEnd(22)} attempts ${String(r.attempts).padStart(5)}  429s ${String(r.throttled).padStart(5)}  ok ${String(r.ok).padStart(4)}  gave up ${r.gaveUp}  ${r.perSec.toFixed(0)} ok/s (capacity ${CAPACITY}/s)`;
+    console.log(`  ${line('full jitter', jitter)}\n  ${line('full jitter + limiter', adaptive)}`);
+    // Conservation: every logical request ended, and the server's successes are the clients'.
+    for (const r of [jitter, adaptive]) {
+      assert.equal(r.succeeded + r.gaveUp, WORKERS * PER_WORKER);
+      assert.equal(r.ok, r.succeeded);
+    }
+    // The limiter makes the same work cost far fewer 429s and attempts.
+    assert.ok(adaptive.throttled * 3 < jitter.throttled, `429s: ${adaptive.throttled} with vs ${jitter.throttled} without`);
+    assert.ok(adaptive.attempts < jitter.attempts, `attempts: ${adaptive.attempts} vs ${jitter.attempts}`);
+    // And nearly everything it sends is admitted; nothing is given up.
+    assert.ok(adaptive.ok >= 0.7 * adaptive.attempts, `${adaptive.ok} ok of ${adaptive.attempts}`);
+    assert.ok(adaptive.gaveUp <= jitter.gaveUp);
+  });
+}
