@@ -329,13 +329,11 @@ impl RateLimiter {
                 return;
             }
             self.cuts += 1;
+            let measured = self.measured(t);
             let rate = if self.enabled {
-                self.measured_rate.min(self.fill_rate)
-            } else if !self.c.aws_exact && self.measured_rate == 0.0 && t > self.first_record_s {
-                // No half-second measured yet: the answers so far over the time they took.
-                self.request_count / (t - self.first_record_s)
+                measured.min(self.fill_rate)
             } else {
-                self.measured_rate
+                measured
             };
             self.last_max_rate = rate;
             self.time_window_s = self.window();
@@ -356,11 +354,21 @@ impl RateLimiter {
                 }
             }
         };
-        let rate = calculated.min(2.0 * self.measured_rate);
+        let rate = calculated.min(2.0 * self.measured(t));
         self.refill(now_ms);
         self.fill_rate = rate.max(self.c.min_rate_per_sec).min(MAX_RATE);
         self.max_capacity = rate.max(self.c.min_capacity).min(MAX_RATE);
         self.tokens = self.tokens.min(self.max_capacity);
+    }
+
+    /// The measured rate; before the first half-second completes (and not `awsExact`), the answers
+    /// so far over the time they took (AWS reads 0 there, which pins the rate to its floor).
+    fn measured(&self, t: f64) -> f64 {
+        if !self.c.aws_exact && self.measured_rate == 0.0 && t > self.first_record_s {
+            self.request_count / (t - self.first_record_s)
+        } else {
+            self.measured_rate
+        }
     }
 
     /// CUBIC's K: seconds from a cut back to `lastMax`.

@@ -70,7 +70,7 @@ describe('RetryQuota', () => {
     assert.throws(() => new RetryQuota({ capacity: 0 }), (e) => e instanceof RangeError && /capacity/.test(e.message) && /0/.test(e.message));
     assert.throws(() => new RetryQuota({ timeoutCost: 1.5 }), (e) => e instanceof RangeError && /timeoutCost/.test(e.message) && /integer from 0/.test(e.message));
     assert.throws(() => new RetryQuota({ throttledCost: -1 }), (e) => e instanceof RangeError && /throttledCost/.test(e.message));
-    assert.throws(() => new RetryQuota({ preset: 'gcp' }), (e) => e instanceof TypeError && /preset/.test(e.message));
+    assert.throws(() => new RetryQuota({ preset: 'gcp' }), (e) => e instanceof RangeError && /preset/.test(e.message) && /gcp/.test(e.message));
     assert.throws(() => new RetryQuota({ successRefund: '1' }), TypeError);
     assert.throws(() => new RetryQuota().recordSuccess(-1), TypeError);
   });
@@ -107,14 +107,16 @@ describe('RetryQuota', () => {
       calls++;
       return new Response('busy', { status: 429 });
     };
-    const res = await resilientFetch('https://api.example.test/x', undefined, {
-      fetch,
-      budget: quota,
-      breaker: false,
-      retry: { maxAttempts: 5, baseDelayMs: 0, maxDelayMs: 0 },
-    });
-    // Two retries of 5 each, then the quota refuses: resilientFetch returns the last 429.
-    assert.equal(res.status, 429);
+    await assert.rejects(
+      resilientFetch('https://api.example.test/x', undefined, {
+        fetch,
+        budget: quota,
+        breaker: false,
+        retry: { maxAttempts: 5, baseDelayMs: 0, maxDelayMs: 0 },
+      }),
+      // Two retries of 5 each, then the quota refuses (as an exhausted RetryBudget does).
+      (e) => e instanceof RetryBudgetExhaustedError && e.cause.status === 429,
+    );
     assert.equal(calls, 3);
     assert.equal(quota.available, 0);
     assert.throws(() => createCheckoutClient({ endpoint: 'https://api.example.test/c', budget: {} }), TypeError);
@@ -131,7 +133,7 @@ describe('RateLimiter', () => {
     assert.throws(() => new RateLimiter({ minRatePerSec: 0 }), (e) => e instanceof RangeError && /minRatePerSec/.test(e.message));
     assert.throws(() => new RateLimiter({ smooth: 2 }), (e) => e instanceof RangeError && /smooth/.test(e.message));
     assert.throws(() => new RateLimiter({ maxHoldMs: -1 }), (e) => e instanceof RangeError && /maxHoldMs/.test(e.message));
-    assert.throws(() => new RateLimiter({ preset: 'tcp' }), (e) => e instanceof TypeError && /preset/.test(e.message));
+    assert.throws(() => new RateLimiter({ preset: 'tcp' }), (e) => e instanceof RangeError && /preset/.test(e.message));
     assert.throws(() => new RateLimiter({ clock: 1 }), TypeError);
     assert.deepEqual(['cubic', 'aws', 'aimd'].map((preset) => new RateLimiter({ preset }).preset), ['cubic', 'aws', 'aimd']);
     return Promise.all([
@@ -158,7 +160,8 @@ describe('RateLimiter', () => {
   });
 
   test('withRetry feeds every attempt through it: a 429 switches it on, first attempts included', async () => {
-    const limiter = new RateLimiter();
+    // minRatePerSec 50: a lone 429 with no history paces at the floor (AWS: 0.5/s, a 2 s wait).
+    const limiter = new RateLimiter({ minRatePerSec: 50 });
     let calls = 0;
     const policy = { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 1, rateLimiter: limiter };
     const v = await withRetry(() => (++calls === 1 ? Promise.reject(http(429)) : 'ok'), policy);
@@ -188,13 +191,13 @@ describe('RateLimiter', () => {
   });
 
   test('resilientFetch and the checkout client pace through it and report 429s with Retry-After', async () => {
-    const limiter = new RateLimiter();
+    const limiter = new RateLimiter({ minRatePerSec: 50 });
     let calls = 0;
     const fetch = async () => (++calls === 1 ? new Response('', { status: 429, headers: { 'retry-after': '0' } }) : new Response('ok'));
     const res = await resilientFetch('https://api.example.test/y', undefined, { fetch, rateLimiter: limiter, breaker: false, retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 1 } });
     assert.equal(res.status, 200);
     assert.equal(limiter.enabled, true);
-    const seen = new RateLimiter();
+    const seen = new RateLimiter({ minRatePerSec: 50 });
     const client = createCheckoutClient({
       endpoint: 'https://api.example.test/c',
       rateLimiter: seen,
