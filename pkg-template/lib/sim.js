@@ -267,7 +267,7 @@ export function outageChartSvg(result, { width = 800, height = 260, title } = {}
   const parts = [];
   const t0 = options.outageStartMs / summary.bucketMs;
   const t1 = summary.outageEndMs / summary.bucketMs;
-  parts.push(`<rect x="${f(x(t0))}" y="${pad.t}" width="${f(Math.max(1, x(t1) - x(t0)))}" height="${h}" fill="#888" opacity="0.18"/>`);
+  if (t1 > t0) parts.push(`<rect x="${f(x(t0))}" y="${pad.t}" width="${f(Math.max(1, x(t1) - x(t0)))}" height="${h}" fill="#888" opacity="0.18"/>`);
   let served = '';
   let failed = '';
   let rejected = '';

@@ -1,0 +1,35 @@
+// examples/sim-page's throttling panel in headless Chromium: full jitter vs full jitter + an
+// adaptive limiter on a gateway at half the demand, computed in the page by the same wasm as in
+// Node (same figures), and re-run when an input changes.
+import { test } from 'node:test';
+import { join } from 'node:path';
+import { ROOT, counter, launchBrowser } from './harness.mjs';
+import { startSimPage } from '../../examples/sim-page/server.mjs';
+import { simulateOutage } from 'steadfast/sim';
+
+test('the simulator page shows the limiter lowering 429s and offered load', async () => {
+  const a = counter('example-sim-throttle');
+  const server = await startSimPage({ packageDir: join(ROOT, 'tests', 'node_modules', 'steadfast') });
+  const browser = await launchBrowser();
+  try {
+    const { page } = browser;
+    await page.goto(server.url);
+    await page.waitForSelector('body[data-throttle-runs="1"]');
+    const first = JSON.parse(await page.getAttribute('body', 'data-throttle'));
+    a.ok(first.adaptive.throttled * 10 < first.jitter.throttled, `429s ${first.adaptive.throttled} vs ${first.jitter.throttled}`);
+    a.ok(first.adaptive.offeredPerSec * 2 < first.jitter.offeredPerSec, `offered ${first.adaptive.offeredPerSec} vs ${first.jitter.offeredPerSec}`);
+    a.match(await page.innerHTML('#throttle-adaptive'), /^<svg/);
+    // The same figures as Node computes with the same options.
+    const base = { clients: 10_000, capacityPerTick: 25, throttle: true, retryAfterMs: 0, outageDurationMs: 0, durationMs: 60_000, bucketMs: 1_000, quota: false };
+    a.deepEqual(first.adaptive, simulateOutage({ ...base, limiter: 'cubic' }).summary);
+    await page.selectOption('#throttle-form select[name="limiter"]', 'aimd');
+    await page.waitForSelector('body[data-throttle-runs="2"]');
+    const aimd = JSON.parse(await page.getAttribute('body', 'data-throttle'));
+    a.deepEqual(aimd.adaptive, simulateOutage({ ...base, limiter: 'aimd' }).summary);
+    a.deepEqual(browser.problems, []);
+    a.done(6);
+  } finally {
+    await browser.close();
+    await server.close();
+  }
+});
