@@ -206,6 +206,10 @@ pub enum Expect {
         /// The largest accepted value.
         max: u32,
     },
+    /// A number strictly between 0 and 1.
+    OpenUnitInterval,
+    /// A number > 0 and ≤ 1.
+    FractionAboveZero,
 }
 
 impl Expect {
@@ -222,6 +226,8 @@ impl Expect {
             Expect::Snapshot => 7,
             Expect::NumberAtMost { .. } => 8,
             Expect::IntegerFromZero { .. } => 9,
+            Expect::OpenUnitInterval => 10,
+            Expect::FractionAboveZero => 11,
         }
     }
 }
@@ -297,6 +303,8 @@ impl Expect {
                 out.push_str("an integer from 0 to ");
                 push_u32(out, *max);
             }
+            Expect::OpenUnitInterval => out.push_str("a number between 0 and 1, both excluded"),
+            Expect::FractionAboveZero => out.push_str("a number > 0 and <= 1"),
         }
     }
 }

@@ -159,7 +159,7 @@ impl LimiterConfig {
             if v > 0.0 && v < 1.0 {
                 Ok(v)
             } else {
-                Err(Error::option(o, Expect::UnitInterval))
+                Err(Error::option(o, Expect::OpenUnitInterval))
             }
         };
         open_unit(Opt::Beta, self.beta)?;
@@ -177,7 +177,7 @@ impl LimiterConfig {
         };
         rate(Opt::ScaleConstant, self.scale_constant)?;
         if !(self.smooth > 0.0 && self.smooth <= 1.0) {
-            return Err(Error::option(Opt::Smooth, Expect::UnitInterval));
+            return Err(Error::option(Opt::Smooth, Expect::FractionAboveZero));
         }
         rate(Opt::MinRatePerSec, self.min_rate_per_sec)?;
         rate(Opt::MinCapacity, self.min_capacity)?;
@@ -520,7 +520,7 @@ mod tests {
         for beta in [0.0, 1.0, f64::NAN] {
             assert_eq!(
                 bad(LimiterConfig { beta, ..d() }),
-                Error::option(Opt::Beta, Expect::UnitInterval)
+                Error::option(Opt::Beta, Expect::OpenUnitInterval)
             );
         }
         assert!(RateLimiter::new(LimiterConfig {
