@@ -276,10 +276,16 @@ impl RateLimiter {
 
     /// Ask to send one request at `now_ms` (see [`Acquire`]).
     pub fn acquire(&mut self, now_ms: f64) -> Acquire {
-        if self.hold_until_ms > now_ms {
-            return Acquire::AskAgainAfter(self.hold_until_ms - now_ms);
+        if !now_ms.is_finite() {
+            // A broken clock must not park a caller for ever.
+            return Acquire::SendAfter(0.0);
         }
-        if !self.enabled || !now_ms.is_finite() {
+        if self.hold_until_ms > now_ms {
+            // Never longer than one hold (a clock that jumped back must not stretch it).
+            let ms = (self.hold_until_ms - now_ms).min(self.c.max_hold_ms);
+            return Acquire::AskAgainAfter(ms);
+        }
+        if !self.enabled {
             return Acquire::SendAfter(0.0);
         }
         self.refill(now_ms);
@@ -539,7 +545,16 @@ mod tests {
     #[test]
     fn weird_clocks_do_not_panic_or_poison() {
         let mut l = RateLimiter::new(LimiterConfig::default()).unwrap();
-        for now in [f64::NAN, f64::INFINITY, -1e300, 1e300, 0.0] {
+        l.hold(10.0, 500.0);
+        for now in [
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            -1e300,
+            1e300,
+            0.0,
+        ] {
+            l.hold(now, now);
             l.record(now, now, true);
             let d = l.acquire(now).to_wire();
             assert!(d.is_finite());
