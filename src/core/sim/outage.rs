@@ -555,7 +555,12 @@ pub fn simulate_outage(o: &OutageOptions) -> Result<OutageResult, Error> {
                 break;
             };
             let next = c.next;
-            let limiter = limiters.get_mut((id % p.groups) as usize);
+            // (No division per event when there is no limiter: this loop is the simulator's hot path.)
+            let limiter = if limiters.is_empty() {
+                None
+            } else {
+                limiters.get_mut((id % p.groups) as usize)
+            };
             // What happens now, decided with `c` borrowed; scheduling follows.
             let due = match c.phase {
                 Phase::Thinking | Phase::Backoff | Phase::Paced => {
