@@ -5,6 +5,8 @@ export { fullJitter, equalJitter, decorrelatedJitter, withRetry } from './lib/re
 export { isTransientError, isFetchNetworkError, parseRetryAfter } from './lib/classify.js';
 export { CircuitBreaker } from './lib/breaker.js';
 export { RetryBudget } from './lib/budget.js';
+export { RetryQuota, retryErrorClass } from './lib/quota.js';
+export { RateLimiter } from './lib/limiter.js';
 export { IdempotencyStore, newIdempotencyKey } from './lib/idempotency.js';
 export { chargeCustomer } from './lib/charge.js';
 export { reconcile } from './lib/reconcile.js';

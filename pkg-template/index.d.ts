@@ -96,8 +96,12 @@ export interface RetryPolicy {
   readonly isRetryable?: (error: unknown) => boolean | PromiseLike<boolean>;
   /** Called before each sleep. A throwing callback rejects the call. */
   readonly onRetry?: (info: RetryInfo) => void;
-  /** Consulted before every retry (never the first attempt). Default: none. */
-  readonly budget?: RetryBudget;
+  /** Consulted before every retry (never the first attempt); a RetryQuota is also refunded on success. Default: none. */
+  readonly budget?: RetryBudget | RetryQuota;
+  /** Paces every attempt, the first included, and learns from its 429s. Default: none. */
+  readonly rateLimiter?: RateLimiter;
+  /** `true`: a `new RateLimiter()` of this policy's own (ignored when `rateLimiter` is given). Default false. */
+  readonly adaptive?: boolean;
   /** Aborts the attempt and the sleep; the call rejects with `signal.reason`. */
   readonly signal?: AbortSignalLike;
   /** Uniform draws in [0, 1) for jitter. Default: a SplitMix64 seeded once from crypto. */
@@ -219,6 +223,97 @@ export class RetryBudget {
   recordRequest(): void;
   /** Retries available now. */
   readonly available: number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Throttling: weighted retry quota and adaptive rate limiter (issue 18)
+
+/** How the quota charges a failure: 429 → throttled; no response (timeout, network error) or 408 → timeout; else serverError. */
+export type RetryErrorClass = 'timeout' | 'throttled' | 'serverError';
+
+/** The class `RetryQuota` charges `error` by. */
+export function retryErrorClass(error: unknown): RetryErrorClass;
+
+export interface RetryQuotaOptions {
+  /**
+   * `'steadfast'` (default): capacity 500; a retry costs 10 after a timeout, 5 after a 429, 5 after
+   * another failure; a success without retry refunds 1. `'aws'`: the AWS SDK v3 standard mode
+   * (`@smithy/util-retry`): 500; 10, 5, 10 (500/502/503/504 are "transient" there); refund 1.
+   */
+  readonly preset?: 'steadfast' | 'aws';
+  /** Tokens when full (integer ≥ 1); it starts full. */
+  readonly capacity?: number;
+  /** Integer ≥ 0. */
+  readonly timeoutCost?: number;
+  /** Integer ≥ 0. */
+  readonly throttledCost?: number;
+  /** Integer ≥ 0. */
+  readonly serverErrorCost?: number;
+  /** Refund of a success without retry (integer ≥ 0). A success after retries refunds its last retry's cost. */
+  readonly successRefund?: number;
+}
+
+/**
+ * A weighted retry quota, usable wherever a RetryBudget is (`budget` of withRetry, resilientFetch,
+ * the checkout client). Local to the process (or tab) that holds it.
+ */
+export class RetryQuota {
+  constructor(options?: RetryQuotaOptions);
+  /** Pay for one retry after `error` (by its class): true if the quota covers it. */
+  tryConsume(error: unknown): boolean;
+  /** Report a success; `retryCost` = what its last retry paid (omit when it never retried). */
+  recordSuccess(retryCost?: number): void;
+  readonly capacity: number;
+  readonly available: number;
+}
+
+export interface RateLimiterOptions {
+  /**
+   * `'cubic'` (default): CUBIC with the AWS SDK's constants plus our rules (one cut per burst of
+   * 429s; a throttle before the first half-second is measured, not taken as rate 0).
+   * `'aws'`: the AWS SDK's `DefaultRateLimiter` exactly. `'aimd'`: additive increase,
+   * multiplicative decrease (beta 0.5, increasePerSec 10).
+   */
+  readonly preset?: 'cubic' | 'aws' | 'aimd';
+  /** Share of the rate kept on a throttle, in (0, 1). Default 0.7 (AIMD 0.5). */
+  readonly beta?: number;
+  /** CUBIC's C. Default 0.4. */
+  readonly scaleConstant?: number;
+  /** Weight of the newest half-second in the measured rate, in (0, 1]. Default 0.8. */
+  readonly smooth?: number;
+  /** Floor of the send rate (per second, > 0). Default 0.5. */
+  readonly minRatePerSec?: number;
+  /** Floor of the bucket size (> 0). Default 1. */
+  readonly minCapacity?: number;
+  /** AIMD's additive increase (per second, per second). Default 10. */
+  readonly increasePerSec?: number;
+  /** Longest Retry-After honoured (ms). Default 60,000. */
+  readonly maxHoldMs?: number;
+  /** Monotonic clock (ms). Default `performance.now`. */
+  readonly clock?: () => number;
+}
+
+/**
+ * An adaptive client-side rate limiter: a token bucket whose rate follows the server's 429s
+ * (CUBIC as the AWS SDKs' adaptive mode, or AIMD), applied before every attempt; a Retry-After
+ * holds every send until it passes. Off (no waiting) until the first 429. Local to one process
+ * or tab by design: it learns from that process's own answers, as each AWS SDK client does.
+ */
+export class RateLimiter {
+  constructor(options?: RateLimiterOptions);
+  /** Wait until a send is allowed (rejects with `signal.reason` if it aborts first). */
+  acquire(signal?: AbortSignalLike): Promise<void>;
+  /** Report an answer (withRetry, resilientFetch and the checkout client do it for you). */
+  record(outcome: { readonly throttled?: boolean; readonly retryAfterMs?: number; readonly sentAtMs?: number }): void;
+  /** Run `fn` once, paced: acquire, call, report its outcome (a 429 is a throttle). */
+  run<T>(fn: () => Promise<T> | T, signal?: AbortSignalLike): Promise<T>;
+  readonly preset: 'cubic' | 'aws' | 'aimd';
+  /** Current send rate (per second). */
+  readonly ratePerSec: number;
+  /** Measured rate of answers (per second). */
+  readonly measuredRatePerSec: number;
+  /** Whether a 429 has switched pacing on. */
+  readonly enabled: boolean;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -506,7 +601,11 @@ export interface ResilientFetchOptions {
    */
   readonly breaker?: Executor | BreakerRegistry | false;
   /** Default: a process-wide RetryBudget({ ratio: 0.2, minRetriesPerSec: 10, windowMs: 10_000 }). */
-  readonly budget?: RetryBudget | false;
+  readonly budget?: RetryBudget | RetryQuota | false;
+  /** Paces every attempt (first included) and learns from 429s / Retry-After. Default: none. */
+  readonly rateLimiter?: RateLimiter;
+  /** `true`: a process-wide `new RateLimiter()` per origin (unless `rateLimiter` is given). Default false. */
+  readonly adaptive?: boolean;
   /** Send this Idempotency-Key (or make one with 'auto', once, before the first attempt). */
   readonly idempotencyKey?: string | 'auto';
   /**
@@ -575,7 +674,11 @@ export interface CheckoutClientOptions<S extends CheckoutStore = IdempotencyStor
   /** A breaker, a registry, options for a per-origin registry, or `false` for none. Default: DEFAULT_BREAKER options. */
   readonly breaker?: Executor | BreakerRegistry | CircuitBreakerOptions | false;
   /** Default: a RetryBudget({ ratio: 0.2, minRetriesPerSec: 10, windowMs: 10_000 }) per client. */
-  readonly budget?: RetryBudget;
+  readonly budget?: RetryBudget | RetryQuota;
+  /** Paces every HTTP attempt (first included). Default: none. */
+  readonly rateLimiter?: RateLimiter;
+  /** `true`: the process-wide per-origin limiter of `resilientFetch({ adaptive: true })`. Default false. */
+  readonly adaptive?: boolean;
   /** Default: a new IdempotencyStore per client. */
   readonly store?: S;
   /** Default 10,000 ms. With `deadlineMs`, sets the settle window an unknown keeps (2 × the smaller). */

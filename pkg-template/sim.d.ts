@@ -8,6 +8,10 @@
 /** Strategy names. `fixed` waits exactly `baseDelayMs`; `none` is the exponential ceiling (1 s, 2 s, 4 s…). */
 export type Strategy = 'full' | 'equal' | 'decorrelated' | 'none' | 'fixed';
 export const STRATEGIES: readonly Strategy[];
+/** Quota presets of `simulateOutage({ quota })`. */
+export const QUOTA_PRESETS: readonly QuotaPreset[];
+/** Limiter presets of `simulateOutage({ limiter })`. */
+export const LIMITER_PRESETS: readonly LimiterPreset[];
 
 export interface HistogramOptions {
   /** Default 10,000. */
@@ -149,6 +153,45 @@ export interface OutageOptions {
   readonly breaker?: boolean | SimBreakerOptions;
   /** One retry budget shared by every client: `true` for the defaults. Default off. */
   readonly budget?: boolean | SimBudgetOptions;
+  /** Above capacity, answer 429 (a rate limit) instead of shedding like a 503. Default false. */
+  readonly throttle?: boolean;
+  /** Retry-After on those 429s, ms; 0 = none. Default 0. */
+  readonly retryAfterMs?: number;
+  /** How much capacity the throttling gateway lets accumulate, ms (≥ tickMs). Default 1,000. */
+  readonly burstMs?: number;
+  /** One weighted retry quota shared by every client. Default off. */
+  readonly quota?: boolean | QuotaPreset | SimQuotaOptions;
+  /** An adaptive rate limiter per process. Default off. */
+  readonly limiter?: boolean | LimiterPreset | SimLimiterOptions;
+  /** Processes (client i in process i mod limiterGroups), each with its own limiter. Default 100. */
+  readonly limiterGroups?: number;
+}
+
+/** `'steadfast'` (ours: 500; timeout 10, throttled 5, server error 5; refund 1) or `'aws'` (standard mode: 500; 10, 5, 10; 1). */
+export type QuotaPreset = 'steadfast' | 'aws';
+/** `'cubic'` (CUBIC with our rules), `'aws'` (the AWS SDK's DefaultRateLimiter exactly), `'aimd'`. */
+export type LimiterPreset = 'cubic' | 'aws' | 'aimd';
+
+export interface SimQuotaOptions {
+  /** Default 'steadfast'; the fields below override it. */
+  readonly preset?: QuotaPreset;
+  readonly capacity?: number;
+  readonly timeoutCost?: number;
+  readonly throttledCost?: number;
+  readonly serverErrorCost?: number;
+  readonly successRefund?: number;
+}
+
+export interface SimLimiterOptions {
+  /** Default 'cubic'; the fields below override it. */
+  readonly preset?: LimiterPreset;
+  readonly beta?: number;
+  readonly scaleConstant?: number;
+  readonly smooth?: number;
+  readonly minRatePerSec?: number;
+  readonly minCapacity?: number;
+  readonly increasePerSec?: number;
+  readonly maxHoldMs?: number;
 }
 
 export interface OutageSummary {
@@ -176,6 +219,20 @@ export interface OutageSummary {
   /** First bucket after the outage where ≥ 99 % of offered load is served; NaN when never. */
   readonly timeToRecoverMs: number;
   readonly outageEndMs: number;
+  /** Logical requests that failed because the quota refused a retry. */
+  readonly failedQuota: number;
+  /** Attempts answered 429. */
+  readonly throttled: number;
+  /** throttled ÷ attempts. */
+  readonly throttledShare: number;
+  /** Attempts per second over the run. */
+  readonly offeredPerSec: number;
+  /** Successful attempts per second over the run. */
+  readonly goodputPerSec: number;
+  /** Times the limiter made an attempt wait (re-asks included). */
+  readonly paced: number;
+  /** From here on, every 10 s window has ≤ 5 % of its attempts throttled; NaN when never. */
+  readonly convergedAtMs: number;
 }
 
 export interface OutageBucket {
@@ -185,16 +242,21 @@ export interface OutageBucket {
   readonly failed: number;
   readonly retries: number;
   readonly rejected: number;
+  /** Of `failed`, the 429s. */
+  readonly throttled: number;
 }
 
 export interface OutageResult {
   readonly strategy: Strategy;
+  readonly throttle: boolean;
+  readonly quota: QuotaPreset | false;
+  readonly limiter: LimiterPreset | false;
   readonly options: Readonly<Record<string, number>>;
   readonly summary: OutageSummary;
   readonly buckets: readonly OutageBucket[];
 }
 
-/** The outage model: offered load, served, failed, retries and breaker rejections per bucket. */
+/** The outage model: offered load, served, failed, retries, breaker rejections and 429s per bucket. */
 export function simulateOutage(options?: OutageOptions): OutageResult;
 
 /** The seed's terminal bars (`█`), on a scale shared by every run. */

@@ -464,3 +464,212 @@ fn an_outage_of_zero_changes_nothing_and_a_tiny_run_works() {
     assert_eq!(r.offered.len(), 1);
     assert_conserved(&r);
 }
+
+/// The outage results of the release before the throttling model (issue 18), pinned: the new
+/// options (429s, quota, limiter) default to off and draw no random numbers, so every existing
+/// run is bit for bit what it was. Figures computed at commit c808cd5.
+#[test]
+fn outage_results_are_unchanged_by_the_throttling_model() {
+    let hash = |v: &[u32]| {
+        v.iter().enumerate().fold(0u64, |a, (i, &x)| {
+            a.wrapping_mul(1_000_003)
+                .wrapping_add(u64::from(x) ^ i as u64)
+        })
+    };
+    let runs = [
+        OutageOptions::default(),
+        OutageOptions {
+            strategy: Strategy::None,
+            ..Default::default()
+        },
+        OutageOptions {
+            breaker: Some(breaker()),
+            budget: Some(budget()),
+            seed: 7.0,
+            ..Default::default()
+        },
+        long(1_000.0),
+    ];
+    let expected = [
+        "95646 90689 0 0 0 4957 102444 6798 1063 1063 0.0 6940459884949137092 3237986985840096258 16237222793574217302 14966663035644583302 4350233494128179140",
+        "77421 66043 6387 0 0 4991 97402 19981 6938 6938 7100.0 3934257198612266378 15236150579862029514 5691263099802062964 16943052955100084263 4350233494128179140",
+        "127187 59998 0 1271 60880 5038 71770 0 916 916 6100.0 8413206285384577746 7608799624828702072 10610984421575386366 4350233494128179140 1609864183033064464",
+        "353376 299146 53741 0 0 489 515800 162424 5056 5056 5000.0 256585800810928346 2494590246970397687 325337734289776573 10894880320900942342 10011504863119267590",
+    ];
+    for (o, want) in runs.iter().zip(expected) {
+        let r = outage(o.clone());
+        let s = r.summary;
+        let got = format!(
+            "{} {} {} {} {} {} {} {} {} {} {:?} {} {} {} {} {}",
+            s.logical_requests,
+            s.succeeded,
+            s.failed_exhausted,
+            s.failed_budget,
+            s.failed_rejected,
+            s.pending,
+            s.attempts,
+            s.retries,
+            s.peak_offered,
+            s.second_peak_offered,
+            s.time_to_recover_ms,
+            hash(&r.offered),
+            hash(&r.served),
+            hash(&r.failed),
+            hash(&r.retries),
+            hash(&r.rejected)
+        );
+        assert_eq!(got, want);
+        // Without `throttle`, nothing is a 429 and no quota or limiter is involved.
+        assert_eq!((s.throttled, s.failed_quota, s.paced), (0, 0, 0));
+    }
+}
+
+/// The throttling experiment, scaled down for debug runs: 2,000 clients in 20 processes against a
+/// gateway at half their demand that answers 429 above capacity.
+fn throttling(
+    limiter: Option<steadfast::core::limiter::LimiterConfig>,
+    retry_after_ms: f64,
+) -> OutageResult {
+    outage(OutageOptions {
+        clients: 2_000.0,
+        capacity_per_tick: 5.0,
+        limiter_groups: 20.0,
+        duration_ms: 40_000.0,
+        retry_after_ms,
+        limiter,
+        ..OutageOptions::throttling()
+    })
+}
+
+#[test]
+fn the_limiter_lowers_429s_and_offered_load_and_keeps_goodput() {
+    use steadfast::core::limiter::LimiterConfig;
+    let capacity_per_sec = 500.0;
+    for retry_after_ms in [0.0, 1_000.0] {
+        let jitter = throttling(None, retry_after_ms);
+        assert_conserved(&jitter);
+        let j = jitter.summary;
+        // Jitter alone: the gateway is saturated, most attempts are 429s, it never converges.
+        assert!(j.throttled_share > 0.4, "{}", j.throttled_share);
+        assert!(j.converged_at_ms.is_nan());
+        assert!(j.goodput_per_sec > 0.95 * capacity_per_sec);
+        for (name, l) in [
+            ("cubic", LimiterConfig::default()),
+            ("aws", LimiterConfig::aws_adaptive()),
+            ("aimd", LimiterConfig::aimd()),
+        ] {
+            let r = throttling(Some(l), retry_after_ms);
+            assert_conserved(&r);
+            let s = r.summary;
+            let sum = |v: &[u32]| v.iter().map(|&x| u64::from(x)).sum::<u64>();
+            assert_eq!(sum(&r.throttled), s.throttled);
+            assert!(s.paced > 0);
+            // 429s fall by more than 10×, offered load by more than half.
+            assert!(
+                s.throttled * 10 < j.throttled,
+                "{name} ra {retry_after_ms}: {} vs {}",
+                s.throttled,
+                j.throttled
+            );
+            assert!(
+                s.offered_per_sec * 2.0 < j.offered_per_sec,
+                "{name} ra {retry_after_ms}: {} vs {}",
+                s.offered_per_sec,
+                j.offered_per_sec
+            );
+            // Goodput stays a large share of capacity (the CUBIC sawtooth costs some).
+            assert!(
+                s.goodput_per_sec > 0.6 * capacity_per_sec,
+                "{name} ra {retry_after_ms}: {}",
+                s.goodput_per_sec
+            );
+            assert!(
+                s.failed() * 20 < s.logical_requests,
+                "{name}: {}",
+                s.failed()
+            );
+        }
+    }
+}
+
+#[test]
+fn throttling_options_are_validated_and_429s_are_counted() {
+    let bad = |o: OutageOptions| simulate_outage(&o).unwrap_err();
+    assert_eq!(
+        bad(OutageOptions {
+            burst_ms: 1.0,
+            ..OutageOptions::throttling()
+        }),
+        Error::option(Opt::BurstMs, Expect::AtLeast(Opt::TickMs))
+    );
+    assert!(matches!(
+        bad(OutageOptions {
+            retry_after_ms: -1.0,
+            ..OutageOptions::throttling()
+        }),
+        Error::InvalidOption {
+            option: Opt::RetryAfterMs,
+            ..
+        }
+    ));
+    assert!(matches!(
+        bad(OutageOptions {
+            limiter_groups: 0.0,
+            ..OutageOptions::throttling()
+        }),
+        Error::InvalidOption {
+            option: Opt::LimiterGroups,
+            ..
+        }
+    ));
+    // The same saturated gateway without `throttle` sheds (503s): no 429s, same attempts.
+    let shed = outage(OutageOptions {
+        throttle: false,
+        clients: 2_000.0,
+        capacity_per_tick: 5.0,
+        duration_ms: 10_000.0,
+        ..OutageOptions::throttling()
+    });
+    assert_eq!(shed.summary.throttled, 0);
+    assert!(shed.summary.attempts > shed.summary.logical_requests);
+}
+
+#[test]
+fn retry_after_stretches_retries_and_the_quota_refuses_by_class() {
+    use steadfast::core::quota::QuotaConfig;
+    let base = OutageOptions {
+        clients: 2_000.0,
+        capacity_per_tick: 5.0,
+        duration_ms: 20_000.0,
+        ..OutageOptions::throttling()
+    };
+    let plain = outage(base.clone()).summary;
+    let ra = outage(OutageOptions {
+        retry_after_ms: 2_000.0,
+        ..base.clone()
+    })
+    .summary;
+    // Retry-After 2 s is a floor on every retry delay: fewer retries in the same time.
+    assert!(
+        ra.retries < plain.retries,
+        "{} vs {}",
+        ra.retries,
+        plain.retries
+    );
+    // A quota whose 429 cost is 0 never refuses after a 429; one whose cost is huge always does.
+    let free = QuotaConfig::new(10.0, 1000.0, 0.0, 1000.0, 0.0).unwrap();
+    let dear = QuotaConfig::new(10.0, 0.0, 11.0, 0.0, 0.0).unwrap();
+    let with = |q| {
+        outage(OutageOptions {
+            quota: Some(q),
+            ..base.clone()
+        })
+        .summary
+    };
+    let (f, d) = (with(free), with(dear));
+    assert_eq!(f.failed_quota, 0);
+    assert_eq!(f.retries, plain.retries);
+    assert_eq!(d.retries, 0);
+    assert!(d.failed_quota > 0);
+    assert_eq!(d.failed_quota, d.logical_requests - d.succeeded - d.pending);
+}

@@ -26,3 +26,5 @@ mod idempotency;
 mod keys;
 #[path = "wasm/retry.rs"]
 mod retry;
+#[path = "wasm/throttle.rs"]
+mod throttle;

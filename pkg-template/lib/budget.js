@@ -4,6 +4,7 @@
 
 import { BudgetCore } from '../steadfast_core.js';
 import * as o from './options.js';
+import { quotaCore } from './quota.js';
 
 const CORE = Symbol('steadfast.budget');
 
@@ -61,8 +62,14 @@ export class RetryBudget {
   }
 }
 
-/** @internal The driver's view of a budget option. */
+/**
+ * @internal The driver's view of a budget option: `{ countRequest(), tryWithdraw(error) -> receipt
+ * | false, recordSuccess?(receipt), available() }`. A RetryQuota fits the same shape (it charges by
+ * the error's class and is refunded on success).
+ */
 export function budgetCore(value, where) {
   if (value instanceof RetryBudget) return value[CORE];
-  throw o.typeError(where, 'budget', 'a RetryBudget', value);
+  const quota = quotaCore(value);
+  if (quota !== undefined) return quota;
+  throw o.typeError(where, 'budget', 'a RetryBudget or a RetryQuota', value);
 }

@@ -95,7 +95,16 @@ export function createCheckoutClient(options) {
   // the caller's own bound on how late its gateway may still process a request.
   const settleAfterMs = o.num(opts, 'settleAfterMs', where) ?? settleWindowFor(attemptTimeoutMs, deadlineMs);
   if (!(settleAfterMs >= 0)) throw o.rangeError(where, 'settleAfterMs', 'a number >= 0', settleAfterMs);
-  const fetchOptions = { retry: opts.retry, budget, breaker: registry ?? false, attemptTimeoutMs, deadlineMs, settleAfterMs };
+  const fetchOptions = {
+    retry: opts.retry,
+    budget,
+    breaker: registry ?? false,
+    attemptTimeoutMs,
+    deadlineMs,
+    settleAfterMs,
+    rateLimiter: opts.rateLimiter,
+    adaptive: opts.adaptive,
+  };
   checkFetchOptions(fetchOptions);
   const inFlight = new Map();
   /** key -> the charge, while its outcome is unknown (what reconcile() re-sends). */

@@ -14,6 +14,8 @@
 import { methodIsRetryable, settleAfterMs as coreSettleAfterMs } from '../steadfast_core.js';
 import { CircuitBreaker } from './breaker.js';
 import { RetryBudget } from './budget.js';
+import { RetryQuota } from './quota.js';
+import { RateLimiter } from './limiter.js';
 import { OfflineError, OutcomeUnknownError } from './errors.js';
 import { isTransientError, isTransientResponse, hasCode } from './classify.js';
 import { withRetry } from './retry.js';
@@ -85,6 +87,8 @@ export class BreakerRegistry {
 
 let sharedRegistry;
 let sharedBudget;
+/** `adaptive: true`: one RateLimiter per origin, process-wide (a rate is a property of the server). */
+const sharedLimiters = new Map();
 
 function urlOf(input) {
   const raw = typeof input === 'string' ? input : typeof input?.href === 'string' ? input.href : input?.url;
@@ -113,7 +117,12 @@ export function compile(options) {
     throw o.typeError(where, 'breaker', 'a CircuitBreaker, a BreakerRegistry or false', breaker);
   }
   let budget = opts.budget;
-  if (budget !== undefined && budget !== false && !(budget instanceof RetryBudget)) throw o.typeError(where, 'budget', 'a RetryBudget or false', budget);
+  if (budget !== undefined && budget !== false && !(budget instanceof RetryBudget) && !(budget instanceof RetryQuota)) {
+    throw o.typeError(where, 'budget', 'a RetryBudget, a RetryQuota or false', budget);
+  }
+  const rateLimiter = opts.rateLimiter;
+  if (rateLimiter !== undefined && !(rateLimiter instanceof RateLimiter)) throw o.typeError(where, 'rateLimiter', 'a RateLimiter', rateLimiter);
+  if (opts.adaptive !== undefined && typeof opts.adaptive !== 'boolean') throw o.typeError(where, 'adaptive', 'a boolean', opts.adaptive);
   const key = opts.idempotencyKey;
   if (key !== undefined && typeof key !== 'string') throw o.typeError(where, 'idempotencyKey', "a string or 'auto'", key);
   const settleAfterMs = o.num(opts, 'settleAfterMs', where);
@@ -127,6 +136,8 @@ export function compile(options) {
     deadlineMs,
     breaker,
     budget,
+    rateLimiter,
+    adaptive: opts.adaptive === true,
     key,
     settleAfterMs,
     bufferBody,
@@ -146,6 +157,12 @@ export function settleWindowFor(attemptTimeoutMs, deadlineMs) {
 function checkRequest(url, method, headers) {
   if (typeof Request !== 'function') return;
   new Request(url.href, { method, headers });
+}
+
+function limiterFor(origin) {
+  let l = sharedLimiters.get(origin);
+  if (l === undefined) sharedLimiters.set(origin, (l = new RateLimiter()));
+  return l;
 }
 
 function attemptTimeout(ms) {
@@ -251,6 +268,7 @@ export async function fetchWithState(input, init, options, state) {
     maxElapsedMs: c.deadlineMs,
     signal: callerSignal,
     budget,
+    rateLimiter: c.rateLimiter ?? (c.adaptive ? limiterFor(url.origin) : undefined),
     isRetryable: (e) =>
       e instanceof RetryableResponse ||
       e instanceof OfflineError ||
@@ -262,6 +280,7 @@ export async function fetchWithState(input, init, options, state) {
     },
   };
   if (policy.random === undefined) delete policy.random;
+  if (policy.rateLimiter === undefined) delete policy.rateLimiter;
 
   try {
     const run = () => withRetry(attempt, policy);

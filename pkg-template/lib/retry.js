@@ -9,6 +9,7 @@ import * as o from './options.js';
 import { isTransientError, retryAfterMsOf } from './classify.js';
 import { sleep, raceAbort, after } from './clock.js';
 import { budgetCore } from './budget.js';
+import { RateLimiter, limiterDriver } from './limiter.js';
 
 const JITTERS = ['full', 'equal', 'decorrelated', 'none'];
 
@@ -57,15 +58,26 @@ function compile(policy) {
     clock: o.clock(p, where),
     signal: o.signal(p, 'signal', where),
     budget: p.budget === undefined ? undefined : budgetCore(p.budget, where),
+    limiter: rateLimiterOf(p, where),
     maxElapsedMs: values.maxElapsedMs,
     core: o.core(where, values, () =>
       new RetryCore(values.maxAttempts, values.baseDelayMs, values.maxDelayMs, jitter, values.maxElapsedMs),
     ),
   };
   c.first = Object.freeze({ attempt: 1, signal: undefined });
+  // A quota is refunded on success (a RetryBudget is not: it has no recordSuccess).
+  const refund = c.budget?.recordSuccess;
+  c.firstOk = refund === undefined ? undefined : (value) => (refund(undefined), value);
   Object.freeze(p);
   compiled.set(p, c);
   return c;
+}
+
+/** `rateLimiter: RateLimiter`, or `adaptive: true` for one of this policy's own. */
+function rateLimiterOf(p, where) {
+  if (p.adaptive !== undefined && typeof p.adaptive !== 'boolean') throw o.typeError(where, 'adaptive', 'a boolean', p.adaptive);
+  if (p.rateLimiter !== undefined) return limiterDriver(p.rateLimiter, where);
+  return p.adaptive === true ? limiterDriver(new RateLimiter(), where) : undefined;
 }
 
 /** @internal Validate (and freeze, and cache) a policy now, e.g. before it is wrapped in a breaker. */
@@ -86,6 +98,11 @@ export function withRetry(fn, policy) {
     return Promise.reject(e); // an async API reports bad input as a rejection, never a sync throw
   }
   if (c.budget !== undefined) c.budget.countRequest();
+  if (c.limiter !== undefined) {
+    // Every attempt, the first included, waits for the limiter and reports its outcome to it.
+    const user = fn;
+    fn = (ctx) => c.limiter.run(user, ctx);
+  }
   if (c.signal === undefined && c.maxElapsedMs === undefined) {
     let p;
     try {
@@ -93,7 +110,7 @@ export function withRetry(fn, policy) {
     } catch (e) {
       return loop(fn, c, e, 0, undefined, undefined);
     }
-    return Promise.resolve(p).then(undefined, (e) => loop(fn, c, e, 0, undefined, undefined));
+    return Promise.resolve(p).then(c.firstOk, (e) => loop(fn, c, e, 0, undefined, undefined));
   }
   return guarded(fn, c);
 }
@@ -118,7 +135,9 @@ async function guarded(fn, c) {
   }
   try {
     try {
-      return await raceAbort(fn, Object.freeze({ attempt: 1, signal }), signal);
+      const value = await raceAbort(fn, Object.freeze({ attempt: 1, signal }), signal);
+      c.budget?.recordSuccess?.(undefined);
+      return value;
     } catch (e) {
       if (signal.aborted && e === signal.reason) throw e;
       return await loop(fn, c, e, start, signal, state);
@@ -162,7 +181,8 @@ async function loop(fn, c, error, start, signal, state) {
       if (delay === -3) throw new DeadlineExceededError(c.maxElapsedMs, error, attempt);
       throw error;
     }
-    if (c.budget !== undefined && !c.budget.tryWithdraw()) throw new RetryBudgetExhaustedError(error, attempt);
+    const receipt = c.budget === undefined ? undefined : c.budget.tryWithdraw(error);
+    if (receipt === false) throw new RetryBudgetExhaustedError(error, attempt);
     if (c.onRetry !== undefined) c.onRetry(Object.freeze({ attempt, delayMs: delay, error }));
     await sleep(delay, signal);
     previous = delay;
@@ -171,7 +191,9 @@ async function loop(fn, c, error, start, signal, state) {
     if (state !== undefined) state.attempt = attempt + 1;
     const ctx = Object.freeze({ attempt: attempt + 1, signal });
     try {
-      return await (signal === undefined ? fn(ctx) : raceAbort(fn, ctx, signal));
+      const value = await (signal === undefined ? fn(ctx) : raceAbort(fn, ctx, signal));
+      c.budget?.recordSuccess?.(receipt);
+      return value;
     } catch (e) {
       if (signal !== undefined && signal.aborted && e === signal.reason) throw e;
       error = e;

@@ -118,6 +118,26 @@ function nested(opts, name, where, shapeKeys) {
   return { mode: shapeKeys.some((k) => v[k] !== undefined) ? 2 : 1, sub: v };
 }
 
+/** Quota presets, by core mode id − 1. */
+export const QUOTA_PRESETS = Object.freeze(['steadfast', 'aws']);
+/** Limiter presets, by core mode id − 1: CUBIC with our rules, the AWS SDK's exact rules, AIMD. */
+export const LIMITER_PRESETS = Object.freeze(['cubic', 'aws', 'aimd']);
+
+/** `quota` / `limiter`: false or absent = off, true = the first preset, a preset name, or `{ preset, ...overrides }`. */
+function preset(opts, name, where, names) {
+  const v = opts[name];
+  if (v === undefined || v === false) return { mode: 0, sub: {} };
+  if (v === true) return { mode: 1, sub: {} };
+  const expected = `a boolean, ${names.map((n) => `'${n}'`).join(', ')} or an object`;
+  if (typeof v === 'string') {
+    const i = names.indexOf(v);
+    if (i < 0) throw o.typeError(where, name, expected, v);
+    return { mode: i + 1, sub: {} };
+  }
+  if (v === null || typeof v !== 'object') throw o.typeError(where, name, expected, v);
+  return { mode: o.oneOf(v, 'preset', where, names, 0) + 1, sub: v };
+}
+
 /**
  * The outage model (see src/core/sim/outage.rs for the rules): `clients` closed-loop clients
  * against a gateway that admits `capacityPerTick` attempts per tick and answers nothing during
@@ -132,11 +152,22 @@ function nested(opts, name, where, shapeKeys) {
  * openDurationMs, probesToClose }`. `budget`: one shared retry budget: `true`, `{ ratio = 0.2,
  * minRetriesPerSec = 10, windowMs = 10000 }` or `{ capacity = 100, refillPerSec = 10 }`.
  *
- * Returns `{ strategy, options, summary, buckets }`: `summary` = `{ bucketMs, buckets,
- * logicalRequests, succeeded, failed, failedExhausted, failedBudget, failedRejected, pending,
- * attempts, retries, outageAttempts, peakOffered, peakOfferedAtMs, secondPeakOffered,
- * secondPeakAtMs, amplification, recoveredAtMs, timeToRecoverMs, outageEndMs }` (NaN = did not
- * recover); `buckets` = `[{ atMs, offered, served, failed, retries, rejected }]`.
+ * Throttling: `throttle = false` (true: above capacity the gateway answers 429 — a rate limit
+ * whose bucket holds `burstMs = 1000` of capacity — with a Retry-After of `retryAfterMs = 0`
+ * when > 0). `quota`: one shared weighted retry quota: `true`/`'steadfast'` (capacity 500, timeout
+ * 10, throttled 5, server error 5, refund 1), `'aws'` (AWS standard mode: 500, 10, 5, 10, 1) or
+ * `{ preset, capacity, timeoutCost, throttledCost, serverErrorCost, successRefund }`. `limiter`:
+ * an adaptive rate limiter per process (`limiterGroups = 100` processes, client i in process
+ * i mod limiterGroups): `true`/`'cubic'`, `'aws'` (the AWS SDK's exact rules), `'aimd'`, or
+ * `{ preset, beta, scaleConstant, smooth, minRatePerSec, minCapacity, increasePerSec, maxHoldMs }`.
+ *
+ * Returns `{ strategy, throttle, quota, limiter, options, summary, buckets }`: `summary` = `{
+ * bucketMs, buckets, logicalRequests, succeeded, failed, failedExhausted, failedBudget,
+ * failedRejected, pending, attempts, retries, outageAttempts, peakOffered, peakOfferedAtMs,
+ * secondPeakOffered, secondPeakAtMs, amplification, recoveredAtMs, timeToRecoverMs, outageEndMs,
+ * failedQuota, throttled, throttledShare, offeredPerSec, goodputPerSec, paced, convergedAtMs }`
+ * (NaN = did not recover / converge); `buckets` = `[{ atMs, offered, served, failed, retries,
+ * rejected, throttled }]`.
  */
 export function simulateOutage(options) {
   const where = 'simulateOutage';
@@ -144,21 +175,29 @@ export function simulateOutage(options) {
   const { input, summary: summaryNames } = outageLayout();
   const values = {};
   const vector = simOutageDefaults();
-  const breaker = nested(opts, 'breaker', where, ['failureThreshold']);
-  const budget = nested(opts, 'budget', where, ['capacity', 'refillPerSec']);
+  const groups = {
+    breaker: nested(opts, 'breaker', where, ['failureThreshold']),
+    budget: nested(opts, 'budget', where, ['capacity', 'refillPerSec']),
+    quota: preset(opts, 'quota', where, QUOTA_PRESETS),
+    limiter: preset(opts, 'limiter', where, LIMITER_PRESETS),
+  };
+  if (opts.throttle !== undefined && typeof opts.throttle !== 'boolean') throw o.typeError(where, 'throttle', 'a boolean', opts.throttle);
   input.forEach((key, i) => {
     const dot = key.indexOf('.');
     let value;
     if (key === 'strategy') {
       value = o.oneOf(opts, 'strategy', where, STRATEGIES, vector[i]);
-    } else if (key === 'breaker' || key === 'budget') {
-      value = (key === 'breaker' ? breaker : budget).mode;
+    } else if (key === 'throttle') {
+      value = opts.throttle === undefined ? vector[i] : Number(opts.throttle);
+    } else if (Object.hasOwn(groups, key)) {
+      value = groups[key].mode;
     } else {
-      const sub = dot < 0 ? opts : key.startsWith('breaker') ? breaker.sub : budget.sub;
+      const sub = dot < 0 ? opts : groups[key.slice(0, dot)].sub;
       const name = dot < 0 ? key : key.slice(dot + 1);
       value = o.num(sub, name, where);
       if (value === undefined) value = vector[i];
-      values[name] = value;
+      // NaN = "the preset's value" (quota.*, limiter.*): not an option the caller set.
+      if (dot < 0 || !Number.isNaN(value)) values[name] = value;
     }
     vector[i] = value;
   });
@@ -176,9 +215,19 @@ export function simulateOutage(options) {
       failed: out[base + 2 * n + i],
       retries: out[base + 3 * n + i],
       rejected: out[base + 4 * n + i],
+      throttled: out[base + 5 * n + i],
     };
   }
-  return { strategy: STRATEGIES[vector[0]], options: values, summary, buckets };
+  const at = (key) => vector[input.indexOf(key)];
+  return {
+    strategy: STRATEGIES[vector[0]],
+    throttle: at('throttle') === 1,
+    quota: at('quota') === 0 ? false : QUOTA_PRESETS[at('quota') - 1],
+    limiter: at('limiter') === 0 ? false : LIMITER_PRESETS[at('limiter') - 1],
+    options: values,
+    summary,
+    buckets,
+  };
 }
 
 /**
@@ -218,7 +267,7 @@ export function outageChartSvg(result, { width = 800, height = 260, title } = {}
   const parts = [];
   const t0 = options.outageStartMs / summary.bucketMs;
   const t1 = summary.outageEndMs / summary.bucketMs;
-  parts.push(`<rect x="${f(x(t0))}" y="${pad.t}" width="${f(Math.max(1, x(t1) - x(t0)))}" height="${h}" fill="#888" opacity="0.18"/>`);
+  if (t1 > t0) parts.push(`<rect x="${f(x(t0))}" y="${pad.t}" width="${f(Math.max(1, x(t1) - x(t0)))}" height="${h}" fill="#888" opacity="0.18"/>`);
   let served = '';
   let failed = '';
   let rejected = '';

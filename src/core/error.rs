@@ -45,11 +45,26 @@ pub enum Opt {
     OutageStartMs,
     OutageDurationMs,
     DurationMs,
+    TimeoutCost,
+    ThrottledCost,
+    ServerErrorCost,
+    SuccessRefund,
+    Beta,
+    ScaleConstant,
+    Smooth,
+    MinRatePerSec,
+    MinCapacity,
+    IncreasePerSec,
+    MaxHoldMs,
+    Limiter,
+    LimiterGroups,
+    RetryAfterMs,
+    BurstMs,
 }
 
 impl Opt {
     /// All options, in id order (the id is the index).
-    pub const ALL: [Opt; 33] = [
+    pub const ALL: [Opt; 48] = [
         Opt::MaxAttempts,
         Opt::BaseDelayMs,
         Opt::MaxDelayMs,
@@ -83,6 +98,21 @@ impl Opt {
         Opt::OutageStartMs,
         Opt::OutageDurationMs,
         Opt::DurationMs,
+        Opt::TimeoutCost,
+        Opt::ThrottledCost,
+        Opt::ServerErrorCost,
+        Opt::SuccessRefund,
+        Opt::Beta,
+        Opt::ScaleConstant,
+        Opt::Smooth,
+        Opt::MinRatePerSec,
+        Opt::MinCapacity,
+        Opt::IncreasePerSec,
+        Opt::MaxHoldMs,
+        Opt::Limiter,
+        Opt::LimiterGroups,
+        Opt::RetryAfterMs,
+        Opt::BurstMs,
     ];
 
     /// The option's name as users write it (camelCase, units in the name).
@@ -121,6 +151,21 @@ impl Opt {
             Opt::OutageStartMs => "outageStartMs",
             Opt::OutageDurationMs => "outageDurationMs",
             Opt::DurationMs => "durationMs",
+            Opt::TimeoutCost => "timeoutCost",
+            Opt::ThrottledCost => "throttledCost",
+            Opt::ServerErrorCost => "serverErrorCost",
+            Opt::SuccessRefund => "successRefund",
+            Opt::Beta => "beta",
+            Opt::ScaleConstant => "scaleConstant",
+            Opt::Smooth => "smooth",
+            Opt::MinRatePerSec => "minRatePerSec",
+            Opt::MinCapacity => "minCapacity",
+            Opt::IncreasePerSec => "increasePerSec",
+            Opt::MaxHoldMs => "maxHoldMs",
+            Opt::Limiter => "limiter",
+            Opt::LimiterGroups => "limiterGroups",
+            Opt::RetryAfterMs => "retryAfterMs",
+            Opt::BurstMs => "burstMs",
         }
     }
 
@@ -156,6 +201,15 @@ pub enum Expect {
         /// The largest accepted value.
         max: u32,
     },
+    /// An integer from 0 to `max`.
+    IntegerFromZero {
+        /// The largest accepted value.
+        max: u32,
+    },
+    /// A number strictly between 0 and 1.
+    OpenUnitInterval,
+    /// A number > 0 and ≤ 1.
+    FractionAboveZero,
 }
 
 impl Expect {
@@ -171,6 +225,9 @@ impl Expect {
             Expect::OneOf(_) => 6,
             Expect::Snapshot => 7,
             Expect::NumberAtMost { .. } => 8,
+            Expect::IntegerFromZero { .. } => 9,
+            Expect::OpenUnitInterval => 10,
+            Expect::FractionAboveZero => 11,
         }
     }
 }
@@ -242,6 +299,12 @@ impl Expect {
                 out.push_str("a finite number from 0 to ");
                 push_u32(out, *max);
             }
+            Expect::IntegerFromZero { max } => {
+                out.push_str("an integer from 0 to ");
+                push_u32(out, *max);
+            }
+            Expect::OpenUnitInterval => out.push_str("a number between 0 and 1, both excluded"),
+            Expect::FractionAboveZero => out.push_str("a number > 0 and <= 1"),
         }
     }
 }
@@ -322,6 +385,14 @@ pub(crate) mod check {
             Ok(v as u32)
         } else {
             Err(Error::option(option, Expect::IntegerAtLeastOne { max }))
+        }
+    }
+
+    pub fn integer(option: Opt, v: f64, max: u32) -> Result<u32, Error> {
+        if v.is_finite() && v >= 0.0 && v <= f64::from(max) && v.fract() == 0.0 {
+            Ok(v as u32)
+        } else {
+            Err(Error::option(option, Expect::IntegerFromZero { max }))
         }
     }
 

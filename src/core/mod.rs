@@ -10,6 +10,8 @@ pub mod budget;
 pub mod classify;
 pub mod error;
 pub mod idempotency;
+pub mod limiter;
+pub mod quota;
 pub mod reconcile;
 pub mod retry;
 pub mod rng;

@@ -17,6 +17,8 @@ mod breaker;
 mod budget;
 mod classify;
 mod idempotency;
+mod limiter;
+mod quota;
 mod random;
 mod reconcile;
 mod retry;
@@ -30,6 +32,8 @@ pub use classify::{
     parse_should_retry,
 };
 pub use idempotency::{key_rule, StoreCore};
+pub use limiter::{limiter_preset, LimiterCore};
+pub use quota::{quota_error_class, quota_preset, QuotaCore};
 pub use random::{new_idempotency_key, seed_random};
 pub use reconcile::{failed_verdict_wait_ms, settle_after_ms};
 pub use retry::{jitter_delay, RetryCore};

@@ -12,6 +12,8 @@ use super::throw;
 use crate::core::breaker::BreakerConfig;
 use crate::core::budget::{RatioBudget, RetryBudget, TokenBucket};
 use crate::core::error::Error;
+use crate::core::limiter::LimiterConfig;
+use crate::core::quota::QuotaConfig;
 use crate::core::sim::{
     jitter_table, simulate_histogram, simulate_outage, HistogramOptions, JitterOptions,
     OutageOptions, Strategy,
@@ -76,9 +78,10 @@ pub fn sim_jitter(
 }
 
 /// Option layout of [`sim_outage`]: index = position. `breaker` is 0 none, 1 rate, 2
-/// consecutive; `budget` is 0 none, 1 ratio, 2 token bucket; `breaker.*` / `budget.*` are read
-/// from those nested objects.
-const OPTIONS: [&str; 27] = [
+/// consecutive; `budget` is 0 none, 1 ratio, 2 token bucket; `quota` is 0 none, 1 ours, 2 AWS
+/// standard; `limiter` is 0 none, 1 CUBIC (ours), 2 AWS adaptive, 3 AIMD; `breaker.*` /
+/// `budget.*` / `quota.*` / `limiter.*` are read from those nested objects (NaN = the preset's).
+const OPTIONS: [&str; 45] = [
     "strategy",
     "clients",
     "thinkTimeMs",
@@ -106,6 +109,24 @@ const OPTIONS: [&str; 27] = [
     "budget.windowMs",
     "budget.capacity",
     "budget.refillPerSec",
+    "throttle",
+    "retryAfterMs",
+    "burstMs",
+    "limiterGroups",
+    "quota",
+    "quota.capacity",
+    "quota.timeoutCost",
+    "quota.throttledCost",
+    "quota.serverErrorCost",
+    "quota.successRefund",
+    "limiter",
+    "limiter.beta",
+    "limiter.scaleConstant",
+    "limiter.smooth",
+    "limiter.minRatePerSec",
+    "limiter.minCapacity",
+    "limiter.increasePerSec",
+    "limiter.maxHoldMs",
 ];
 
 /// Defaults of the nested options (positions 15..27), used when a breaker or budget is on.
@@ -117,7 +138,7 @@ const NESTED_DEFAULTS: [f64; 12] = [
 ];
 
 /// Summary fields at the head of [`sim_outage`]'s result.
-const SUMMARY: [&str; 20] = [
+const SUMMARY: [&str; 27] = [
     "bucketMs",
     "buckets",
     "logicalRequests",
@@ -138,6 +159,13 @@ const SUMMARY: [&str; 20] = [
     "recoveredAtMs",
     "timeToRecoverMs",
     "outageEndMs",
+    "failedQuota",
+    "throttled",
+    "throttledShare",
+    "offeredPerSec",
+    "goodputPerSec",
+    "paced",
+    "convergedAtMs",
 ];
 
 /// `"<option>,<option>,…;<summary field>,…"`: the layouts of [`sim_outage`]'s input and output.
@@ -171,7 +199,27 @@ pub fn sim_outage_defaults() -> Vec<f64> {
         d.seed,
     ];
     v.extend_from_slice(&NESTED_DEFAULTS);
+    v.extend_from_slice(&[
+        f64::from(u8::from(d.throttle)),
+        d.retry_after_ms,
+        d.burst_ms,
+        d.limiter_groups,
+        0.0,
+    ]);
+    // quota.* and limiter.*: NaN = the chosen preset's value.
+    v.extend_from_slice(&[f64::NAN; 5]);
+    v.push(0.0);
+    v.extend_from_slice(&[f64::NAN; 7]);
     v
+}
+
+/// `v` unless NaN (absent), else `preset`.
+fn or(v: f64, preset: f64) -> f64 {
+    if v.is_nan() {
+        preset
+    } else {
+        v
+    }
 }
 
 fn options(v: &[f64]) -> Result<OutageOptions, Error> {
@@ -197,6 +245,46 @@ fn options(v: &[f64]) -> Result<OutageOptions, Error> {
         2 => Some(RetryBudget::TokenBucket(TokenBucket::new(at(25), at(26))?)),
         _ => None,
     };
+    let quota = match at(31) as u32 {
+        0 => None,
+        m => {
+            let p = if m == 2 {
+                QuotaConfig::aws_standard()
+            } else {
+                QuotaConfig::default()
+            };
+            Some(QuotaConfig::new(
+                or(at(32), f64::from(p.capacity)),
+                or(at(33), f64::from(p.timeout)),
+                or(at(34), f64::from(p.throttled)),
+                or(at(35), f64::from(p.server_error)),
+                or(at(36), f64::from(p.success_refund)),
+            )?)
+        }
+    };
+    let limiter = match at(37) as u32 {
+        0 => None,
+        m => {
+            let p = match m {
+                2 => LimiterConfig::aws_adaptive(),
+                3 => LimiterConfig::aimd(),
+                _ => LimiterConfig::default(),
+            };
+            Some(
+                LimiterConfig {
+                    beta: or(at(38), p.beta),
+                    scale_constant: or(at(39), p.scale_constant),
+                    smooth: or(at(40), p.smooth),
+                    min_rate_per_sec: or(at(41), p.min_rate_per_sec),
+                    min_capacity: or(at(42), p.min_capacity),
+                    increase_per_sec: or(at(43), p.increase_per_sec),
+                    max_hold_ms: or(at(44), p.max_hold_ms),
+                    ..p
+                }
+                .validated()?,
+            )
+        }
+    };
     Ok(OutageOptions {
         strategy: Strategy::from_id(at(0) as u32)?,
         clients: at(1),
@@ -215,19 +303,25 @@ fn options(v: &[f64]) -> Result<OutageOptions, Error> {
         seed: at(14),
         breaker,
         budget,
+        throttle: at(27) != 0.0,
+        retry_after_ms: at(28),
+        burst_ms: at(29),
+        limiter_groups: at(30),
+        quota,
+        limiter,
     })
 }
 
 /// Run the outage model. `options` follows [`sim_outage_layout`] (missing tail = defaults).
 /// Returns the summary (layout order), then `buckets` values each of offered, served, failed,
-/// retries, rejected.
+/// retries, rejected, throttled.
 #[wasm_bindgen(js_name = simOutage)]
 pub fn sim_outage(options_in: &[f64]) -> Result<Vec<f64>, JsValue> {
     let o = options(options_in).map_err(throw)?;
     let r = simulate_outage(&o).map_err(throw)?;
     let s = r.summary;
     let n = r.offered.len();
-    let mut out = Vec::with_capacity(SUMMARY.len() + 5 * n);
+    let mut out = Vec::with_capacity(SUMMARY.len() + 6 * n);
     out.extend_from_slice(&[
         r.bucket_ms,
         n as f64,
@@ -249,8 +343,22 @@ pub fn sim_outage(options_in: &[f64]) -> Result<Vec<f64>, JsValue> {
         s.recovered_at_ms,
         s.time_to_recover_ms,
         s.outage_end_ms,
+        s.failed_quota as f64,
+        s.throttled as f64,
+        s.throttled_share,
+        s.offered_per_sec,
+        s.goodput_per_sec,
+        s.paced as f64,
+        s.converged_at_ms,
     ]);
-    for series in [&r.offered, &r.served, &r.failed, &r.retries, &r.rejected] {
+    for series in [
+        &r.offered,
+        &r.served,
+        &r.failed,
+        &r.retries,
+        &r.rejected,
+        &r.throttled,
+    ] {
         out.extend(series.iter().map(|&c| f64::from(c)));
     }
     Ok(out)

@@ -294,6 +294,30 @@ const TARGETS = {
       assert.equal(typeof b.tryConsume(), 'boolean');
     },
   },
+  RetryQuota: {
+    keys: ['preset', 'capacity', 'timeoutCost', 'throttledCost', 'serverErrorCost', 'successRefund'],
+    valid: { preset: fc.constantFrom('steadfast', 'aws'), capacity: int(1, 100), timeoutCost: int(0, 20), throttledCost: int(0, 20), serverErrorCost: int(0, 20), successRefund: int(0, 5) },
+    call: async (o) => new steadfast.RetryQuota(o),
+    async use(q) {
+      assert.equal(typeof q.tryConsume({ status: 429 }), 'boolean');
+      assert.equal(typeof q.tryConsume(new Error('no status')), 'boolean');
+      q.recordSuccess();
+      q.recordSuccess(3);
+      const a = q.available;
+      assert.ok(Number.isInteger(a) && a >= 0 && a <= q.capacity, `available ${a} of ${q.capacity}`);
+    },
+  },
+  RateLimiter: {
+    keys: ['preset', 'beta', 'scaleConstant', 'smooth', 'minRatePerSec', 'minCapacity', 'increasePerSec', 'maxHoldMs', 'clock'],
+    valid: { preset: fc.constantFrom('cubic', 'aws', 'aimd'), beta: fc.double({ min: 0.01, max: 0.99, noNaN: true }), minRatePerSec: int(1, 100), maxHoldMs: int(0, 1000) },
+    call: async (o) => new steadfast.RateLimiter(o),
+    async use(l) {
+      l.record({ throttled: true, retryAfterMs: 0 });
+      l.record({ throttled: false, sentAtMs: -1e300 });
+      assert.ok(Number.isFinite(l.ratePerSec) && l.ratePerSec > 0, `rate ${l.ratePerSec}`);
+      assert.equal(typeof l.enabled, 'boolean');
+    },
+  },
   IdempotencyStore: {
     keys: ['ttlMs', 'clock', 'isTransient'],
     valid: { ttlMs: int(1, 1e6) },

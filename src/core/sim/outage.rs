@@ -28,21 +28,47 @@
 //! - Time advances in ticks; delays are rounded to whole ticks (at least one). Events live in a
 //!   timing wheel (intrusive lists, no allocation per event), so a run costs O(events + ticks).
 //!
+//! # Throttling (issue 18)
+//! - **`throttle`**: the gateway enforces its capacity as an API rate limit does — a token bucket
+//!   refilled with `capacityPerTick` each tick that holds up to `burstMs` of capacity (so a second's
+//!   worth of requests may arrive in any pattern within it) — and answers **429** above it (at the
+//!   next tick, like the shed 503), with a `Retry-After` of `retryAfterMs` when that is > 0. A 429 is retried like any
+//!   transient failure; its Retry-After is a floor on the retry delay (the core [`RetryPolicy`]
+//!   rule) and holds the client's limiter.
+//! - **Quota** (optional): ONE weighted [`RetryQuota`] for the population. A retry pays the cost
+//!   of its failure's class (a hang = timeout, a 429 = throttled, a shed 503 = server error); a
+//!   logical request that succeeds refunds its last retry's cost (or the success refund).
+//! - **Limiter** (optional): an adaptive [`RateLimiter`] per process: clients are split into
+//!   `limiterGroups` processes (client `i` in process `i mod groups`), each with its own limiter, as
+//!   the AWS SDK keeps one per client instance. Every attempt, first attempts included, asks its
+//!   limiter first and waits the delay it returns (the attempt is *paced*, not failed); every
+//!   answer is reported to it (a 429 as a throttle, with its Retry-After as a hold).
+//!
 //! # Reported, per bucket (`bucketMs`)
 //! `offered` (attempts reaching the gateway), `served` and `failed` (their outcome, counted in the
 //! bucket where they arrived, so `offered = served + failed`), `retries` (offered attempts after
 //! the first), `rejected` (attempts the breaker refused; not offered).
+//!
+//! Reported for throttling: `throttled` (429s) per bucket; in the summary, the 429 total and share,
+//! offered and goodput per second (attempts and successes over the whole run), attempts the
+//! limiter delayed (each wait counts, re-asks included), logical requests the quota refused, and
+//! `convergedAtMs`: the start of the first bucket from which every window of
+//! [`CONVERGE_WINDOW_MS`] (the last full one near the end) has at most [`CONVERGED_THROTTLED_SHARE`]
+//! of its attempts throttled (NaN if the run never gets there).
 //!
 //! # Default
 //! `strategy = full`, `clients = 10_000`, `thinkTimeMs = 500`, `latencyMs = 1000`,
 //! `timeoutMs = 10_000`, `capacityPerTick = 150` (15,000/s, 2.25× the steady load of ~6,700/s),
 //! `tickMs = 10`, `outageStartMs = 5000`, `outageDurationMs = 400`, `durationMs = 20_000`,
 //! `bucketMs = 100`, `maxAttempts = 4`, `baseDelayMs = 1000`, `maxDelayMs = 30_000`, `seed = 1`,
-//! no breaker, no budget.
+//! no breaker, no budget, `throttle = false`, `retryAfterMs = 0`, `burstMs = 1000`, no quota, no
+//! limiter, `limiterGroups = 100` (100 clients per process by default).
 
 use super::super::breaker::{Acquire, Breaker, BreakerConfig, Outcome, Permit};
 use super::super::budget::RetryBudget;
 use super::super::error::{check, Error, Expect, Opt};
+use super::super::limiter::{Acquire as LimiterAcquire, LimiterConfig, RateLimiter};
+use super::super::quota::{ErrorClass, QuotaConfig, RetryQuota};
 use super::super::retry::{Decision, Failure, RetryPolicy};
 use super::super::rng::{Rng, SplitMix64};
 use super::{effective_bucket_ms, rng_from_seed, Strategy, MAX_BUCKETS};
@@ -57,6 +83,13 @@ pub const MAX_TICK_MS: u32 = 60_000;
 pub const MAX_CAPACITY_PER_TICK: u32 = 1_000_000_000;
 /// A bucket is healthy when at least this share of its demand (offered + rejected) is served.
 pub const HEALTHY_SHARE: f64 = 0.99;
+/// A run has converged from the first bucket after which no bucket has more than this share of
+/// its attempts throttled.
+pub const CONVERGED_THROTTLED_SHARE: f64 = 0.05;
+/// The window over which convergence is judged.
+pub const CONVERGE_WINDOW_MS: f64 = 10_000.0;
+/// Largest accepted `limiterGroups`.
+pub const MAX_LIMITER_GROUPS: u32 = 1_000_000;
 
 /// Options, as JS numbers plus already-validated breaker and budget; see the module docs.
 #[derive(Debug, Clone, PartialEq)]
@@ -95,6 +128,18 @@ pub struct OutageOptions {
     pub breaker: Option<BreakerConfig>,
     /// One retry budget shared by every client, or none.
     pub budget: Option<RetryBudget>,
+    /// Above capacity, answer 429 (instead of shedding like a 503).
+    pub throttle: bool,
+    /// `Retry-After` on those 429s, ms (0: none).
+    pub retry_after_ms: f64,
+    /// How much capacity the throttling gateway lets accumulate (ms of capacity, ≥ `tickMs`).
+    pub burst_ms: f64,
+    /// One weighted retry quota shared by every client, or none.
+    pub quota: Option<QuotaConfig>,
+    /// An adaptive limiter per process, or none.
+    pub limiter: Option<LimiterConfig>,
+    /// Processes (each with its own limiter); integer, 1 to 10^6.
+    pub limiter_groups: f64,
 }
 
 impl Default for OutageOptions {
@@ -117,6 +162,12 @@ impl Default for OutageOptions {
             seed: 1.0,
             breaker: None,
             budget: None,
+            throttle: false,
+            retry_after_ms: 0.0,
+            burst_ms: 1_000.0,
+            quota: None,
+            limiter: None,
+            limiter_groups: 100.0,
         }
     }
 }
@@ -129,6 +180,19 @@ impl OutageOptions {
             outage_duration_ms: 40.0 * 60_000.0,
             duration_ms: 50.0 * 60_000.0,
             bucket_ms: 10_000.0,
+            ..Self::default()
+        }
+    }
+
+    /// A gateway at half the demand that answers 429 above capacity, no outage, one minute
+    /// (the throttling experiment of the README): ~5,000 attempts/s of demand against 2,500/s.
+    pub fn throttling() -> Self {
+        Self {
+            capacity_per_tick: 25.0,
+            outage_duration_ms: 0.0,
+            duration_ms: 60_000.0,
+            bucket_ms: 1_000.0,
+            throttle: true,
             ..Self::default()
         }
     }
@@ -147,6 +211,20 @@ pub struct OutageSummary {
     pub failed_budget: u64,
     /// Logical requests that failed because the breaker refused an attempt.
     pub failed_rejected: u64,
+    /// Logical requests that failed because the quota refused a retry.
+    pub failed_quota: u64,
+    /// Attempts answered 429.
+    pub throttled: u64,
+    /// `throttled / attempts`.
+    pub throttled_share: f64,
+    /// Attempts per second over the run.
+    pub offered_per_sec: f64,
+    /// Successful attempts per second over the run.
+    pub goodput_per_sec: f64,
+    /// Attempts the limiter delayed.
+    pub paced: u64,
+    /// See the module docs (NaN: never converged).
+    pub converged_at_ms: f64,
     /// Logical requests still in progress when the simulation ended.
     pub pending: u64,
     /// Attempts that reached the gateway.
@@ -178,7 +256,7 @@ pub struct OutageSummary {
 impl OutageSummary {
     /// Logical requests that finally failed, for any reason.
     pub fn failed(&self) -> u64 {
-        self.failed_exhausted + self.failed_budget + self.failed_rejected
+        self.failed_exhausted + self.failed_budget + self.failed_rejected + self.failed_quota
     }
 }
 
@@ -197,6 +275,8 @@ pub struct OutageResult {
     pub retries: Vec<u32>,
     /// Attempts the breaker refused (not offered).
     pub rejected: Vec<u32>,
+    /// Offered attempts answered 429 (a subset of `failed`).
+    pub throttled: Vec<u32>,
     /// The summary.
     pub summary: OutageSummary,
 }
@@ -209,6 +289,8 @@ enum Phase {
     Thinking,
     /// Due: the next attempt arrives at the gateway.
     Backoff,
+    /// Due: the attempt the limiter delayed is sent (its token is already taken).
+    Paced,
     /// Due: the answer (or the timeout) arrives.
     InFlight,
 }
@@ -220,7 +302,31 @@ struct Client {
     permit: u32,
     attempt: u32,
     phase: Phase,
-    ok: bool,
+    answer: Answer,
+    /// 0: no retry paid yet; else 1 + the [`ErrorClass`] id the last retry paid for.
+    paid: u8,
+}
+
+/// What the gateway answered (known when the attempt is sent; learned when it lands).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Answer {
+    Ok,
+    /// Shed above capacity like a 503.
+    Shed,
+    /// 429 above capacity.
+    Throttled,
+    /// No answer: the outage (a timeout at the client).
+    Hang,
+}
+
+impl Answer {
+    fn class(self) -> ErrorClass {
+        match self {
+            Answer::Throttled => ErrorClass::Throttled,
+            Answer::Hang => ErrorClass::Timeout,
+            Answer::Ok | Answer::Shed => ErrorClass::ServerError,
+        }
+    }
 }
 
 /// Validated, tick-based parameters.
@@ -235,6 +341,10 @@ struct Params {
     think_ms: f64,
     bucket_ms: f64,
     buckets: usize,
+    throttle: bool,
+    retry_after_ms: f64,
+    burst: u64,
+    groups: u32,
 }
 
 /// A timing wheel of intrusive lists (the `next` field of each client), plus an overflow list for
@@ -339,6 +449,13 @@ fn validate(o: &OutageOptions) -> Result<(Params, RetryPolicy, u32), Error> {
         backoff.jitter(),
         None,
     )?;
+    let retry_after_ms = check::non_negative(Opt::RetryAfterMs, o.retry_after_ms)?;
+    let groups = check::count(Opt::LimiterGroups, o.limiter_groups, MAX_LIMITER_GROUPS)?;
+    let burst_ms = check::non_negative(Opt::BurstMs, o.burst_ms)?;
+    if burst_ms < tick_ms {
+        return Err(Error::option(Opt::BurstMs, Expect::AtLeast(Opt::TickMs)));
+    }
+    let burst = u64::from(capacity).saturating_mul((burst_ms / tick_ms).floor() as u64);
     let bucket_ms = effective_bucket_ms(bucket_ms, duration_ms);
     let buckets = ((duration_ms / bucket_ms).ceil() as usize).clamp(1, MAX_BUCKETS);
     let ticks = (duration_ms / tick_ms).ceil() as u64;
@@ -360,6 +477,10 @@ fn validate(o: &OutageOptions) -> Result<(Params, RetryPolicy, u32), Error> {
             think_ms,
             bucket_ms,
             buckets,
+            throttle: o.throttle,
+            retry_after_ms,
+            burst,
+            groups,
         },
         policy,
         clients,
@@ -372,6 +493,11 @@ pub fn simulate_outage(o: &OutageOptions) -> Result<OutageResult, Error> {
     let mut rng = rng_from_seed(o.seed)?;
     let mut breaker = o.breaker.map(Breaker::new);
     let mut budget = o.budget.clone();
+    let mut quota = o.quota.map(RetryQuota::new);
+    let mut limiters = match o.limiter {
+        Some(c) => vec![RateLimiter::new(c)?; p.groups as usize],
+        None => Vec::new(),
+    };
     let base = policy.backoff().base_delay_ms();
 
     let warm = 2.0 * p.think_ms + p.latency as f64 * p.tick_ms;
@@ -390,7 +516,8 @@ pub fn simulate_outage(o: &OutageOptions) -> Result<OutageResult, Error> {
             permit: 0,
             attempt: 0,
             phase: Phase::Thinking,
-            ok: false,
+            answer: Answer::Ok,
+            paid: 0,
         };
         n as usize
     ];
@@ -406,23 +533,37 @@ pub fn simulate_outage(o: &OutageOptions) -> Result<OutageResult, Error> {
         failed: vec![0; p.buckets],
         retries: vec![0; p.buckets],
         rejected: vec![0; p.buckets],
+        throttled: vec![0; p.buckets],
         summary: OutageSummary::default(),
     };
     let s = &mut r.summary;
+    let mut allowance = 0u64;
 
     for t in 0..p.ticks {
         let now_ms = t as f64 * p.tick_ms;
         let bucket = ((now_ms / p.bucket_ms) as usize).min(p.buckets - 1);
-        let mut admitted = 0u32;
+        // What the gateway admits this tick: its per-tick capacity, plus (when throttling) what
+        // its bucket saved from quieter ticks.
+        allowance = if p.throttle {
+            (allowance + u64::from(p.capacity)).min(p.burst)
+        } else {
+            u64::from(p.capacity)
+        };
         let mut id = wheel.take(&mut clients, t);
         while id != NIL {
             let Some(c) = clients.get_mut(id as usize) else {
                 break;
             };
             let next = c.next;
+            // (No division per event when there is no limiter: this loop is the simulator's hot path.)
+            let limiter = if limiters.is_empty() {
+                None
+            } else {
+                limiters.get_mut((id % p.groups) as usize)
+            };
             // What happens now, decided with `c` borrowed; scheduling follows.
             let due = match c.phase {
-                Phase::Thinking | Phase::Backoff => {
+                Phase::Thinking | Phase::Backoff | Phase::Paced => {
                     if c.phase == Phase::Thinking {
                         s.logical_requests += 1;
                         if let Some(b) = budget.as_mut() {
@@ -430,52 +571,100 @@ pub fn simulate_outage(o: &OutageOptions) -> Result<OutageResult, Error> {
                         }
                         c.attempt = 1;
                         c.previous_delay_ms = base;
+                        c.paid = 0;
                     }
-                    let granted = match breaker.as_mut().map(|b| b.try_acquire(now_ms)) {
-                        Some(Acquire::Rejected { .. }) => None,
-                        Some(Acquire::Granted { permit, .. }) => Some(permit.to_bits()),
-                        None => Some(0),
-                    };
-                    match granted {
-                        None => {
-                            bump(&mut r.rejected, bucket);
-                            s.failed_rejected += 1;
-                            think(c, t, p.think_ms, p.tick_ms, &mut rng)
-                        }
-                        Some(permit) => {
-                            c.permit = permit;
-                            s.attempts += 1;
-                            bump(&mut r.offered, bucket);
-                            if c.attempt > 1 {
-                                s.retries += 1;
-                                bump(&mut r.retries, bucket);
+                    // Every attempt asks its limiter once (a paced attempt already holds its
+                    // token) and waits what it says.
+                    let wait = match limiter {
+                        Some(l) if c.phase != Phase::Paced => match l.acquire(now_ms) {
+                            LimiterAcquire::SendAfter(ms) => {
+                                Some((Phase::Paced, ticks_of(ms, p.tick_ms)))
                             }
-                            let (ok, due) = gateway(&p, t, &mut admitted);
-                            bump(if ok { &mut r.served } else { &mut r.failed }, bucket);
-                            c.ok = ok;
-                            c.phase = Phase::InFlight;
-                            due
+                            LimiterAcquire::AskAgainAfter(ms) => {
+                                Some((Phase::Backoff, ticks_of(ms, p.tick_ms).max(1)))
+                            }
+                        },
+                        _ => None,
+                    };
+                    if let Some((phase, ticks)) = wait.filter(|&(_, ticks)| ticks > 0) {
+                        s.paced += 1;
+                        c.phase = phase;
+                        t + ticks
+                    } else {
+                        let granted = match breaker.as_mut().map(|b| b.try_acquire(now_ms)) {
+                            Some(Acquire::Rejected { .. }) => None,
+                            Some(Acquire::Granted { permit, .. }) => Some(permit.to_bits()),
+                            None => Some(0),
+                        };
+                        match granted {
+                            None => {
+                                bump(&mut r.rejected, bucket);
+                                s.failed_rejected += 1;
+                                think(c, t, p.think_ms, p.tick_ms, &mut rng)
+                            }
+                            Some(permit) => {
+                                c.permit = permit;
+                                s.attempts += 1;
+                                bump(&mut r.offered, bucket);
+                                if c.attempt > 1 {
+                                    s.retries += 1;
+                                    bump(&mut r.retries, bucket);
+                                }
+                                let (answer, due) = gateway(&p, t, &mut allowance);
+                                let ok = answer == Answer::Ok;
+                                bump(if ok { &mut r.served } else { &mut r.failed }, bucket);
+                                if answer == Answer::Throttled {
+                                    s.throttled += 1;
+                                    bump(&mut r.throttled, bucket);
+                                }
+                                c.answer = answer;
+                                c.phase = Phase::InFlight;
+                                due
+                            }
                         }
                     }
                 }
                 Phase::InFlight => {
+                    let ok = c.answer == Answer::Ok;
+                    let throttled = c.answer == Answer::Throttled;
                     if let Some(b) = breaker.as_mut() {
-                        let outcome = if c.ok {
+                        let outcome = if ok {
                             Outcome::Success
                         } else {
                             Outcome::Failure
                         };
                         b.record(Permit::from_bits(c.permit), outcome, now_ms);
                     }
-                    if c.ok {
+                    if let Some(l) = limiter {
+                        // A 429 was sent one tick ago (the gateway answers it at once).
+                        let sent_ms = if throttled {
+                            now_ms - p.tick_ms
+                        } else {
+                            now_ms
+                        };
+                        l.record(now_ms, sent_ms, throttled);
+                        if throttled {
+                            l.hold(now_ms, p.retry_after_ms);
+                        }
+                    }
+                    if ok {
                         s.succeeded += 1;
+                        if let Some(q) = quota.as_mut() {
+                            let paid = c
+                                .paid
+                                .checked_sub(1)
+                                .map(|id| q.config().cost(ErrorClass::from_id(u32::from(id))));
+                            q.record_success(paid);
+                        }
                         think(c, t, p.think_ms, p.tick_ms, &mut rng)
                     } else {
+                        let retry_after_ms =
+                            (throttled && p.retry_after_ms > 0.0).then_some(p.retry_after_ms);
                         let failure = Failure {
                             attempt: c.attempt,
                             elapsed_ms: 0.0,
                             retryable: true,
-                            retry_after_ms: None,
+                            retry_after_ms,
                             previous_delay_ms: c.previous_delay_ms,
                         };
                         match policy.after_failure(failure, rng.next_unit()) {
@@ -484,14 +673,24 @@ pub fn simulate_outage(o: &OutageOptions) -> Result<OutageResult, Error> {
                                 think(c, t, p.think_ms, p.tick_ms, &mut rng)
                             }
                             Decision::Retry { delay_ms } => {
-                                if budget.as_mut().is_none_or(|b| b.try_withdraw(now_ms)) {
+                                let class = c.answer.class();
+                                if !budget.as_mut().is_none_or(|b| b.try_withdraw(now_ms)) {
+                                    s.failed_budget += 1;
+                                    think(c, t, p.think_ms, p.tick_ms, &mut rng)
+                                } else if quota
+                                    .as_mut()
+                                    .is_some_and(|q| q.try_acquire(class).is_none())
+                                {
+                                    s.failed_quota += 1;
+                                    think(c, t, p.think_ms, p.tick_ms, &mut rng)
+                                } else {
+                                    if quota.is_some() {
+                                        c.paid = 1 + class.id() as u8;
+                                    }
                                     c.previous_delay_ms = delay_ms;
                                     c.attempt += 1;
                                     c.phase = Phase::Backoff;
                                     t + ticks_of(delay_ms, p.tick_ms).max(1)
-                                } else {
-                                    s.failed_budget += 1;
-                                    think(c, t, p.think_ms, p.tick_ms, &mut rng)
                                 }
                             }
                         }
@@ -513,6 +712,7 @@ pub fn simulate_outage(o: &OutageOptions) -> Result<OutageResult, Error> {
         &mut r,
         o.outage_start_ms,
         o.outage_start_ms + o.outage_duration_ms,
+        p.ticks as f64 * p.tick_ms,
     );
     Ok(r)
 }
@@ -548,28 +748,62 @@ fn think(c: &mut Client, t: u64, think_ms: f64, tick_ms: f64, rng: &mut SplitMix
     t + ticks_of(rng.next_unit() * 2.0 * think_ms, tick_ms).max(1)
 }
 
-/// The gateway's answer to an attempt arriving at tick `t`: (succeeds, tick the client learns it).
+/// The gateway's answer to an attempt arriving at tick `t`, and the tick the client learns it.
 #[inline]
-fn gateway(p: &Params, t: u64, admitted: &mut u32) -> (bool, u64) {
+fn gateway(p: &Params, t: u64, allowance: &mut u64) -> (Answer, u64) {
     let hang = |t: u64| (t + p.timeout).min(p.outage_end).max(t + 1);
     if (p.outage_start..p.outage_end).contains(&t) {
-        return (false, hang(t));
+        return (Answer::Hang, hang(t));
     }
-    if *admitted >= p.capacity {
-        return (false, t + 1); // shed
+    if *allowance == 0 {
+        // Shed (a 503) or, when throttling, a 429: either way at once.
+        let answer = if p.throttle {
+            Answer::Throttled
+        } else {
+            Answer::Shed
+        };
+        return (answer, t + 1);
     }
-    *admitted += 1;
+    *allowance -= 1;
     if t < p.outage_start && p.outage_start < p.outage_end && p.outage_start < t + p.latency {
         // In flight when the gateway froze: hangs with the rest.
-        return (false, hang(t));
+        return (Answer::Hang, hang(t));
     }
-    (true, t + p.latency)
+    (Answer::Ok, t + p.latency)
 }
 
-fn summarize(r: &mut OutageResult, outage_start_ms: f64, outage_end_ms: f64) {
+fn summarize(r: &mut OutageResult, outage_start_ms: f64, outage_end_ms: f64, duration_ms: f64) {
     let b = r.bucket_ms;
     let s = &mut r.summary;
     s.outage_end_ms = outage_end_ms;
+    let served: u64 = r.served.iter().map(|&v| u64::from(v)).sum();
+    s.offered_per_sec = s.attempts as f64 * 1000.0 / duration_ms;
+    s.goodput_per_sec = served as f64 * 1000.0 / duration_ms;
+    s.throttled_share = if s.attempts == 0 {
+        0.0
+    } else {
+        s.throttled as f64 / s.attempts as f64
+    };
+    // Converged: the first bucket from which every window of CONVERGE_WINDOW_MS (or what is left
+    // of the run) has at most CONVERGED_THROTTLED_SHARE of its attempts throttled.
+    let w = ((CONVERGE_WINDOW_MS / b).round() as usize).max(1);
+    let n = r.offered.len();
+    let calm = |from: usize| {
+        // Near the end, the last full window (a short tail would judge one bucket alone).
+        let from = from.min(n.saturating_sub(w));
+        let to = (from + w).min(n);
+        let sum = |v: &[u32]| {
+            v.get(from..to)
+                .map_or(0, |x| x.iter().map(|&y| u64::from(y)).sum::<u64>())
+        };
+        sum(&r.throttled) as f64 <= CONVERGED_THROTTLED_SHARE * sum(&r.offered) as f64
+    };
+    let calm_tail = (0..n).rev().take_while(|&i| calm(i)).count();
+    s.converged_at_ms = if calm_tail == 0 {
+        f64::NAN
+    } else {
+        (n - calm_tail) as f64 * b
+    };
     s.amplification = if s.logical_requests == 0 {
         0.0
     } else {

@@ -72,6 +72,10 @@ import type {
   CheckoutClient,
 } from 'steadfast';
 
+// Throttling (issue 18): see throttling() at the end.
+import { RetryQuota, RateLimiter, retryErrorClass } from 'steadfast';
+import type { RetryErrorClass, RetryQuotaOptions, RateLimiterOptions } from 'steadfast';
+
 // Type-level assertions: `Equal` is exact (distinguishes any, unknown, readonly, optional).
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 type Expect<T extends true> = T;
@@ -325,6 +329,10 @@ export async function main(): Promise<number> {
   const outcome: ChargeOutcome = await client.charge(request, { idempotencyKey: 'order-every-export' });
   check(outcome.status === 'succeeded' && outcome.key === 'order-every-export' && client.store.size === 1, `checkout: ${JSON.stringify(outcome)}`);
 
+  // Throttling: a weighted quota as the budget, an adaptive limiter on every attempt.
+  const throttled = await throttling();
+  check(throttled === 'throttled,499,true,ok', `throttling: ${throttled}`);
+
   // Shared state: memory store, a Redis store whose client never answers, tabs, a persisted key.
   const shared = await sharedState();
   check(shared.join() === '0,0,ran,closed,ch_1,SharedIdempotencyStore,STORE_UNAVAILABLE,redis (node-redis),local fallback,new,key', `shared state: ${shared.join()}`);
@@ -370,3 +378,31 @@ export async function sharedState(): Promise<string[]> {
   return out;
 }
 
+
+export type ThrottleTypeChecks = [
+  Expect<Equal<ReturnType<typeof retryErrorClass>, 'timeout' | 'throttled' | 'serverError'>>,
+  Expect<Equal<RateLimiter['preset'], 'cubic' | 'aws' | 'aimd'>>,
+  Expect<Equal<ReturnType<RateLimiter['run']>, Promise<unknown>>>,
+  Expect<Not<IsAny<RetryPolicy['budget']>>>,
+];
+
+export async function throttling(): Promise<string> {
+  const cls: RetryErrorClass = retryErrorClass({ status: 429 });
+  const quotaOptions: RetryQuotaOptions = { preset: 'aws', successRefund: 1 };
+  const quota = new RetryQuota(quotaOptions);
+  const limiterOptions: RateLimiterOptions = { preset: 'cubic', minRatePerSec: 100 };
+  const limiter = new RateLimiter(limiterOptions);
+  let calls = 0;
+  const value = await withRetry(
+    async () => {
+      calls += 1;
+      if (calls === 1) throw Object.assign(new Error('busy'), { status: 429 });
+      return 'ok';
+    },
+    { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1, budget: quota, rateLimiter: limiter },
+  );
+  // The retry paid 5 (throttled), the success refunded it: 500 again; one more success cannot exceed 500.
+  quota.recordSuccess();
+  const v: string = value;
+  return [cls, quota.available - 1, limiter.enabled, v].join();
+}
