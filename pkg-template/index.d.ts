@@ -14,6 +14,34 @@ export interface AbortSignalLike {
   removeEventListener(type: 'abort', listener: () => void): void;
 }
 
+/** The platform's `AbortSignal` (from the `dom` lib or @types/node); `AbortSignalLike` with neither. */
+export type PlatformAbortSignal = typeof globalThis extends { AbortSignal: { prototype: infer S } } ? S : AbortSignalLike;
+
+// ---------------------------------------------------------------------------------------------
+// Loading
+
+/**
+ * Settles when loading the WebAssembly core has ended: resolves when it is ready, rejects with
+ * `WasmUnavailableError` when it could not load (a Content-Security-Policy without
+ * `'wasm-unsafe-eval'`, a 404 or wrong MIME type for the .wasm). Importing steadfast never rejects
+ * because of the wasm, and nobody has to listen to `ready`: every call that needs the core throws
+ * (or, for async APIs, rejects with) a fresh `WasmUnavailableError` until it has loaded. In Node the
+ * core loads synchronously at import, so `ready` is already settled.
+ */
+export const ready: Promise<void>;
+
+/** Where `init()` may load the core from: a URL, a fetch Response, the bytes, or a compiled module. */
+export type WasmSource = string | { readonly href: string } | ArrayBuffer | ArrayBufferView | FetchResponse | Promise<FetchResponse> | WasmModule;
+/** `WebAssembly.Module` from the environment's lib (`never` when it has none). */
+export type WasmModule = typeof globalThis extends { WebAssembly: { Module: { prototype: infer M } } } ? M : never;
+
+/**
+ * Load the core again after a failure, optionally from `source` (browser: a URL or Response, bytes, or a
+ * `WebAssembly.Module`; Node: bytes or a `WebAssembly.Module`). A core that has loaded is kept: then it
+ * resolves at once. With no argument while the first load is running, it returns that load.
+ */
+export function init(source?: WasmSource): Promise<void>;
+
 // ---------------------------------------------------------------------------------------------
 // Jitter
 
@@ -48,8 +76,12 @@ export type Jitter = 'full' | 'equal' | 'decorrelated' | 'none';
 export interface RetryContext {
   /** This attempt's number, from 1. */
   readonly attempt: number;
-  /** Aborts when the caller's `signal` aborts or `maxElapsedMs` passes; undefined when neither is set. */
-  readonly signal: AbortSignalLike | undefined;
+  /**
+   * Aborts when the caller's `signal` aborts or `maxElapsedMs` passes; undefined when neither is set.
+   * The platform's `AbortSignal` type, so `fetch(url, { signal })` type-checks (with
+   * `exactOptionalPropertyTypes`, pass `signal ?? null`).
+   */
+  readonly signal: PlatformAbortSignal | undefined;
 }
 
 export interface RetryInfo {
@@ -95,7 +127,13 @@ export interface RetryPolicy {
  * only if `isRetryable(error)`, sleeping the jittered delay for `n` (at least a server's
  * Retry-After, capped by `maxDelayMs`). The last error is rethrown as is; a permanent error at once.
  */
-export function withRetry<T>(fn: (ctx: RetryContext) => Promise<T> | T, policy: RetryPolicy): Promise<T>;
+export function withRetry<T>(fn: (ctx: RetryContext) => Promise<T> | T, policy?: RetryPolicy): Promise<T>;
+
+/**
+ * The policy `withRetry` uses when given none: `{ maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 10_000 }`,
+ * full jitter, retrying what `isTransientError` accepts. Frozen; spread it to change a field.
+ */
+export const DEFAULT_RETRY_POLICY: Readonly<{ maxAttempts: 3; baseDelayMs: 100; maxDelayMs: 10_000 }> & RetryPolicy;
 
 // ---------------------------------------------------------------------------------------------
 // Circuit breaker
@@ -162,7 +200,8 @@ export class CircuitBreaker {
    * Run `fn` if admitted. When open (or while the half-open probe is in flight): `fallback()` if
    * given, else reject with `CircuitOpenError` without calling `fn`.
    */
-  execute<T>(fn: () => Promise<T> | T, fallback?: () => Promise<T> | T): Promise<T>;
+  execute<T>(fn: () => Promise<T> | T): Promise<T>;
+  execute<T, F>(fn: () => Promise<T> | T, fallback: () => Promise<F> | F): Promise<T | F>;
   /** Hold open until `reset()`. */
   isolate(): void;
   /** Close and forget every outcome. */
@@ -228,9 +267,10 @@ export class IdempotencyStore<T = unknown> {
   constructor(options?: IdempotencyStoreOptions);
   /**
    * Run `fn` once per key. Keys are 1–255 printable ASCII characters. `fingerprint` binds the key to
-   * one request: another fingerprint rejects with `IdempotencyKeyReuseError`.
+   * one request: another fingerprint rejects with `IdempotencyKeyReuseError`. The result type is
+   * `fn`'s (a subtype of the store's `T`): a replay returns what that key's `fn` returned.
    */
-  run(key: string, fn: () => Promise<T> | T, options?: { readonly fingerprint?: string }): Promise<T>;
+  run<R extends T = T>(key: string, fn: () => Promise<R> | R, options?: { readonly fingerprint?: string }): Promise<R>;
   peek(key: string): IdempotencyRecord<T> | undefined;
   /** Settle an unknown key (reconciliation). */
   resolve(key: string, outcome: Resolution<T>): void;
@@ -294,14 +334,17 @@ export interface IdempotencyRunner<T> {
 
 /** What the pipelines need of a breaker: `CircuitBreaker` or a shared (Redis) one. */
 export interface Executor {
-  execute<T>(fn: () => Promise<T> | T, fallback?: () => Promise<T> | T): Promise<T>;
+  execute<T>(fn: () => Promise<T> | T): Promise<T>;
+  execute<T, F>(fn: () => Promise<T> | T, fallback: () => Promise<F> | F): Promise<T | F>;
 }
 
 export interface ChargeDeps<C extends Charge = Charge, R = ChargeResult> {
-  readonly store: IdempotencyRunner<R>;
+  /** Its result type is not used to infer `R`: the gateway's is (an `IdempotencyStore()` of unknown fits any). */
+  readonly store: IdempotencyRunner<NoInfer<R>>;
   readonly breaker: Executor;
   readonly gateway: (charge: C, ctx: RetryContext) => Promise<R>;
-  readonly policy: RetryPolicy;
+  /** Default `DEFAULT_RETRY_POLICY`. */
+  readonly policy?: RetryPolicy;
 }
 
 /**
@@ -327,7 +370,10 @@ export type SteadfastErrorCode =
   | 'INVALID_KEY'
   | 'RANDOM_UNAVAILABLE'
   | 'CHECKOUT_REJECTED'
-  | 'STORE_UNAVAILABLE';
+  | 'STORE_UNAVAILABLE'
+  | 'WASM_UNAVAILABLE'
+  | 'TIMEOUT'
+  | 'BULKHEAD_REJECTED';
 
 /** Base class of steadfast's errors. */
 export class SteadfastError extends Error {
@@ -335,14 +381,15 @@ export class SteadfastError extends Error {
   readonly code: SteadfastErrorCode;
 }
 /**
- * The breaker refused the call; nothing was sent. It is flow control, so it carries no stack trace,
- * and the calls rejected during one open period share one frozen instance.
+ * The breaker refused the call; nothing was sent. It is flow control, so it carries no stack trace.
+ * Each rejection is a fresh object: catch code may tag it (`error.requestId = …`).
  */
 export class CircuitOpenError extends SteadfastError {
   constructor(retryAfterMs?: number, message?: string);
   readonly code: 'CIRCUIT_OPEN';
-  /** Remaining cooldown as of when it is read (0 while a probe is in flight; Infinity when isolated). */
-  readonly retryAfterMs: number;
+  readonly name: 'CircuitOpenError';
+  /** Remaining cooldown when the call was refused (0 while a probe is in flight; Infinity when isolated). */
+  retryAfterMs: number;
 }
 export class DuplicateRequestError extends SteadfastError {
   constructor(key: string, startedAt: number);
@@ -381,8 +428,53 @@ export class IdempotencyStateError extends SteadfastError {
   readonly key: string;
 }
 
-/** Any steadfast error (also a branded TypeError/RangeError for bad input), across package copies. */
-export function isSteadfastError(error: unknown): error is SteadfastError | ((TypeError | RangeError) & { code: SteadfastErrorCode });
+/**
+ * The WebAssembly core could not be loaded, so the call that needed it could not run. The message
+ * names the cause and the fix (for a Content-Security-Policy: add `'wasm-unsafe-eval'` to `script-src`).
+ */
+export class WasmUnavailableError extends SteadfastError {
+  constructor(cause?: unknown, where?: string);
+  readonly code: 'WASM_UNAVAILABLE';
+  readonly name: 'WasmUnavailableError';
+  /** `'csp'`: a Content-Security-Policy refused WebAssembly; `'load'`: fetching or compiling failed; `'pending'`: still loading. */
+  readonly reason: 'csp' | 'load' | 'pending';
+  /** What the platform threw. */
+  readonly cause?: unknown;
+}
+
+/** A branded TypeError/RangeError: steadfast rejected an input. */
+export type SteadfastInputError = (TypeError | RangeError) & {
+  readonly code: 'INVALID_OPTION' | 'INVALID_KEY';
+  /** The option at fault, when the error is about one. */
+  readonly option?: string;
+};
+
+/** The error type each `code` comes with, for `isSteadfastError(error, code)`. */
+export interface SteadfastErrorsByCode {
+  CIRCUIT_OPEN: CircuitOpenError;
+  DUPLICATE_IN_FLIGHT: DuplicateRequestError;
+  OUTCOME_UNKNOWN: OutcomeUnknownError;
+  KEY_REUSED: IdempotencyKeyReuseError;
+  RETRY_BUDGET_EXHAUSTED: RetryBudgetExhaustedError;
+  DEADLINE_EXCEEDED: DeadlineExceededError;
+  KEY_NOT_FOUND: IdempotencyStateError & { readonly code: 'KEY_NOT_FOUND' };
+  KEY_WRONG_STATE: IdempotencyStateError & { readonly code: 'KEY_WRONG_STATE' };
+  INVALID_OPTION: SteadfastInputError & { readonly code: 'INVALID_OPTION' };
+  INVALID_KEY: SteadfastInputError & { readonly code: 'INVALID_KEY' };
+  RANDOM_UNAVAILABLE: SteadfastError & { readonly code: 'RANDOM_UNAVAILABLE' };
+  CHECKOUT_REJECTED: CheckoutRequestError;
+  STORE_UNAVAILABLE: StateStoreUnavailableError;
+  WASM_UNAVAILABLE: WasmUnavailableError;
+  TIMEOUT: TimeoutError;
+  BULKHEAD_REJECTED: BulkheadRejectedError;
+}
+
+/**
+ * Any steadfast error (also a branded TypeError/RangeError for bad input), across package copies.
+ * With `code`, only that error, narrowed to its type: `isSteadfastError(e, 'CIRCUIT_OPEN')` → `CircuitOpenError`.
+ */
+export function isSteadfastError(error: unknown): error is SteadfastError | SteadfastInputError;
+export function isSteadfastError<C extends SteadfastErrorCode>(error: unknown, code: C): error is SteadfastErrorsByCode[C];
 
 /** The crate version. */
 export function version(): string;
@@ -564,10 +656,22 @@ export interface IdempotencyStoreHandle {
   unknownKeys(): Promise<string[]>;
 }
 
+/** A shared breaker's options as a store receives them (defaults filled in). */
+export type SharedBreakerConfig =
+  | { readonly kind: 'consecutive'; readonly failureThreshold: number; readonly openDurationMs: number; readonly probesToClose: number }
+  | {
+      readonly kind: 'rate';
+      readonly windowSize: number;
+      readonly failureRateThreshold: number;
+      readonly minimumCalls: number;
+      readonly openDurationMs: number;
+      readonly probesToClose: number;
+    };
+
 /** The async state-store interface behind SharedCircuitBreaker and SharedIdempotencyStore. */
 export interface StateStore {
   readonly kind: string;
-  breaker(name: string, config: object): BreakerStoreHandle;
+  breaker(name: string, config: SharedBreakerConfig): BreakerStoreHandle;
   idempotency(options: { readonly ttlMs: number; readonly inFlightLeaseMs: number }): IdempotencyStoreHandle;
 }
 
@@ -575,7 +679,9 @@ export interface StateStore {
 export function memoryStateStore(): StateStore;
 
 /** A node-redis (4+) or ioredis (5+) client, connected by you. steadfast depends on neither. */
-export type RedisClientLike = { sendCommand(args: string[]): Promise<unknown> } | { call(...args: string[]): Promise<unknown>; evalsha: Function };
+export type RedisClientLike =
+  | { sendCommand(args: string[]): Promise<unknown> }
+  | { call(...args: string[]): Promise<unknown>; evalsha(sha: string, numKeys: number | string, ...args: (string | number)[]): Promise<unknown> };
 
 export interface RedisStoreOptions {
   readonly client: RedisClientLike;

@@ -20,9 +20,6 @@ export class CircuitBreaker {
   #permit = -1;
   #onValue;
   #onError;
-  /** The shared CircuitOpenError of the current open period, and when that period ends. */
-  #rejected;
-  #rejectedUntil = NaN;
 
   /**
    * @param {object} options rate shape `{ windowSize, failureRateThreshold, openDurationMs,
@@ -96,7 +93,8 @@ export class CircuitBreaker {
           return Promise.reject(e);
         }
       }
-      return Promise.reject(this.#rejection(-1 - permit, now));
+      // A fresh, stackless error per rejection: catch code may tag it (see errors.js).
+      return Promise.reject(CircuitOpenError.fast(-1 - permit));
     }
     if (permit >= TRANSITION) {
       // This call is the half-open probe: it must run and report even if the listener throws, or
@@ -137,19 +135,6 @@ export class CircuitBreaker {
       this.#onError = this.#thrower(permit);
     }
     return Promise.resolve(p).then(this.#onValue, this.#onError);
-  }
-
-  /**
-   * The CircuitOpenError for a rejection with `retryInMs` left at `now`: one frozen instance per open
-   * period (keyed by when it ends), one for "a probe is in flight", one for "isolated".
-   */
-  #rejection(retryInMs, now) {
-    const until = retryInMs === 0 ? -1 : retryInMs === Infinity ? Infinity : now + retryInMs;
-    if (until !== this.#rejectedUntil) {
-      this.#rejectedUntil = until;
-      this.#rejected = until === -1 ? CircuitOpenError.shared(0) : CircuitOpenError.shared(until, until === Infinity ? undefined : this.#clock);
-    }
-    return this.#rejected;
   }
 
   #thrower(permit) {

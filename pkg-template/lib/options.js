@@ -3,6 +3,7 @@
 // range rules live in the Rust core, which throws "<option>\u0001<must be …>" and we dress it up.
 
 import { brand } from './errors.js';
+import { coreUnavailable } from './loader.js';
 
 /** Render any value for an error message without throwing (symbols, cycles, getters). */
 export function show(value) {
@@ -83,6 +84,8 @@ export function core(where, values, make) {
   try {
     return make();
   } catch (thrown) {
+    const unavailable = coreUnavailable(where); // the wasm failed to load: say so, not "undefined"
+    if (unavailable !== undefined) throw unavailable;
     if (typeof thrown === 'string') {
       const i = thrown.indexOf('\u0001');
       if (i >= 0) {

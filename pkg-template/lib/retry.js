@@ -32,8 +32,14 @@ export const decorrelatedJitter = jitterFn(2, 'previousDelayMs');
 
 const compiled = new WeakMap();
 
+/**
+ * What `withRetry` uses when given no policy: 3 attempts, full jitter from 100 ms, capped at 10 s,
+ * retrying what isTransientError accepts (p-retry and cockatiel users expect a default).
+ */
+export const DEFAULT_RETRY_POLICY = Object.freeze({ maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 10_000 });
+
 /** Validate a policy once, freeze it (runtime mutation is a race), and cache the result. */
-function compile(policy) {
+function compile(policy = DEFAULT_RETRY_POLICY) {
   if (policy !== null && typeof policy === 'object') {
     const hit = compiled.get(policy);
     if (hit !== undefined) return hit;
