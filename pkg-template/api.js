@@ -21,8 +21,13 @@ export {
   DeadlineExceededError,
   IdempotencyStateError,
   WasmUnavailableError,
+  PermanentError,
+  TimeoutError,
+  BulkheadRejectedError,
   isSteadfastError,
 } from './lib/errors.js';
+export { wrap, pipeline, retry, timeout, bulkhead, fallback, idempotency } from './lib/policies.js';
+export { events } from './lib/events.js';
 import { version as coreVersion } from './steadfast_core.js';
 import { seedRandom as reseed } from './lib/random.js';
 import { requireCore } from './lib/loader.js';

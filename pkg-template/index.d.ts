@@ -89,8 +89,10 @@ export interface RetryInfo {
   readonly attempt: number;
   /** The delay before the next attempt. */
   readonly delayMs: number;
-  /** What the failed attempt threw. */
+  /** What the failed attempt threw (undefined when `retryOnResult` rejected a result). */
   readonly error: unknown;
+  /** The result `retryOnResult` asked to retry, when that is why. */
+  readonly result?: unknown;
 }
 
 /**
@@ -108,8 +110,14 @@ export interface RetryPolicy {
   readonly jitter?: Jitter;
   /** Overall deadline including sleeps (ms). Default: none. On expiry: `DeadlineExceededError`. */
   readonly maxElapsedMs?: number;
-  /** Whether to retry an error. Default `isTransientError`. */
+  /** Whether to retry an error. Default `isTransientError`. A `PermanentError` is never retried. */
   readonly isRetryable?: (error: unknown) => boolean;
+  /**
+   * Retry on a returned result, not only on a thrown error (cockatiel's `handleResultType`, Polly's
+   * `HandleResult`): true retries (same delays, budget and deadline); when no attempt is left, the
+   * last result is returned. Default: none.
+   */
+  readonly retryOnResult?: (result: unknown) => boolean;
   /** Called before each sleep. A throwing callback rejects the call. */
   readonly onRetry?: (info: RetryInfo) => void;
   /** Consulted before every retry (never the first attempt). Default: none. */
@@ -355,6 +363,137 @@ export interface ChargeDeps<C extends Charge = Charge, R = ChargeResult> {
 export function chargeCustomer<C extends Charge = Charge, R = ChargeResult>(charge: C, deps: ChargeDeps<C, R>): Promise<R>;
 
 // ---------------------------------------------------------------------------------------------
+// Composable policies (cockatiel-style)
+
+/** What each stage of a policy passes to the function it runs. */
+export interface PolicyContext {
+  /** The retry attempt, from 1 (1 outside a retry). */
+  readonly attempt: number;
+  /** Aborts when the caller's signal aborts, a timeout passes, or the retry's deadline passes. */
+  readonly signal: PlatformAbortSignal | undefined;
+  /** From `execute(fn, { idempotencyKey })`: what an `idempotency(store)` stage keys the call by. */
+  readonly idempotencyKey: string | undefined;
+  readonly fingerprint: string | undefined;
+}
+
+export interface PolicyExecuteOptions {
+  readonly signal?: AbortSignalLike;
+  /** Required by an `idempotency(store)` stage: the call runs once per key. */
+  readonly idempotencyKey?: string;
+  /** Binds the key to one request (see `IdempotencyStore.run`). */
+  readonly fingerprint?: string;
+}
+
+/** A composable policy. `R` is what it adds to the result type (a fallback's value). */
+export interface Policy<R = never> {
+  execute<T>(fn: (ctx: PolicyContext) => Promise<T> | T, options?: PolicyExecuteOptions): Promise<T | R>;
+}
+
+/** Anything `wrap`/`pipeline` accept: a steadfast policy, a CircuitBreaker, a shared breaker, any `execute(fn)`. */
+export type PolicyLike<R = never> = Policy<R> | Executor;
+
+type FallbackOf<P> = P extends Policy<infer R> ? R : never;
+
+/** Compose policies, outermost first: `wrap(a, b, c).execute(fn)` runs `a(b(c(fn)))`. */
+export function wrap<P extends readonly PolicyLike<unknown>[]>(...policies: P): Policy<FallbackOf<P[number]>>;
+
+export interface PipelineStages<F = never> {
+  /** Outermost: answers when everything inside failed. */
+  readonly fallback?: Policy<F>;
+  /** One run per `idempotencyKey` passed to `execute` (a store, or `idempotency(store)`). */
+  readonly idempotency?: IdempotencyRunner<unknown> | Policy;
+  readonly bulkhead?: Policy;
+  /** A CircuitBreaker or a shared one. */
+  readonly breaker?: Executor;
+  /** A retry policy (its `budget` included), or `retry(policy)`. */
+  readonly retry?: RetryPolicy | Policy;
+  /** Per attempt: ms, or `timeout(ms)`. */
+  readonly timeout?: number | Policy;
+}
+
+/**
+ * The seed's order whatever order the stages are written in: fallback → idempotency → bulkhead →
+ * breaker → retry (budget) → timeout per attempt → fn. Omitted stages are skipped.
+ */
+export function pipeline<F = never>(stages: PipelineStages<F>): Policy<F>;
+
+/** `withRetry` as a policy (validated and frozen now). Each attempt gets its `attempt` and `signal`. */
+export function retry(policy?: RetryPolicy): Policy;
+
+/** Reject with `TimeoutError` after `ms` and abort the context's signal (ms ≥ 0). */
+export function timeout(ms: number): Policy;
+
+/** A bulkhead: its policy, plus what it holds now. */
+export interface Bulkhead extends Policy {
+  stats(): { readonly running: number; readonly queued: number };
+}
+
+/**
+ * At most `limit` (integer ≥ 1) calls at once; `queue` (default 0; an integer or Infinity) more wait in
+ * order; beyond that `BulkheadRejectedError` without running. A waiting call whose signal aborts leaves.
+ */
+export function bulkhead(limit: number, queue?: number): Bulkhead;
+
+/**
+ * Answer `fallback(error)` (or the value) when the call fails and `when(error)` agrees (default: every
+ * error). The result type becomes `T | F`.
+ */
+export function fallback<F>(value: F | ((error: unknown) => Promise<F> | F), options?: { readonly when?: (error: unknown) => boolean }): Policy<F>;
+
+/** An idempotency store as a policy: `execute(fn, { idempotencyKey, fingerprint? })` runs once per key. */
+export function idempotency(store: IdempotencyRunner<unknown>): Policy;
+
+// ---------------------------------------------------------------------------------------------
+// Events
+
+/** Removes the listener it was returned for (idempotent). */
+export type Unsubscribe = () => void;
+
+export interface RetryEvent extends RetryInfo {}
+export type GiveUpReason = 'attempts' | 'not-retryable' | 'permanent' | 'deadline' | 'budget';
+export type GiveUpEvent =
+  | { readonly attempt: number; readonly error: unknown; readonly reason: GiveUpReason }
+  | { readonly attempt: number; readonly result: unknown; readonly reason: 'attempts' | 'deadline' | 'budget' };
+export interface BreakerStateEvent {
+  readonly breaker: CircuitBreaker;
+  readonly state: BreakerState | 'isolated';
+}
+export interface BudgetRefusedEvent {
+  readonly attempt: number;
+  /** The error the refused retry would have answered. */
+  readonly error: unknown;
+}
+/**
+ * `run`: the key is new (or free again) and runs; `replay`, `in-flight`, `unknown`, `mismatch`: what
+ * `run()` answered instead of running; `done`, `failed`, `parked-unknown`: how a run settled.
+ */
+export type IdempotencyOutcome = 'run' | 'replay' | 'in-flight' | 'unknown' | 'mismatch' | 'done' | 'failed' | 'parked-unknown';
+export interface IdempotencyEvent {
+  readonly store: IdempotencyStore<unknown>;
+  readonly key: string;
+  readonly outcome: IdempotencyOutcome;
+}
+
+/**
+ * Process-wide events of every steadfast component (this copy of the package). Any number of
+ * listeners; each `on…` returns its disposer. A throwing listener never disturbs steadfast or the
+ * other listeners: its error is reported as uncaught, asynchronously (like node:diagnostics_channel).
+ */
+export interface SteadfastEvents {
+  /** Before each retry's sleep (every withRetry, retry() policy, chargeCustomer). */
+  onRetry(listener: (event: RetryEvent) => void): Unsubscribe;
+  /** A retried call failed for good. */
+  onGiveUp(listener: (event: GiveUpEvent) => void): Unsubscribe;
+  /** A CircuitBreaker changed state. */
+  onBreakerStateChange(listener: (event: BreakerStateEvent) => void): Unsubscribe;
+  /** A RetryBudget refused a retry. */
+  onBudgetRefused(listener: (event: BudgetRefusedEvent) => void): Unsubscribe;
+  /** An IdempotencyStore decided or settled a key. */
+  onIdempotency(listener: (event: IdempotencyEvent) => void): Unsubscribe;
+}
+export const events: SteadfastEvents;
+
+// ---------------------------------------------------------------------------------------------
 // Errors
 
 export type SteadfastErrorCode =
@@ -373,7 +512,8 @@ export type SteadfastErrorCode =
   | 'STORE_UNAVAILABLE'
   | 'WASM_UNAVAILABLE'
   | 'TIMEOUT'
-  | 'BULKHEAD_REJECTED';
+  | 'BULKHEAD_REJECTED'
+  | 'PERMANENT';
 
 /** Base class of steadfast's errors. */
 export class SteadfastError extends Error {
@@ -442,6 +582,34 @@ export class WasmUnavailableError extends SteadfastError {
   readonly cause?: unknown;
 }
 
+/**
+ * Throw it from inside a retried function to stop at once (p-retry's `AbortError`, a bail):
+ * `throw new PermanentError(error)`; withRetry rejects with `error` itself.
+ */
+export class PermanentError extends SteadfastError {
+  constructor(cause: unknown, message?: string);
+  readonly code: 'PERMANENT';
+  readonly name: 'PermanentError';
+  readonly cause: unknown;
+}
+
+/** A `timeout(ms)` stage gave up (named 'TimeoutError': `isTransientError` retries it). */
+export class TimeoutError extends SteadfastError {
+  constructor(timeoutMs: number);
+  readonly code: 'TIMEOUT';
+  readonly name: 'TimeoutError';
+  readonly timeoutMs: number;
+}
+
+/** A `bulkhead(limit, queue)` was full; the call did not run. */
+export class BulkheadRejectedError extends SteadfastError {
+  constructor(limit: number, queue: number);
+  readonly code: 'BULKHEAD_REJECTED';
+  readonly name: 'BulkheadRejectedError';
+  readonly limit: number;
+  readonly queue: number;
+}
+
 /** A branded TypeError/RangeError: steadfast rejected an input. */
 export type SteadfastInputError = (TypeError | RangeError) & {
   readonly code: 'INVALID_OPTION' | 'INVALID_KEY';
@@ -467,6 +635,7 @@ export interface SteadfastErrorsByCode {
   WASM_UNAVAILABLE: WasmUnavailableError;
   TIMEOUT: TimeoutError;
   BULKHEAD_REJECTED: BulkheadRejectedError;
+  PERMANENT: PermanentError;
 }
 
 /**

@@ -5,6 +5,7 @@
 import { BreakerCore } from '../steadfast_core.js';
 import { CircuitOpenError } from './errors.js';
 import * as o from './options.js';
+import { emit, listening } from './events.js';
 
 const STATES = ['closed', 'open', 'half-open', 'isolated'];
 const TRANSITION = 2 ** 32;
@@ -152,6 +153,7 @@ export class CircuitBreaker {
 
   #emit(code) {
     if (this.#onStateChange !== undefined) this.#onStateChange(STATES[code - 1]);
+    if (listening.breakerState) emit('breakerState', { breaker: this, state: STATES[code - 1] });
   }
 
   /** Hold the circuit open until `reset()` (maintenance, a known-bad deploy). */

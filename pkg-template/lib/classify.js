@@ -16,7 +16,7 @@ function statusOf(e) {
  * `error.headers` / `error.response.headers` says otherwise); network codes such as ECONNRESET,
  * ETIMEDOUT, EAI_AGAIN, ECONNREFUSED (also nested as `cause.code`); timeouts and aborts
  * (`TimeoutError`, `AbortError`: the request may have reached the server). Every other 4xx is
- * permanent. Steadfast's own errors: an unknown outcome and a deadline are transient; a budget
+ * permanent. Steadfast's own errors: an unknown outcome, a deadline and a timeout() are transient; a budget
  * refusal is as transient as its cause; an open circuit is not (nothing was sent).
  * @param {unknown} error
  * @returns {boolean}
@@ -25,7 +25,7 @@ export function isTransientError(error) {
   if (error === null || (typeof error !== 'object' && typeof error !== 'function')) return false;
   const e = /** @type {any} */ (error);
   if (isSteadfastError(e)) {
-    if (e.code === 'OUTCOME_UNKNOWN' || e.code === 'DEADLINE_EXCEEDED') return true;
+    if (e.code === 'OUTCOME_UNKNOWN' || e.code === 'DEADLINE_EXCEEDED' || e.code === 'TIMEOUT') return true;
     if (e.code === 'RETRY_BUDGET_EXHAUSTED') return isTransientError(e.cause);
     return false;
   }

@@ -159,3 +159,48 @@ export class WasmUnavailableError extends SteadfastError {
   }
 }
 named(WasmUnavailableError, 'WasmUnavailableError');
+
+const PERMANENT = Symbol.for('steadfast.permanent');
+
+/**
+ * Throw it from inside a retried function to stop retrying at once (p-retry's AbortError, a "bail"):
+ * `throw new PermanentError(error)`. withRetry then rejects with `error` itself (the cause), whatever
+ * `isRetryable` would have said. Elsewhere it is an ordinary error with code 'PERMANENT'.
+ */
+export class PermanentError extends SteadfastError {
+  /** @param {unknown} cause what the call should reject with */
+  constructor(cause, message = 'Permanent failure: not retried') {
+    super(message, 'PERMANENT', { cause });
+  }
+}
+Object.defineProperty(PermanentError.prototype, PERMANENT, { value: true });
+named(PermanentError, 'PermanentError');
+
+/** @internal A PermanentError, from this copy of the package or another. */
+export function isPermanent(error) {
+  return error !== null && typeof error === 'object' && /** @type {any} */ (error)[PERMANENT] === true;
+}
+
+/**
+ * A `timeout(ms)` policy gave up on the call and aborted its signal. Its name is 'TimeoutError', so
+ * `isTransientError` treats it like a platform timeout (retryable; for a charge, an unknown outcome).
+ */
+export class TimeoutError extends SteadfastError {
+  /** @param {number} timeoutMs */
+  constructor(timeoutMs) {
+    super(`Timed out after ${timeoutMs} ms`, 'TIMEOUT');
+    this.timeoutMs = timeoutMs;
+  }
+}
+named(TimeoutError, 'TimeoutError');
+
+/** A `bulkhead(limit, queue)` was full: the call was refused without running. */
+export class BulkheadRejectedError extends SteadfastError {
+  /** @param {number} limit @param {number} queue */
+  constructor(limit, queue) {
+    super(`Bulkhead full: ${limit} running and ${queue} queued`, 'BULKHEAD_REJECTED');
+    this.limit = limit;
+    this.queue = queue;
+  }
+}
+named(BulkheadRejectedError, 'BulkheadRejectedError');

@@ -4,7 +4,8 @@
 // touches no wasm at all: one call to `fn`, nothing else.
 
 import { RetryCore, jitterDelay } from '../steadfast_core.js';
-import { DeadlineExceededError, RetryBudgetExhaustedError } from './errors.js';
+import { DeadlineExceededError, RetryBudgetExhaustedError, PermanentError, isPermanent } from './errors.js';
+import { emit, listening } from './events.js';
 import * as o from './options.js';
 import { isTransientError, retryAfterMsOf } from './classify.js';
 import { sleep, raceAbort, after } from './clock.js';
@@ -56,8 +57,12 @@ function compile(policy = DEFAULT_RETRY_POLICY) {
     if (values[name] === undefined) throw o.typeError(where, name, 'a number', undefined);
   }
   const jitter = o.oneOf(p, 'jitter', where, JITTERS, 0);
+  const isRetryable = o.fn(p, 'isRetryable', where) ?? isTransientError;
+  const retryOnResult = o.fn(p, 'retryOnResult', where);
   const c = {
-    isRetryable: o.fn(p, 'isRetryable', where) ?? isTransientError,
+    // PermanentError (p-retry's AbortError, a bail) always stops; a result retryOnResult rejected is retried.
+    isRetryable: (e) => (e instanceof ResultRetry ? true : isPermanent(e) ? false : isRetryable(e)),
+    retryOnResult,
     onRetry: o.fn(p, 'onRetry', where),
     random: o.fn(p, 'random', where),
     clock: o.clock(p, where),
@@ -79,11 +84,37 @@ export function checkPolicy(policy) {
   compile(policy);
 }
 
+/** A result `retryOnResult` asked to retry, travelling as a failure through the loop. */
+class ResultRetry {
+  constructor(value) {
+    this.value = value;
+  }
+}
+
+/** `fn` with its results checked by `retryOnResult`; a retried result that is final is returned. */
+function checkingResults(fn, c, signal) {
+  const retryOnResult = c.retryOnResult;
+  const check = (value) => {
+    if (retryOnResult(value) === true) throw new ResultRetry(value);
+    return value;
+  };
+  const checked = (ctx) => Promise.resolve(fn(ctx)).then(check);
+  return run(checked, c, signal).catch((e) => {
+    if (e instanceof ResultRetry) return e.value;
+    throw e;
+  });
+}
+
 /**
  * Call `fn` until it succeeds, at most `policy.maxAttempts` times, sleeping a jittered delay
  * between attempts. See the README and index.d.ts for every rule and default.
  */
 export function withRetry(fn, policy) {
+  return retryWith(fn, policy, undefined);
+}
+
+/** @internal withRetry with a signal from outside the policy (the retry() policy in a pipeline). */
+export function retryWith(fn, policy, signal) {
   if (typeof fn !== 'function') return Promise.reject(o.typeError('withRetry', 'fn', 'a function', fn));
   let c;
   try {
@@ -91,8 +122,13 @@ export function withRetry(fn, policy) {
   } catch (e) {
     return Promise.reject(e); // an async API reports bad input as a rejection, never a sync throw
   }
+  if (c.retryOnResult !== undefined) return checkingResults(fn, c, signal);
+  return run(fn, c, signal);
+}
+
+function run(fn, c, outerSignal) {
   if (c.budget !== undefined) c.budget.countRequest();
-  if (c.signal === undefined && c.maxElapsedMs === undefined) {
+  if (outerSignal === undefined && c.signal === undefined && c.maxElapsedMs === undefined) {
     let p;
     try {
       p = fn(c.first);
@@ -101,16 +137,22 @@ export function withRetry(fn, policy) {
     }
     return Promise.resolve(p).then(undefined, (e) => loop(fn, c, e, 0, undefined, undefined));
   }
-  return guarded(fn, c);
+  return guarded(fn, c, outerSignal);
 }
 
 /** With a caller signal and/or a deadline: one combined signal, cleaned up on every exit. */
-async function guarded(fn, c) {
+async function guarded(fn, c, outerSignal) {
   const start = c.clock();
   const controller = new AbortController();
   const signal = controller.signal;
   const outer = c.signal;
   const onOuterAbort = () => controller.abort(outer.reason);
+  // A pipeline's signal (timeout, caller) aborts this call too.
+  const onPipelineAbort = () => controller.abort(outerSignal.reason);
+  if (outerSignal !== undefined) {
+    if (outerSignal.aborted) throw outerSignal.reason;
+    outerSignal.addEventListener('abort', onPipelineAbort, { once: true });
+  }
   const state = { error: undefined, attempt: 1 };
   let cancelTimer;
   if (outer !== undefined) {
@@ -132,6 +174,7 @@ async function guarded(fn, c) {
   } finally {
     if (cancelTimer !== undefined) cancelTimer();
     if (outer !== undefined) outer.removeEventListener('abort', onOuterAbort);
+    if (outerSignal !== undefined) outerSignal.removeEventListener('abort', onPipelineAbort);
   }
 }
 
@@ -160,11 +203,24 @@ async function loop(fn, c, error, start, signal, state) {
       unit,
     );
     if (delay < 0) {
-      if (delay === -3) throw new DeadlineExceededError(c.maxElapsedMs, error, attempt);
-      throw error;
+      const final = delay === -3 ? new DeadlineExceededError(c.maxElapsedMs, error, attempt) : error instanceof PermanentError ? error.cause : error;
+      if (listening.giveUp) {
+        const reason = delay === -3 ? 'deadline' : isPermanent(error) ? 'permanent' : attempt >= c.core.maxAttempts ? 'attempts' : 'not-retryable';
+        emit('giveUp', final instanceof ResultRetry ? { attempt, result: final.value, reason } : { attempt, error: final, reason });
+      }
+      throw final;
     }
-    if (c.budget !== undefined && !c.budget.tryWithdraw()) throw new RetryBudgetExhaustedError(error, attempt);
-    if (c.onRetry !== undefined) c.onRetry({ attempt, delayMs: delay, error });
+    if (c.budget !== undefined && !c.budget.tryWithdraw()) {
+      const refused = new RetryBudgetExhaustedError(error, attempt);
+      if (listening.budgetRefused) emit('budgetRefused', { attempt, error });
+      if (listening.giveUp) emit('giveUp', { attempt, error: refused, reason: 'budget' });
+      throw refused;
+    }
+    if (c.onRetry !== undefined || listening.retry) {
+      const info = error instanceof ResultRetry ? { attempt, delayMs: delay, error: undefined, result: error.value } : { attempt, delayMs: delay, error };
+      if (c.onRetry !== undefined) c.onRetry(info);
+      if (listening.retry) emit('retry', info);
+    }
     await sleep(delay, signal);
     previous = delay;
     // A deadline that passes during the next attempt reports that attempt (its cause stays the
