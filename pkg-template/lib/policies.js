@@ -37,8 +37,11 @@ class Policy {
   }
 }
 
+/** The context of a call without options: one frozen object, nothing allocated per call. */
+const NO_OPTIONS = Object.freeze({ attempt: 1, signal: undefined, idempotencyKey: undefined, fingerprint: undefined });
+
 function context(options) {
-  if (options === undefined) return { attempt: 1, signal: undefined, idempotencyKey: undefined, fingerprint: undefined };
+  if (options === undefined) return NO_OPTIONS;
   const opts = o.object(options, 'execute');
   const signal = o.signal(opts, 'signal', 'execute');
   if (opts.idempotencyKey !== undefined && typeof opts.idempotencyKey !== 'string') {
@@ -176,58 +179,53 @@ export function bulkhead(limit, queue = 0) {
   if (!Number.isInteger(limit) || limit < 1) throw o.rangeError(where, 'limit', 'an integer ≥ 1', limit);
   if (!(Number.isInteger(queue) || queue === Infinity) || queue < 0) throw o.rangeError(where, 'queue', 'an integer ≥ 0 or Infinity', queue);
   let running = 0;
-  /** Waiting calls: { start, signal, onAbort }. */
+  /** Waiting calls, first in first out: { start }. */
   const waiting = [];
   const release = () => {
     running -= 1;
     const next = waiting.shift();
     if (next !== undefined) next.start();
   };
-  const policy = new Policy(
-    (fn, ctx) =>
-      new Promise((resolve, reject) => {
-        const start = () => {
-          if (ctx.signal !== undefined) ctx.signal.removeEventListener('abort', onAbort);
-          running += 1;
-          let p;
-          try {
-            p = Promise.resolve(fn(ctx));
-          } catch (e) {
-            p = Promise.reject(e);
-          }
-          p.then(
-            (v) => {
-              release();
-              resolve(v);
-            },
-            (e) => {
-              release();
-              reject(e);
-            },
-          );
-        };
-        const onAbort = () => {
-          const i = waiting.indexOf(entry);
-          if (i >= 0) waiting.splice(i, 1);
-          reject(ctx.signal.reason);
-        };
-        const entry = { start };
-        if (ctx.signal !== undefined && ctx.signal.aborted) {
-          reject(ctx.signal.reason);
-          return;
-        }
-        if (running < limit) {
-          start();
-          return;
-        }
-        if (waiting.length >= queue) {
-          reject(new BulkheadRejectedError(limit, queue));
-          return;
-        }
-        waiting.push(entry);
-        if (ctx.signal !== undefined) ctx.signal.addEventListener('abort', onAbort, { once: true });
-      }),
-  );
+  // Made once: the admitted path allocates no closure of its own.
+  const settledValue = (value) => {
+    release();
+    return value;
+  };
+  const settledError = (error) => {
+    release();
+    throw error;
+  };
+  const admit = (fn, ctx) => {
+    running += 1;
+    let p;
+    try {
+      p = Promise.resolve(fn(ctx));
+    } catch (e) {
+      p = Promise.reject(e);
+    }
+    return p.then(settledValue, settledError);
+  };
+  const policy = new Policy((fn, ctx) => {
+    const signal = ctx.signal;
+    if (signal !== undefined && signal.aborted) return Promise.reject(signal.reason);
+    if (running < limit) return admit(fn, ctx);
+    if (waiting.length >= queue) return Promise.reject(new BulkheadRejectedError(limit, queue));
+    return new Promise((resolve, reject) => {
+      const onAbort = () => {
+        const i = waiting.indexOf(entry);
+        if (i >= 0) waiting.splice(i, 1);
+        reject(signal.reason);
+      };
+      const entry = {
+        start: () => {
+          if (signal !== undefined) signal.removeEventListener('abort', onAbort);
+          admit(fn, ctx).then(resolve, reject);
+        },
+      };
+      waiting.push(entry);
+      if (signal !== undefined) signal.addEventListener('abort', onAbort, { once: true });
+    });
+  });
   return Object.freeze(
     Object.assign(Object.create(policy), {
       /** Calls running and waiting now. */
