@@ -40,3 +40,20 @@ test('a breaker cools down on the fake clock (Date.now is faked too)', async () 
   expect(await breaker.execute(() => 'probe ok')).toBe('probe ok');
   expect(breaker.currentState).toBe('closed');
 });
+
+test('a pipeline with a per-attempt timeout, on the fake clock', async () => {
+  const { pipeline, TimeoutError } = await import('steadfast');
+  const guarded = pipeline({ retry: { maxAttempts: 2, baseDelayMs: 100, maxDelayMs: 100, jitter: 'none' }, timeout: 1_000 });
+  const signals = [];
+  const p = guarded.execute(({ signal }) => {
+    signals.push(signal);
+    return new Promise(() => {}); // hangs: only the timeout ends it
+  });
+  const settled = expect(p).rejects.toBeInstanceOf(TimeoutError);
+  await vi.advanceTimersByTimeAsync(1_000); // attempt 1 times out
+  expect(signals[0].aborted).toBe(true);
+  await vi.advanceTimersByTimeAsync(100); // the retry's sleep
+  expect(signals).toHaveLength(2);
+  await vi.advanceTimersByTimeAsync(1_000); // attempt 2 times out: out of attempts
+  await settled;
+});
