@@ -5,8 +5,8 @@
 
 import { WasmUnavailableError } from './errors.js';
 
-/** 0 loading, 1 ready, 2 failed. */
-let status = 0;
+/** -1 never started (only `steadfast/sim` loaded: it has its own glue), 0 loading, 1 ready, 2 failed. */
+let status = -1;
 /** What the platform threw when loading failed. */
 let failureCause;
 let current;
@@ -64,13 +64,16 @@ export function init(input) {
   return load(input);
 }
 
-/** undefined when the core is ready; otherwise a fresh WasmUnavailableError for `where`. */
+/**
+ * undefined when the core is ready (or this loader was never started: the `steadfast/sim` entry
+ * loads its own module); otherwise a fresh WasmUnavailableError for `where`.
+ */
 export function coreUnavailable(where) {
-  if (status === 1) return undefined;
+  if (status === 1 || status === -1) return undefined;
   return new WasmUnavailableError(status === 2 ? failureCause : undefined, where);
 }
 
 /** Throw a WasmUnavailableError for `where` unless the core is ready. */
 export function requireCore(where) {
-  if (status !== 1) throw coreUnavailable(where);
+  if (status !== 1 && status !== -1) throw coreUnavailable(where);
 }

@@ -84,7 +84,8 @@ export function core(where, values, make) {
   try {
     return make();
   } catch (thrown) {
-    const unavailable = coreUnavailable(where); // the wasm failed to load: say so, not "undefined"
+    // Not a rule the core reported (those are strings): if the wasm failed to load, say so.
+    const unavailable = typeof thrown === 'string' ? undefined : coreUnavailable(where);
     if (unavailable !== undefined) throw unavailable;
     if (typeof thrown === 'string') {
       const i = thrown.indexOf('\u0001');

@@ -1,5 +1,7 @@
 // Issue 16: errors that survive production (fresh, taggable, literal names) and the loading API.
 import { test, describe } from 'node:test';
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
 import {
   ready,
@@ -120,5 +122,15 @@ describe('loading', () => {
     assert.match(missing.message, /Failed to fetch/);
     assert.doesNotMatch(missing.message, /wasm-unsafe-eval/);
     assert.ok(isSteadfastError(missing, 'WASM_UNAVAILABLE'));
+  });
+});
+
+describe('steadfast/sim on its own', () => {
+  test('a bad simulator option is still a RangeError naming it (the main loader never ran)', () => {
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', `
+      const sim = await import('steadfast/sim');
+      try { sim.simulateOutage({ clients: 0 }); console.log('no error'); } catch (e) { console.log(e.name, e.code, e.message.includes('clients')); }
+    `], { cwd: fileURLToPath(new URL('.', import.meta.url)), encoding: 'utf8' }).trim();
+    assert.equal(out, 'RangeError INVALID_OPTION true');
   });
 });
