@@ -91,18 +91,36 @@ class ResultRetry {
   }
 }
 
+/** A final ResultRetry is the call's result; anything else stays an error. */
+function unwrapResult(e) {
+  if (e instanceof ResultRetry) return e.value;
+  throw e;
+}
+
 /** `fn` with its results checked by `retryOnResult`; a retried result that is final is returned. */
 function checkingResults(fn, c, signal) {
-  const retryOnResult = c.retryOnResult;
-  const check = (value) => {
-    if (retryOnResult(value) === true) throw new ResultRetry(value);
+  // The checker is made once per compiled policy, not per call.
+  c.checkResult ??= (value) => {
+    if (c.retryOnResult(value) === true) throw new ResultRetry(value);
     return value;
   };
-  const checked = (ctx) => Promise.resolve(fn(ctx)).then(check);
-  return run(checked, c, signal).catch((e) => {
-    if (e instanceof ResultRetry) return e.value;
-    throw e;
-  });
+  const check = c.checkResult;
+  const checked = (ctx) => {
+    const p = fn(ctx);
+    return p !== null && typeof p === 'object' && typeof p.then === 'function' ? p.then(check) : check(p);
+  };
+  if (signal !== undefined || c.signal !== undefined || c.maxElapsedMs !== undefined) return run(checked, c, signal).catch(unwrapResult);
+  // No signal, no deadline: the first attempt's result is checked in the same reaction that
+  // receives it, and the loop (the core's decisions) is entered only on a retry.
+  if (c.budget !== undefined) c.budget.countRequest();
+  const retryAfter = (error) => loop(checked, c, error, 0, undefined, undefined).catch(unwrapResult);
+  let p;
+  try {
+    p = fn(c.first);
+  } catch (e) {
+    return retryAfter(e);
+  }
+  return Promise.resolve(p).then((value) => (c.retryOnResult(value) === true ? retryAfter(new ResultRetry(value)) : value), retryAfter);
 }
 
 /**

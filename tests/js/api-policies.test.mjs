@@ -48,6 +48,13 @@ describe('retryOnResult', () => {
     await assert.rejects(withRetry(() => { n++; throw e; }, { ...fast, retryOnResult: () => true }), (x) => x === e);
     assert.equal(n, 1);
   });
+  test('with a signal and a deadline too (the guarded path)', async () => {
+    let n = 0;
+    const c = new AbortController();
+    assert.equal(await withRetry(() => ++n, { ...fast, maxElapsedMs: 5_000, signal: c.signal, retryOnResult: (v) => v < 2 }), 2);
+    n = 0;
+    assert.equal(await retry({ ...fast, retryOnResult: (v) => v < 3 }).execute(() => ++n, { signal: c.signal }), 3, 'through a retry() policy with a pipeline signal');
+  });
   test('a retried result spends the budget like an error', async () => {
     const budget = new RetryBudget({ capacity: 1, refillPerSec: 0 });
     await assert.rejects(withRetry(() => 'busy', { ...fast, budget, retryOnResult: (v) => v === 'busy' }), RetryBudgetExhaustedError);
