@@ -22,11 +22,9 @@ export {
   IdempotencyStateError,
   WasmUnavailableError,
   PermanentError,
-  TimeoutError,
-  BulkheadRejectedError,
   isSteadfastError,
 } from './lib/errors.js';
-export { wrap, pipeline, retry, timeout, bulkhead, fallback, idempotency } from './lib/policies.js';
+export { wrap, pipeline, retry, timeout, bulkhead, fallback, idempotency, TimeoutError, BulkheadRejectedError } from './lib/policies.js';
 export { events } from './lib/events.js';
 import { version as coreVersion } from './steadfast_core.js';
 import { seedRandom as reseed } from './lib/random.js';

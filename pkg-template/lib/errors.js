@@ -180,27 +180,3 @@ named(PermanentError, 'PermanentError');
 export function isPermanent(error) {
   return error !== null && typeof error === 'object' && /** @type {any} */ (error)[PERMANENT] === true;
 }
-
-/**
- * A `timeout(ms)` policy gave up on the call and aborted its signal. Its name is 'TimeoutError', so
- * `isTransientError` treats it like a platform timeout (retryable; for a charge, an unknown outcome).
- */
-export class TimeoutError extends SteadfastError {
-  /** @param {number} timeoutMs */
-  constructor(timeoutMs) {
-    super(`Timed out after ${timeoutMs} ms`, 'TIMEOUT');
-    this.timeoutMs = timeoutMs;
-  }
-}
-named(TimeoutError, 'TimeoutError');
-
-/** A `bulkhead(limit, queue)` was full: the call was refused without running. */
-export class BulkheadRejectedError extends SteadfastError {
-  /** @param {number} limit @param {number} queue */
-  constructor(limit, queue) {
-    super(`Bulkhead full: ${limit} running and ${queue} queued`, 'BULKHEAD_REJECTED');
-    this.limit = limit;
-    this.queue = queue;
-  }
-}
-named(BulkheadRejectedError, 'BulkheadRejectedError');

@@ -6,10 +6,36 @@
 // two counters), so they are plain JS (benches/: a wasm call per admission would cost more than the
 // two integer comparisons it replaces).
 
-import { BulkheadRejectedError, TimeoutError } from './errors.js';
+import { SteadfastError, named } from './errors.js';
 import { retryWith, checkPolicy } from './retry.js';
 import { after } from './clock.js';
 import * as o from './options.js';
+
+// Here, not in errors.js: an app that uses no policy does not ship them.
+
+/**
+ * A `timeout(ms)` policy gave up on the call and aborted its signal. Its name is 'TimeoutError', so
+ * `isTransientError` treats it like a platform timeout (retryable; for a charge, an unknown outcome).
+ */
+export class TimeoutError extends SteadfastError {
+  /** @param {number} timeoutMs */
+  constructor(timeoutMs) {
+    super(`Timed out after ${timeoutMs} ms`, 'TIMEOUT');
+    this.timeoutMs = timeoutMs;
+  }
+}
+named(TimeoutError, 'TimeoutError');
+
+/** A `bulkhead(limit, queue)` was full: the call was refused without running. */
+export class BulkheadRejectedError extends SteadfastError {
+  /** @param {number} limit @param {number} queue */
+  constructor(limit, queue) {
+    super(`Bulkhead full: ${limit} running and ${queue} queued`, 'BULKHEAD_REJECTED');
+    this.limit = limit;
+    this.queue = queue;
+  }
+}
+named(BulkheadRejectedError, 'BulkheadRejectedError');
 
 const RUN = Symbol('steadfast.policy');
 
