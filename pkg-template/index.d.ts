@@ -26,7 +26,8 @@ export type PlatformAbortSignal = typeof globalThis extends { AbortSignal: { pro
  * `'wasm-unsafe-eval'`, a 404 or wrong MIME type for the .wasm). Importing steadfast never rejects
  * because of the wasm, and nobody has to listen to `ready`: every call that needs the core throws
  * (or, for async APIs, rejects with) a fresh `WasmUnavailableError` until it has loaded. In Node the
- * core loads synchronously at import, so `ready` is already settled.
+ * core loads synchronously at import, so `ready` is already settled. `steadfast/lazy` (same
+ * declarations) does not wait for the wasm at import: await `ready` before the first call.
  */
 export const ready: Promise<void>;
 

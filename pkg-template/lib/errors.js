@@ -147,7 +147,7 @@ export class WasmUnavailableError extends SteadfastError {
     const csp = isCspRefusal(cause);
     const why =
       cause === undefined
-        ? 'it is still loading (await `ready` from steadfast first)'
+        ? 'it has not loaded yet (await `ready`, or `init()`, before the first call)'
         : csp
           ? "the page's Content-Security-Policy refused to compile WebAssembly. Fix: add 'wasm-unsafe-eval' to script-src " +
             "(e.g. script-src 'self' 'wasm-unsafe-eval'); it allows WebAssembly only, not eval()"
