@@ -1,7 +1,7 @@
 // The `steadfast/lazy` browser loader: like init.browser.js, but WITHOUT the top-level await. The
 // import resolves at once and the page renders while the wasm downloads; `ready` (or `await init()`)
 // says when the core can be used. A call that needs the core before then throws WasmUnavailableError
-// (reason 'pending'). Also what a format without top-level await needs (Vite's iife workers).
+// (reason 'pending').
 import initWasm from './steadfast_core.js';
 import { start } from './lib/loader.js';
 
