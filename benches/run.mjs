@@ -1,6 +1,6 @@
 // steadfast benchmarks, side by side with cockatiel, opossum and p-retry (see benches/README.md).
 //
-//   node benches/run.mjs [--quick] [--only=timing,sim,memory,startup,browser,size] [--no-browser]
+//   node benches/run.mjs [--quick] [--only=timing,sim,memory,startup,browser,size] [--no-browser] [--cases=4,5a,…]
 //
 // steadfast is imported BY NAME ('steadfast'), from the tarball `make build` packs, installed into
 // benches/node_modules exactly as a user's `npm install` would (exports → index.node.js).
@@ -11,6 +11,7 @@ import { installTarball, table, fmt, kib, BENCH_DIR } from './common.mjs';
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
 const only = argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
+const casesWanted = argv.find((a) => a.startsWith('--cases='))?.slice(8).split(',');
 const want = (part) => (only ? only.includes(part) : part !== 'browser' || !argv.includes('--no-browser'));
 
 // Timings call gc() between batches and memory needs it: re-run ourselves with --expose-gc.
@@ -30,6 +31,7 @@ if (want('timing')) {
   const detail = [['case', 'variant', 'ns/call', 'overhead', '±MAD%']];
   const pairs = [['case', 'steadfast', 'ns/call', 'anchor', 'ns/call', 'ratio', 'overhead ratio', 'target', '']];
   for (const c of cases()) {
+    if (casesWanted !== undefined && !casesWanted.includes(c.id)) continue;
     await c.setup?.();
     const rows = await runCase(c.variants, opts);
     const base = rows[0].ns;

@@ -5,8 +5,11 @@
 // of a case once, for `batch` sequential awaited calls, in a rotated order; the figure is the median
 // of `reps` repetitions. `overhead` = variant − the case's bare baseline (`await fn()`, measured in
 // the same interleaving), and `ratio` = steadfast overhead ÷ anchor overhead.
-import { CircuitBreaker, withRetry, chargeCustomer, IdempotencyStore, CircuitOpenError } from 'steadfast';
+import { CircuitBreaker, withRetry, chargeCustomer, IdempotencyStore, CircuitOpenError, timeout, bulkhead, fallback, wrap, retry, pipeline } from 'steadfast';
 import * as cockatiel from 'cockatiel';
+// The raw wasm-bindgen glue of the installed package (by file path: the package does not export it),
+// only to price one synchronous wasm call for case 5f.
+import { BreakerCore } from './node_modules/steadfast/steadfast_core.js';
 import Opossum from 'opossum';
 import pRetry from 'p-retry';
 import { median, spread } from './common.mjs';
@@ -106,6 +109,26 @@ export function cases() {
   opened.push(opOpen);
   const OPEN_ERR = new Error('baseline');
 
+  // Case 5 (issue 16): the composable policies, each next to cockatiel's equivalent. No targets: the
+  // issue asks for the comparison, not a bound.
+  const sfTimeout = timeout(10_000);
+  const ckTimeout = cockatiel.timeout(10_000, cockatiel.TimeoutStrategy.Aggressive);
+  const sfBulkhead = bulkhead(10, 10);
+  const ckBulkhead = cockatiel.bulkhead(10, 10);
+  const sfFallback = fallback('cached');
+  const ckFallback = cockatiel.fallback(cockatiel.handleAll, 'cached');
+  const sfOnResult = { ...retryPolicy, retryOnResult: (r) => r === 'busy' };
+  const ckOnResult = cockatiel.retry(cockatiel.handleWhenResult((r) => r === 'busy'), { maxAttempts: 3, backoff: new cockatiel.ExponentialBackoff() });
+  const sfWrap = wrap(new CircuitBreaker(rateOptions), retry(retryPolicy), timeout(10_000));
+  const sfPipeline = pipeline({ bulkhead: bulkhead(10, 10), breaker: new CircuitBreaker(rateOptions), retry: retryPolicy, timeout: 10_000 });
+  const ckWrap3 = cockatiel.wrap(cockatielSampling(), cockatielRetry(), cockatiel.timeout(10_000, cockatiel.TimeoutStrategy.Aggressive));
+  const ckWrap4 = cockatiel.wrap(cockatiel.bulkhead(10, 10), cockatielSampling(), cockatielRetry(), cockatiel.timeout(10_000, cockatiel.TimeoutStrategy.Aggressive));
+
+  // Case 5f: would a bulkhead's admission decision be worth a wasm call? One number-in/number-out
+  // call into the core, against the two integer comparisons the JS bulkhead makes.
+  const rawCore = BreakerCore.consecutive(5, 10_000, 1);
+  const admission = { running: 0, waiting: 0 };
+
   return [
     {
       id: '1',
@@ -200,6 +223,74 @@ export function cases() {
         { name: 'steadfast execute → CircuitOpenError', lib: 'steadfast', catching: true, op: () => sfOpen.execute(ok) },
         { name: 'cockatiel → BrokenCircuitError', lib: 'cockatiel', catching: true, op: () => ckOpen.execute(ok) },
         { name: 'opossum fire() → open error', lib: 'opossum', catching: true, op: () => opOpen.fire() },
+      ],
+    },
+    {
+      id: '5a',
+      title: 'timeout(10 s), success path',
+      variants: [
+        { name: 'baseline: await fn()', lib: 'baseline', op: ok },
+        { name: 'steadfast timeout(10_000).execute', lib: 'steadfast', op: () => sfTimeout.execute(ok) },
+        { name: 'cockatiel timeout(10_000, Aggressive).execute', lib: 'cockatiel', op: () => ckTimeout.execute(ok) },
+      ],
+    },
+    {
+      id: '5b',
+      title: 'bulkhead(10, 10), success path',
+      variants: [
+        { name: 'baseline: await fn()', lib: 'baseline', op: ok },
+        { name: 'steadfast bulkhead(10, 10).execute', lib: 'steadfast', op: () => sfBulkhead.execute(ok) },
+        { name: 'cockatiel bulkhead(10, 10).execute', lib: 'cockatiel', op: () => ckBulkhead.execute(ok) },
+      ],
+    },
+    {
+      id: '5c',
+      title: 'fallback, failing call',
+      variants: [
+        { name: 'baseline: await fn().catch(() => value)', lib: 'baseline', op: () => fail().catch(() => 'cached') },
+        { name: "steadfast fallback('cached').execute", lib: 'steadfast', op: () => sfFallback.execute(fail) },
+        { name: "cockatiel fallback(handleAll, 'cached').execute", lib: 'cockatiel', op: () => ckFallback.execute(fail) },
+      ],
+    },
+    {
+      id: '5d',
+      title: 'retry on result, success path',
+      variants: [
+        { name: 'baseline: await fn()', lib: 'baseline', op: ok },
+        { name: 'steadfast withRetry(fn, {retryOnResult})', lib: 'steadfast', op: () => withRetry(ok, sfOnResult) },
+        { name: 'cockatiel retry(handleWhenResult(...)).execute', lib: 'cockatiel', op: () => ckOnResult.execute(ok) },
+      ],
+    },
+    {
+      id: '5e',
+      title: 'composed policies, success path',
+      variants: [
+        { name: 'baseline: await fn()', lib: 'baseline', op: ok },
+        { name: 'steadfast wrap(breaker, retry(), timeout())', lib: 'steadfast', op: () => sfWrap.execute(ok), vs: ['cockatiel wrap(breaker, retry, timeout)'] },
+        {
+          name: 'steadfast pipeline({bulkhead, breaker, retry, timeout})',
+          lib: 'steadfast',
+          op: () => sfPipeline.execute(ok),
+          vs: ['cockatiel wrap(bulkhead, breaker, retry, timeout)'],
+        },
+        { name: 'cockatiel wrap(breaker, retry, timeout)', lib: 'cockatiel', op: () => ckWrap3.execute(ok) },
+        { name: 'cockatiel wrap(bulkhead, breaker, retry, timeout)', lib: 'cockatiel', op: () => ckWrap4.execute(ok) },
+      ],
+    },
+    {
+      id: '5f',
+      title: 'bulkhead admission: JS compare vs one wasm call',
+      variants: [
+        { name: 'baseline: await fn()', lib: 'baseline', op: ok },
+        {
+          name: 'JS: running < limit || waiting < queue',
+          lib: 'js',
+          op: () => {
+            if (admission.running < 10 || admission.waiting < 10) admission.running += 0;
+            return ok();
+          },
+        },
+        { name: 'one sync wasm call (BreakerCore.tryAcquireClosed)', lib: 'wasm', op: () => (rawCore.tryAcquireClosed(), ok()) },
       ],
     },
   ];

@@ -1,13 +1,16 @@
 // The public API of steadfast. Loaded by index.node.js / index.browser.js after the wasm core is
 // instantiated; nothing here calls into wasm at import time.
 
-export { fullJitter, equalJitter, decorrelatedJitter, withRetry } from './lib/retry.js';
-export { isTransientError, isFetchNetworkError, parseRetryAfter } from './lib/classify.js';
+export { fullJitter, equalJitter, decorrelatedJitter, withRetry, DEFAULT_RETRY_POLICY } from './lib/retry.js';
+import { isTransientError as transient, parseRetryAfter as retryAfter } from './lib/classify.js';
+export { isFetchNetworkError } from './lib/classify.js';
 export { CircuitBreaker } from './lib/breaker.js';
 export { RetryBudget } from './lib/budget.js';
-export { RetryQuota, retryErrorClass } from './lib/quota.js';
+import { retryErrorClass as errorClass } from './lib/quota.js';
+export { RetryQuota } from './lib/quota.js';
 export { RateLimiter } from './lib/limiter.js';
-export { IdempotencyStore, newIdempotencyKey } from './lib/idempotency.js';
+export { IdempotencyStore } from './lib/idempotency.js';
+import { newIdempotencyKey as newKey } from './lib/idempotency.js';
 export { chargeCustomer } from './lib/charge.js';
 export { reconcile } from './lib/reconcile.js';
 export { resilientFetch, BreakerRegistry } from './lib/fetch.js';
@@ -22,10 +25,16 @@ export {
   DeadlineExceededError,
   IdempotencyStateError,
   OfflineError,
+  WasmUnavailableError,
+  PermanentError,
   isSteadfastError,
 } from './lib/errors.js';
-export { version } from './steadfast_core.js';
-export { seedRandom } from './lib/random.js';
+export { wrap, pipeline, retry, timeout, bulkhead, fallback, idempotency, TimeoutError, BulkheadRejectedError } from './lib/policies.js';
+export { events } from './lib/events.js';
+import { version as coreVersion } from './steadfast_core.js';
+import { seedRandom as reseed } from './lib/random.js';
+import { requireCore } from './lib/loader.js';
+export { init } from './lib/loader.js';
 export {
   StateStoreUnavailableError,
   memoryStateStore,
@@ -39,3 +48,42 @@ export {
   shareBreakerAcrossTabs,
   persistentCheckoutKey,
 } from './lib/shared/index.js';
+
+// The exports that call into wasm directly (not through a constructor, which options.core guards)
+// check first, so that a failed load reports WasmUnavailableError, not an engine TypeError.
+
+/** Whether an error is worth retrying (see index.d.ts). */
+export function isTransientError(error) {
+  requireCore('isTransientError');
+  return transient(error);
+}
+
+/** A Retry-After value in ms from `nowMs`; NaN if unparseable. */
+export function parseRetryAfter(value, nowMs) {
+  requireCore('parseRetryAfter');
+  return retryAfter(value, nowMs);
+}
+
+/** The retry quota's class of an error: 'timeout', 'throttled' or 'serverError' (see index.d.ts). */
+export function retryErrorClass(error) {
+  requireCore('retryErrorClass');
+  return errorClass(error);
+}
+
+/** A UUID v4 from the platform CSPRNG. */
+export function newIdempotencyKey() {
+  requireCore('newIdempotencyKey');
+  return newKey();
+}
+
+/** Reseed the generator behind the jitter functions and withRetry. */
+export function seedRandom(seed) {
+  requireCore('seedRandom');
+  reseed(seed);
+}
+
+/** The crate version. */
+export function version() {
+  requireCore('version');
+  return coreVersion();
+}

@@ -1,2 +1,2 @@
-import './init.browser.js';
+export { ready } from './init.browser.js';
 export * from './api.js';

@@ -14,6 +14,35 @@ export interface AbortSignalLike {
   removeEventListener(type: 'abort', listener: () => void): void;
 }
 
+/** The platform's `AbortSignal` (from the `dom` lib or @types/node); `AbortSignalLike` with neither. */
+export type PlatformAbortSignal = typeof globalThis extends { AbortSignal: { prototype: infer S } } ? S : AbortSignalLike;
+
+// ---------------------------------------------------------------------------------------------
+// Loading
+
+/**
+ * Settles when loading the WebAssembly core has ended: resolves when it is ready, rejects with
+ * `WasmUnavailableError` when it could not load (a Content-Security-Policy without
+ * `'wasm-unsafe-eval'`, a 404 or wrong MIME type for the .wasm). Importing steadfast never rejects
+ * because of the wasm, and nobody has to listen to `ready`: every call that needs the core throws
+ * (or, for async APIs, rejects with) a fresh `WasmUnavailableError` until it has loaded. In Node the
+ * core loads synchronously at import, so `ready` is already settled. `steadfast/lazy` (same
+ * declarations) does not wait for the wasm at import: await `ready` before the first call.
+ */
+export const ready: Promise<void>;
+
+/** Where `init()` may load the core from: a URL, a fetch Response, the bytes, or a compiled module. */
+export type WasmSource = string | { readonly href: string } | ArrayBuffer | ArrayBufferView | FetchResponse | Promise<FetchResponse> | WasmModule;
+/** `WebAssembly.Module` from the environment's lib (`never` when it has none). */
+export type WasmModule = typeof globalThis extends { WebAssembly: { Module: { prototype: infer M } } } ? M : never;
+
+/**
+ * Load the core again after a failure, optionally from `source` (browser: a URL or Response, bytes, or a
+ * `WebAssembly.Module`; Node: bytes or a `WebAssembly.Module`). A core that has loaded is kept: then it
+ * resolves at once. With no argument while the first load is running, it returns that load.
+ */
+export function init(source?: WasmSource): Promise<void>;
+
 // ---------------------------------------------------------------------------------------------
 // Jitter
 
@@ -59,8 +88,12 @@ export type Jitter = 'full' | 'equal' | 'decorrelated' | 'none';
 export interface RetryContext {
   /** This attempt's number, from 1. */
   readonly attempt: number;
-  /** Aborts when the caller's `signal` aborts or `maxElapsedMs` passes; undefined when neither is set. */
-  readonly signal: AbortSignalLike | undefined;
+  /**
+   * Aborts when the caller's `signal` aborts or `maxElapsedMs` passes; undefined when neither is set.
+   * The platform's `AbortSignal` type, so `fetch(url, { signal })` type-checks (with
+   * `exactOptionalPropertyTypes`, pass `signal ?? null`).
+   */
+  readonly signal: PlatformAbortSignal | undefined;
 }
 
 /** Frozen (`Object.freeze`) on every retry. */
@@ -69,8 +102,10 @@ export interface RetryInfo {
   readonly attempt: number;
   /** The delay before the next attempt. */
   readonly delayMs: number;
-  /** What the failed attempt threw. */
+  /** What the failed attempt threw (undefined when `retryOnResult` rejected a result). */
   readonly error: unknown;
+  /** The result `retryOnResult` asked to retry, when that is why. */
+  readonly result?: unknown;
 }
 
 /**
@@ -90,10 +125,17 @@ export interface RetryPolicy {
   readonly maxElapsedMs?: number;
   /**
    * Whether to retry an error. Default `isTransientError`. A Promise is awaited (a rejection rejects
-   * the call); only `true` retries. To stop on an error, return false here: throwing p-retry's
-   * `AbortError` does not stop steadfast (it is just another error to classify).
+   * the call); only `true` retries. A `PermanentError` is never retried. Throwing p-retry's
+   * `AbortError` does not stop steadfast (it is just another error to classify): throw a
+   * `PermanentError`, or return false here.
    */
   readonly isRetryable?: (error: unknown) => boolean | PromiseLike<boolean>;
+  /**
+   * Retry on a returned result, not only on a thrown error (cockatiel's `handleResultType`, Polly's
+   * `HandleResult`): true retries (same delays, budget and deadline); when no attempt is left, the
+   * last result is returned. Default: none.
+   */
+  readonly retryOnResult?: (result: unknown) => boolean;
   /** Called before each sleep. A throwing callback rejects the call. */
   readonly onRetry?: (info: RetryInfo) => void;
   /** Consulted before every retry (never the first attempt); a RetryQuota is also refunded on success. Default: none. */
@@ -115,7 +157,13 @@ export interface RetryPolicy {
  * only if `isRetryable(error)`, sleeping the jittered delay for `n` (at least a server's
  * Retry-After, capped by `maxDelayMs`). The last error is rethrown as is; a permanent error at once.
  */
-export function withRetry<T>(fn: (ctx: RetryContext) => Promise<T> | T, policy: RetryPolicy): Promise<T>;
+export function withRetry<T>(fn: (ctx: RetryContext) => Promise<T> | T, policy?: RetryPolicy): Promise<T>;
+
+/**
+ * The policy `withRetry` uses when given none: `{ maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 10_000 }`,
+ * full jitter, retrying what `isTransientError` accepts. Frozen; spread it to change a field.
+ */
+export const DEFAULT_RETRY_POLICY: Readonly<{ maxAttempts: 3; baseDelayMs: 100; maxDelayMs: 10_000 }> & RetryPolicy;
 
 // ---------------------------------------------------------------------------------------------
 // Circuit breaker
@@ -182,7 +230,8 @@ export class CircuitBreaker {
    * Run `fn` if admitted. When open (or while the half-open probe is in flight): `fallback()` if
    * given, else reject with `CircuitOpenError` without calling `fn`.
    */
-  execute<T>(fn: () => Promise<T> | T, fallback?: () => Promise<T> | T): Promise<T>;
+  execute<T>(fn: () => Promise<T> | T): Promise<T>;
+  execute<T, F>(fn: () => Promise<T> | T, fallback: () => Promise<F> | F): Promise<T | F>;
   /** Hold open until `reset()`. */
   isolate(): void;
   /** Close and forget every outcome. */
@@ -359,9 +408,10 @@ export class IdempotencyStore<T = unknown> {
   constructor(options?: IdempotencyStoreOptions);
   /**
    * Run `fn` once per key. Keys are 1–255 printable ASCII characters. `fingerprint` binds the key to
-   * one request: another fingerprint rejects with `IdempotencyKeyReuseError`.
+   * one request: another fingerprint rejects with `IdempotencyKeyReuseError`. The result type is
+   * `fn`'s (a subtype of the store's `T`): a replay returns what that key's `fn` returned.
    */
-  run(key: string, fn: () => Promise<T> | T, options?: RunOptions): Promise<T>;
+  run<R extends T = T>(key: string, fn: () => Promise<R> | R, options?: RunOptions): Promise<R>;
   peek(key: string): IdempotencyRecord<T> | undefined;
   /** Settle an unknown key (reconciliation). */
   resolve(key: string, outcome: Resolution<T>): void;
@@ -440,14 +490,17 @@ export interface IdempotencyRunner<T> {
 
 /** What the pipelines need of a breaker: `CircuitBreaker` or a shared (Redis) one. */
 export interface Executor {
-  execute<T>(fn: () => Promise<T> | T, fallback?: () => Promise<T> | T): Promise<T>;
+  execute<T>(fn: () => Promise<T> | T): Promise<T>;
+  execute<T, F>(fn: () => Promise<T> | T, fallback: () => Promise<F> | F): Promise<T | F>;
 }
 
 export interface ChargeDeps<C extends Charge = Charge, R = ChargeResult> {
-  readonly store: IdempotencyRunner<R>;
+  /** Its result type is not used to infer `R`: the gateway's is (an `IdempotencyStore()` of unknown fits any). */
+  readonly store: IdempotencyRunner<NoInfer<R>>;
   readonly breaker: Executor;
   readonly gateway: (charge: C, ctx: RetryContext) => Promise<R>;
-  readonly policy: RetryPolicy;
+  /** Default `DEFAULT_RETRY_POLICY`. */
+  readonly policy?: RetryPolicy;
   /** The settle window (ms) kept on the key if the charge ends unknown (see `reconcile`). Default: none (reconcile's default). */
   readonly settleAfterMs?: number;
 }
@@ -458,6 +511,137 @@ export interface ChargeDeps<C extends Charge = Charge, R = ChargeResult> {
  * currency.
  */
 export function chargeCustomer<C extends Charge = Charge, R = ChargeResult>(charge: C, deps: ChargeDeps<C, R>): Promise<R>;
+
+// ---------------------------------------------------------------------------------------------
+// Composable policies (cockatiel-style)
+
+/** What each stage of a policy passes to the function it runs. */
+export interface PolicyContext {
+  /** The retry attempt, from 1 (1 outside a retry). */
+  readonly attempt: number;
+  /** Aborts when the caller's signal aborts, a timeout passes, or the retry's deadline passes. */
+  readonly signal: PlatformAbortSignal | undefined;
+  /** From `execute(fn, { idempotencyKey })`: what an `idempotency(store)` stage keys the call by. */
+  readonly idempotencyKey: string | undefined;
+  readonly fingerprint: string | undefined;
+}
+
+export interface PolicyExecuteOptions {
+  readonly signal?: AbortSignalLike;
+  /** Required by an `idempotency(store)` stage: the call runs once per key. */
+  readonly idempotencyKey?: string;
+  /** Binds the key to one request (see `IdempotencyStore.run`). */
+  readonly fingerprint?: string;
+}
+
+/** A composable policy. `R` is what it adds to the result type (a fallback's value). */
+export interface Policy<R = never> {
+  execute<T>(fn: (ctx: PolicyContext) => Promise<T> | T, options?: PolicyExecuteOptions): Promise<T | R>;
+}
+
+/** Anything `wrap`/`pipeline` accept: a steadfast policy, a CircuitBreaker, a shared breaker, any `execute(fn)`. */
+export type PolicyLike<R = never> = Policy<R> | Executor;
+
+type FallbackOf<P> = P extends Policy<infer R> ? R : never;
+
+/** Compose policies, outermost first: `wrap(a, b, c).execute(fn)` runs `a(b(c(fn)))`. */
+export function wrap<P extends readonly PolicyLike<unknown>[]>(...policies: P): Policy<FallbackOf<P[number]>>;
+
+export interface PipelineStages<F = never> {
+  /** Outermost: answers when everything inside failed. */
+  readonly fallback?: Policy<F>;
+  /** One run per `idempotencyKey` passed to `execute` (a store, or `idempotency(store)`). */
+  readonly idempotency?: IdempotencyRunner<unknown> | Policy;
+  readonly bulkhead?: Policy;
+  /** A CircuitBreaker or a shared one. */
+  readonly breaker?: Executor;
+  /** A retry policy (its `budget` included), or `retry(policy)`. */
+  readonly retry?: RetryPolicy | Policy;
+  /** Per attempt: ms, or `timeout(ms)`. */
+  readonly timeout?: number | Policy;
+}
+
+/**
+ * The seed's order whatever order the stages are written in: fallback → idempotency → bulkhead →
+ * breaker → retry (budget) → timeout per attempt → fn. Omitted stages are skipped.
+ */
+export function pipeline<F = never>(stages: PipelineStages<F>): Policy<F>;
+
+/** `withRetry` as a policy (validated and frozen now). Each attempt gets its `attempt` and `signal`. */
+export function retry(policy?: RetryPolicy): Policy;
+
+/** Reject with `TimeoutError` after `ms` and abort the context's signal (ms ≥ 0). */
+export function timeout(ms: number): Policy;
+
+/** A bulkhead: its policy, plus what it holds now. */
+export interface Bulkhead extends Policy {
+  stats(): { readonly running: number; readonly queued: number };
+}
+
+/**
+ * At most `limit` (integer ≥ 1) calls at once; `queue` (default 0; an integer or Infinity) more wait in
+ * order; beyond that `BulkheadRejectedError` without running. A waiting call whose signal aborts leaves.
+ */
+export function bulkhead(limit: number, queue?: number): Bulkhead;
+
+/**
+ * Answer `fallback(error)` (or the value) when the call fails and `when(error)` agrees (default: every
+ * error). The result type becomes `T | F`.
+ */
+export function fallback<F>(value: F | ((error: unknown) => Promise<F> | F), options?: { readonly when?: (error: unknown) => boolean }): Policy<F>;
+
+/** An idempotency store as a policy: `execute(fn, { idempotencyKey, fingerprint? })` runs once per key. */
+export function idempotency(store: IdempotencyRunner<unknown>): Policy;
+
+// ---------------------------------------------------------------------------------------------
+// Events
+
+/** Removes the listener it was returned for (idempotent). */
+export type Unsubscribe = () => void;
+
+export interface RetryEvent extends RetryInfo {}
+export type GiveUpReason = 'attempts' | 'not-retryable' | 'permanent' | 'deadline' | 'budget';
+export type GiveUpEvent =
+  | { readonly attempt: number; readonly error: unknown; readonly reason: GiveUpReason }
+  | { readonly attempt: number; readonly result: unknown; readonly reason: 'attempts' | 'deadline' | 'budget' };
+export interface BreakerStateEvent {
+  readonly breaker: CircuitBreaker;
+  readonly state: BreakerState | 'isolated';
+}
+export interface BudgetRefusedEvent {
+  readonly attempt: number;
+  /** The error the refused retry would have answered. */
+  readonly error: unknown;
+}
+/**
+ * `run`: the key is new (or free again) and runs; `replay`, `in-flight`, `unknown`, `mismatch`: what
+ * `run()` answered instead of running; `done`, `failed`, `parked-unknown`: how a run settled.
+ */
+export type IdempotencyOutcome = 'run' | 'replay' | 'in-flight' | 'unknown' | 'mismatch' | 'done' | 'failed' | 'parked-unknown';
+export interface IdempotencyEvent {
+  readonly store: IdempotencyStore<unknown>;
+  readonly key: string;
+  readonly outcome: IdempotencyOutcome;
+}
+
+/**
+ * Process-wide events of every steadfast component (this copy of the package). Any number of
+ * listeners; each `on…` returns its disposer. A throwing listener never disturbs steadfast or the
+ * other listeners: its error is reported as uncaught, asynchronously (like node:diagnostics_channel).
+ */
+export interface SteadfastEvents {
+  /** Before each retry's sleep (every withRetry, retry() policy, chargeCustomer). */
+  onRetry(listener: (event: RetryEvent) => void): Unsubscribe;
+  /** A retried call failed for good. */
+  onGiveUp(listener: (event: GiveUpEvent) => void): Unsubscribe;
+  /** A CircuitBreaker changed state. */
+  onBreakerStateChange(listener: (event: BreakerStateEvent) => void): Unsubscribe;
+  /** A RetryBudget refused a retry. */
+  onBudgetRefused(listener: (event: BudgetRefusedEvent) => void): Unsubscribe;
+  /** An IdempotencyStore decided or settled a key. */
+  onIdempotency(listener: (event: IdempotencyEvent) => void): Unsubscribe;
+}
+export const events: SteadfastEvents;
 
 // ---------------------------------------------------------------------------------------------
 // Errors
@@ -476,7 +660,11 @@ export type SteadfastErrorCode =
   | 'RANDOM_UNAVAILABLE'
   | 'CHECKOUT_REJECTED'
   | 'STORE_UNAVAILABLE'
-  | 'OFFLINE';
+  | 'OFFLINE'
+  | 'WASM_UNAVAILABLE'
+  | 'TIMEOUT'
+  | 'BULKHEAD_REJECTED'
+  | 'PERMANENT';
 
 /** Base class of steadfast's errors. */
 export class SteadfastError extends Error {
@@ -484,14 +672,15 @@ export class SteadfastError extends Error {
   readonly code: SteadfastErrorCode;
 }
 /**
- * The breaker refused the call; nothing was sent. It is flow control, so it carries no stack trace,
- * and the calls rejected during one open period share one frozen instance.
+ * The breaker refused the call; nothing was sent. It is flow control, so it carries no stack trace.
+ * Each rejection is a fresh object: catch code may tag it (`error.requestId = …`).
  */
 export class CircuitOpenError extends SteadfastError {
   constructor(retryAfterMs?: number, message?: string);
   readonly code: 'CIRCUIT_OPEN';
-  /** Remaining cooldown as of when it is read (0 while a probe is in flight; Infinity when isolated). */
-  readonly retryAfterMs: number;
+  readonly name: 'CircuitOpenError';
+  /** Remaining cooldown when the call was refused (0 while a probe is in flight; Infinity when isolated). */
+  retryAfterMs: number;
 }
 export class DuplicateRequestError extends SteadfastError {
   constructor(key: string, startedAt: number);
@@ -541,8 +730,83 @@ export class IdempotencyStateError extends SteadfastError {
   readonly key: string;
 }
 
-/** Any steadfast error (also a branded TypeError/RangeError for bad input), across package copies. */
-export function isSteadfastError(error: unknown): error is SteadfastError | ((TypeError | RangeError) & { code: SteadfastErrorCode });
+/**
+ * The WebAssembly core could not be loaded, so the call that needed it could not run. The message
+ * names the cause and the fix (for a Content-Security-Policy: add `'wasm-unsafe-eval'` to `script-src`).
+ */
+export class WasmUnavailableError extends SteadfastError {
+  constructor(cause?: unknown, where?: string);
+  readonly code: 'WASM_UNAVAILABLE';
+  readonly name: 'WasmUnavailableError';
+  /** `'csp'`: a Content-Security-Policy refused WebAssembly; `'load'`: fetching or compiling failed; `'pending'`: still loading. */
+  readonly reason: 'csp' | 'load' | 'pending';
+  /** What the platform threw. */
+  readonly cause?: unknown;
+}
+
+/**
+ * Throw it from inside a retried function to stop at once (p-retry's `AbortError`, a bail):
+ * `throw new PermanentError(error)`; withRetry rejects with `error` itself.
+ */
+export class PermanentError extends SteadfastError {
+  constructor(cause: unknown, message?: string);
+  readonly code: 'PERMANENT';
+  readonly name: 'PermanentError';
+  readonly cause: unknown;
+}
+
+/** A `timeout(ms)` stage gave up (named 'TimeoutError': `isTransientError` retries it). */
+export class TimeoutError extends SteadfastError {
+  constructor(timeoutMs: number);
+  readonly code: 'TIMEOUT';
+  readonly name: 'TimeoutError';
+  readonly timeoutMs: number;
+}
+
+/** A `bulkhead(limit, queue)` was full; the call did not run. */
+export class BulkheadRejectedError extends SteadfastError {
+  constructor(limit: number, queue: number);
+  readonly code: 'BULKHEAD_REJECTED';
+  readonly name: 'BulkheadRejectedError';
+  readonly limit: number;
+  readonly queue: number;
+}
+
+/** A branded TypeError/RangeError: steadfast rejected an input. */
+export type SteadfastInputError = (TypeError | RangeError) & {
+  readonly code: 'INVALID_OPTION' | 'INVALID_KEY';
+  /** The option at fault, when the error is about one. */
+  readonly option?: string;
+};
+
+/** The error type each `code` comes with, for `isSteadfastError(error, code)`. */
+export interface SteadfastErrorsByCode {
+  CIRCUIT_OPEN: CircuitOpenError;
+  DUPLICATE_IN_FLIGHT: DuplicateRequestError;
+  OUTCOME_UNKNOWN: OutcomeUnknownError;
+  KEY_REUSED: IdempotencyKeyReuseError;
+  RETRY_BUDGET_EXHAUSTED: RetryBudgetExhaustedError;
+  DEADLINE_EXCEEDED: DeadlineExceededError;
+  OFFLINE: OfflineError;
+  KEY_NOT_FOUND: IdempotencyStateError & { readonly code: 'KEY_NOT_FOUND' };
+  KEY_WRONG_STATE: IdempotencyStateError & { readonly code: 'KEY_WRONG_STATE' };
+  INVALID_OPTION: SteadfastInputError & { readonly code: 'INVALID_OPTION' };
+  INVALID_KEY: SteadfastInputError & { readonly code: 'INVALID_KEY' };
+  RANDOM_UNAVAILABLE: SteadfastError & { readonly code: 'RANDOM_UNAVAILABLE' };
+  CHECKOUT_REJECTED: CheckoutRequestError;
+  STORE_UNAVAILABLE: StateStoreUnavailableError;
+  WASM_UNAVAILABLE: WasmUnavailableError;
+  TIMEOUT: TimeoutError;
+  BULKHEAD_REJECTED: BulkheadRejectedError;
+  PERMANENT: PermanentError;
+}
+
+/**
+ * Any steadfast error (also a branded TypeError/RangeError for bad input), across package copies.
+ * With `code`, only that error, narrowed to its type: `isSteadfastError(e, 'CIRCUIT_OPEN')` → `CircuitOpenError`.
+ */
+export function isSteadfastError(error: unknown): error is SteadfastError | SteadfastInputError;
+export function isSteadfastError<C extends SteadfastErrorCode>(error: unknown, code: C): error is SteadfastErrorsByCode[C];
 
 /** The crate version. */
 export function version(): string;
@@ -778,10 +1042,22 @@ export interface IdempotencyStoreHandle {
   unknownKeys(): Promise<string[]>;
 }
 
+/** A shared breaker's options as a store receives them (defaults filled in). */
+export type SharedBreakerConfig =
+  | { readonly kind: 'consecutive'; readonly failureThreshold: number; readonly openDurationMs: number; readonly probesToClose: number }
+  | {
+      readonly kind: 'rate';
+      readonly windowSize: number;
+      readonly failureRateThreshold: number;
+      readonly minimumCalls: number;
+      readonly openDurationMs: number;
+      readonly probesToClose: number;
+    };
+
 /** The async state-store interface behind SharedCircuitBreaker and SharedIdempotencyStore. */
 export interface StateStore {
   readonly kind: string;
-  breaker(name: string, config: object): BreakerStoreHandle;
+  breaker(name: string, config: SharedBreakerConfig): BreakerStoreHandle;
   idempotency(options: { readonly ttlMs: number; readonly inFlightLeaseMs: number }): IdempotencyStoreHandle;
 }
 
@@ -789,7 +1065,9 @@ export interface StateStore {
 export function memoryStateStore(): StateStore;
 
 /** A node-redis (4+) or ioredis (5+) client, connected by you. steadfast depends on neither. */
-export type RedisClientLike = { sendCommand(args: string[]): Promise<unknown> } | { call(...args: string[]): Promise<unknown>; evalsha: Function };
+export type RedisClientLike =
+  | { sendCommand(args: string[]): Promise<unknown> }
+  | { call(...args: string[]): Promise<unknown>; evalsha(sha: string, numKeys: number | string, ...args: (string | number)[]): Promise<unknown> };
 
 export interface RedisStoreOptions {
   readonly client: RedisClientLike;

@@ -1,2 +1,2 @@
-import './init.node.js';
+export { ready } from './init.node.js';
 export * from './api.js';

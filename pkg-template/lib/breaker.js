@@ -5,6 +5,7 @@
 import { BreakerCore } from '../steadfast_core.js';
 import { CircuitOpenError } from './errors.js';
 import * as o from './options.js';
+import { emit, listening } from './events.js';
 
 const STATES = ['closed', 'open', 'half-open', 'isolated'];
 const TRANSITION = 2 ** 32;
@@ -20,9 +21,6 @@ export class CircuitBreaker {
   #permit = -1;
   #onValue;
   #onError;
-  /** The shared CircuitOpenError of the current open period, and when that period ends. */
-  #rejected;
-  #rejectedUntil = NaN;
 
   /**
    * @param {object} options rate shape `{ windowSize, failureRateThreshold, openDurationMs,
@@ -96,7 +94,8 @@ export class CircuitBreaker {
           return Promise.reject(e);
         }
       }
-      return Promise.reject(this.#rejection(-1 - permit, now));
+      // A fresh, stackless error per rejection: catch code may tag it (see errors.js).
+      return Promise.reject(CircuitOpenError.fast(-1 - permit));
     }
     if (permit >= TRANSITION) {
       // This call is the half-open probe: it must run and report even if the listener throws, or
@@ -139,19 +138,6 @@ export class CircuitBreaker {
     return Promise.resolve(p).then(this.#onValue, this.#onError);
   }
 
-  /**
-   * The CircuitOpenError for a rejection with `retryInMs` left at `now`: one frozen instance per open
-   * period (keyed by when it ends), one for "a probe is in flight", one for "isolated".
-   */
-  #rejection(retryInMs, now) {
-    const until = retryInMs === 0 ? -1 : retryInMs === Infinity ? Infinity : now + retryInMs;
-    if (until !== this.#rejectedUntil) {
-      this.#rejectedUntil = until;
-      this.#rejected = until === -1 ? CircuitOpenError.shared(0) : CircuitOpenError.shared(until, until === Infinity ? undefined : this.#clock);
-    }
-    return this.#rejected;
-  }
-
   #thrower(permit) {
     return (error) => {
       throw this.#failed(error, permit);
@@ -167,6 +153,7 @@ export class CircuitBreaker {
 
   #emit(code) {
     if (this.#onStateChange !== undefined) this.#onStateChange(STATES[code - 1]);
+    if (listening.breakerState) emit('breakerState', { breaker: this, state: STATES[code - 1] });
   }
 
   /** Hold the circuit open until `reset()` (maintenance, a known-bad deploy). */

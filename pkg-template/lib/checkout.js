@@ -9,7 +9,7 @@
 
 import { RetryBudget } from './budget.js';
 import { IdempotencyStore, newIdempotencyKey } from './idempotency.js';
-import { CircuitOpenError, IdempotencyKeyReuseError, OfflineError, OutcomeUnknownError, SteadfastError } from './errors.js';
+import { CircuitOpenError, IdempotencyKeyReuseError, OfflineError, OutcomeUnknownError, SteadfastError, named } from './errors.js';
 import { fetchWithState, provablyNotSent, settleWindowFor, BreakerRegistry, compile as checkFetchOptions } from './fetch.js';
 import * as o from './options.js';
 
@@ -24,6 +24,7 @@ export class CheckoutRequestError extends SteadfastError {
     this.body = body;
   }
 }
+named(CheckoutRequestError, 'CheckoutRequestError');
 
 /** Internal: a decline travels through the store as a definitive failure (frees the key). */
 class Declined extends Error {

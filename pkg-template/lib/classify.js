@@ -63,8 +63,8 @@ export function isFetchNetworkError(error) {
  * ETIMEDOUT, EAI_AGAIN, ECONNREFUSED (also nested as `cause.code`); a fetch network error (the
  * engines' TypeError messages, see isFetchNetworkError); timeouts and aborts (`TimeoutError`,
  * `AbortError`: the request may have reached the server). Every other 4xx is permanent.
- * Steadfast's own errors: an unknown outcome and a deadline are transient; a budget refusal is as
- * transient as its cause; an open circuit and being offline are not (nothing was sent).
+ * Steadfast's own errors: an unknown outcome, a deadline and a timeout() are transient; a budget
+ * refusal is as transient as its cause; an open circuit and being offline are not (nothing was sent).
  * @param {unknown} error
  * @returns {boolean}
  */
@@ -72,7 +72,7 @@ export function isTransientError(error) {
   if (error === null || (typeof error !== 'object' && typeof error !== 'function')) return false;
   const e = /** @type {any} */ (error);
   if (isSteadfastError(e)) {
-    if (e.code === 'OUTCOME_UNKNOWN' || e.code === 'DEADLINE_EXCEEDED') return true;
+    if (e.code === 'OUTCOME_UNKNOWN' || e.code === 'DEADLINE_EXCEEDED' || e.code === 'TIMEOUT') return true;
     if (e.code === 'RETRY_BUDGET_EXHAUSTED') return isTransientError(e.cause);
     return false;
   }

@@ -1,12 +1,35 @@
 // Why: callers branch on what went wrong. Every steadfast error is a real Error subclass with
 // `name` equal to its class name and a stable `code`, and carries a brand (Symbol.for) so
 // `isSteadfastError` works even when two copies of the package meet in one program.
+// `name` is a string literal on each prototype (never `new.target.name`, which a minifier renames),
+// writable so that catch code may tag an error; every error is a fresh object.
 
 const BRAND = Symbol.for('steadfast.error');
 
-/** @param {unknown} error */
-export function isSteadfastError(error) {
-  return error !== null && typeof error === 'object' && /** @type {any} */ (error)[BRAND] === true;
+/**
+ * @param {unknown} error
+ * @param {string} [code] also require this `code` (narrows to that error's type in TypeScript)
+ */
+export function isSteadfastError(error, code) {
+  return (
+    error !== null &&
+    typeof error === 'object' &&
+    /** @type {any} */ (error)[BRAND] === true &&
+    (code === undefined || /** @type {any} */ (error).code === code)
+  );
+}
+
+/**
+ * Give an error class its `name` as a literal on its prototype: survives minification, costs nothing
+ * per instance, and stays writable (an instance may still be given its own `name`).
+ * @template {Function} C
+ * @param {C} ErrorClass
+ * @param {string} name
+ * @returns {C}
+ */
+export function named(ErrorClass, name) {
+  Object.defineProperty(ErrorClass.prototype, 'name', { value: name, writable: true, configurable: true, enumerable: false });
+  return ErrorClass;
 }
 
 /** Mark a built-in error (TypeError/RangeError for bad input) as steadfast's, with a code. */
@@ -20,30 +43,29 @@ export function brand(error, code, fields) {
 export class SteadfastError extends Error {
   constructor(message, code, options) {
     super(message, options);
-    this.name = new.target.name;
     this.code = code;
   }
 }
 Object.defineProperty(SteadfastError.prototype, BRAND, { value: true });
+named(SteadfastError, 'SteadfastError');
+
+const OPEN_MESSAGE = 'Circuit is open: downstream is failing fast';
 
 export class CircuitOpenError extends SteadfastError {
-  #retryAfterMs;
-  #clock;
   /**
-   * @param {number} [retryAfterMs] remaining cooldown (0 while a probe is in flight, Infinity when isolated)
+   * @param {number} [retryAfterMs] remaining cooldown when rejected (0 while a probe is in flight, Infinity when isolated)
    * @param {string} [message]
    */
-  constructor(retryAfterMs = 0, message = 'Circuit is open: downstream is failing fast') {
+  constructor(retryAfterMs = 0, message = OPEN_MESSAGE) {
     super(message, 'CIRCUIT_OPEN');
-    this.#retryAfterMs = retryAfterMs;
+    /** Remaining cooldown in ms at the time of the rejection. */
+    this.retryAfterMs = retryAfterMs;
   }
 
-  /** Remaining cooldown in ms, as of when you read it. */
-  get retryAfterMs() {
-    return this.#clock === undefined ? this.#retryAfterMs : Math.max(0, this.#retryAfterMs - this.#clock());
-  }
-
-  /** @internal A rejection without a stack trace, with a fixed `retryAfterMs` (shared breakers). */
+  /**
+   * @internal The breaker's rejection: flow control, so a fresh error without a stack trace (the
+   * stack would only show steadfast's own frames, and capturing it is most of an Error's cost).
+   */
   static fast(retryAfterMs) {
     const limit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;
@@ -51,19 +73,8 @@ export class CircuitOpenError extends SteadfastError {
     Error.stackTraceLimit = limit;
     return error;
   }
-
-  /**
-   * @internal The breaker's rejection: flow control, so no stack trace, and one frozen instance per
-   * open period shared by every call it rejects (building a fresh Error per rejection costs more than
-   * the rest of the rejection together). `retryAfterMs` counts down on the breaker's `clock` to
-   * `openUntil`.
-   */
-  static shared(openUntil, clock) {
-    const error = CircuitOpenError.fast(openUntil);
-    if (clock !== undefined) error.#clock = clock;
-    return Object.freeze(error);
-  }
 }
+named(CircuitOpenError, 'CircuitOpenError');
 
 export class DuplicateRequestError extends SteadfastError {
   constructor(key, startedAt) {
@@ -72,6 +83,7 @@ export class DuplicateRequestError extends SteadfastError {
     this.startedAt = startedAt;
   }
 }
+named(DuplicateRequestError, 'DuplicateRequestError');
 
 export class OutcomeUnknownError extends SteadfastError {
   /**
@@ -96,6 +108,8 @@ export class OfflineError extends SteadfastError {
     super(message, 'OFFLINE');
   }
 }
+named(OfflineError, 'OfflineError');
+named(OutcomeUnknownError, 'OutcomeUnknownError');
 
 export class IdempotencyKeyReuseError extends SteadfastError {
   constructor(key) {
@@ -103,6 +117,7 @@ export class IdempotencyKeyReuseError extends SteadfastError {
     this.key = key;
   }
 }
+named(IdempotencyKeyReuseError, 'IdempotencyKeyReuseError');
 
 export class RetryBudgetExhaustedError extends SteadfastError {
   constructor(cause, attempt) {
@@ -110,6 +125,7 @@ export class RetryBudgetExhaustedError extends SteadfastError {
     this.attempt = attempt;
   }
 }
+named(RetryBudgetExhaustedError, 'RetryBudgetExhaustedError');
 
 export class DeadlineExceededError extends SteadfastError {
   constructor(maxElapsedMs, cause, attempt) {
@@ -118,10 +134,66 @@ export class DeadlineExceededError extends SteadfastError {
     this.attempt = attempt;
   }
 }
+named(DeadlineExceededError, 'DeadlineExceededError');
 
 export class IdempotencyStateError extends SteadfastError {
   constructor(key, code, message) {
     super(message, code);
     this.key = key;
   }
+}
+named(IdempotencyStateError, 'IdempotencyStateError');
+
+/** Whether `cause` is a browser's Content-Security-Policy refusal to compile WebAssembly. */
+function isCspRefusal(cause) {
+  const text = cause instanceof Error ? `${cause.name} ${cause.message}` : String(cause);
+  return /Content[- ]Security[- ]Policy|unsafe-eval|\bCSP\b/i.test(text);
+}
+
+/**
+ * The WebAssembly core could not be loaded (a Content-Security-Policy without 'wasm-unsafe-eval', a
+ * 404 or wrong MIME type for the .wasm, a CDN rule…). Importing steadfast never throws it: `ready`
+ * rejects with it, and every call that needs the core throws (or rejects with) a fresh one.
+ */
+export class WasmUnavailableError extends SteadfastError {
+  /**
+   * @param {unknown} cause what the platform threw (a CompileError, a TypeError from fetch, …)
+   * @param {string} [where] the call that needed the core
+   */
+  constructor(cause, where) {
+    const csp = isCspRefusal(cause);
+    const why =
+      cause === undefined
+        ? 'it has not loaded yet (await `ready`, or `init()`, before the first call)'
+        : csp
+          ? "the page's Content-Security-Policy refused to compile WebAssembly. Fix: add 'wasm-unsafe-eval' to script-src " +
+            "(e.g. script-src 'self' 'wasm-unsafe-eval'); it allows WebAssembly only, not eval()"
+          : `it failed to load (${cause instanceof Error ? cause.message : String(cause)}). Check that steadfast_core_bg.wasm is ` +
+            'served next to the package (Content-Type application/wasm), or pass its URL to init()';
+    super(`steadfast: ${where === undefined ? 'the WebAssembly core is unavailable' : `${where} needs the WebAssembly core, but`}: ${why}`, 'WASM_UNAVAILABLE', cause === undefined ? undefined : { cause });
+    /** 'csp' when a Content-Security-Policy refused WebAssembly; 'pending' before loading ended; else 'load'. */
+    this.reason = cause === undefined ? 'pending' : csp ? 'csp' : 'load';
+  }
+}
+named(WasmUnavailableError, 'WasmUnavailableError');
+
+const PERMANENT = Symbol.for('steadfast.permanent');
+
+/**
+ * Throw it from inside a retried function to stop retrying at once (p-retry's AbortError, a "bail"):
+ * `throw new PermanentError(error)`. withRetry then rejects with `error` itself (the cause), whatever
+ * `isRetryable` would have said. Elsewhere it is an ordinary error with code 'PERMANENT'.
+ */
+export class PermanentError extends SteadfastError {
+  /** @param {unknown} cause what the call should reject with */
+  constructor(cause, message = 'Permanent failure: not retried') {
+    super(message, 'PERMANENT', { cause });
+  }
+}
+Object.defineProperty(PermanentError.prototype, PERMANENT, { value: true });
+named(PermanentError, 'PermanentError');
+
+/** @internal A PermanentError, from this copy of the package or another. */
+export function isPermanent(error) {
+  return error !== null && typeof error === 'object' && /** @type {any} */ (error)[PERMANENT] === true;
 }

@@ -15,6 +15,10 @@ import {
 import * as o from './options.js';
 import { isTransientError, leavesOutcomeUnknown } from './classify.js';
 import { unknownMeta } from './unknown.js';
+import { emit, listening } from './events.js';
+
+/** The core's begin() answers, as idempotency event outcomes. */
+const BEGIN = ['run', 'replay', 'in-flight', 'unknown', 'mismatch'];
 
 /** A new UUID v4 from the platform CSPRNG: make it once per logical charge, reuse it on every attempt. */
 export function newIdempotencyKey() {
@@ -120,6 +124,7 @@ export class IdempotencyStore {
     const code = this.#core.begin(known ?? -1, fingerprint, now);
     const kind = code % 8;
     const slot = Math.floor(code / 16);
+    if (listening.idempotency) emit('idempotency', { store: this, key, outcome: BEGIN[kind] ?? 'mismatch' });
     switch (kind) {
       case 0:
         if (known === undefined) {
@@ -145,6 +150,7 @@ export class IdempotencyStore {
       result = await fn();
     } catch (error) {
       const transient = leavesOutcomeUnknown(this.#isTransient, error);
+      const key = this.#keys[slot];
       if (transient) {
         const completedAt = this.#completedAt(startedAt);
         this.#slots[slot] = String(error);
@@ -154,10 +160,12 @@ export class IdempotencyStore {
         this.#core.complete(slot, 2, this.#completedAt(startedAt));
         this.#forget(slot);
       }
+      if (listening.idempotency) emit('idempotency', { store: this, key, outcome: transient ? 'parked-unknown' : 'failed' });
       throw error;
     }
     this.#slots[slot] = result;
     this.#core.complete(slot, 0, this.#completedAt(startedAt));
+    if (listening.idempotency) emit('idempotency', { store: this, key: this.#keys[slot], outcome: 'done' });
     return result;
   }
 

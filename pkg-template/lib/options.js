@@ -3,6 +3,7 @@
 // range rules live in the Rust core, which throws "<option>\u0001<must be …>" and we dress it up.
 
 import { brand } from './errors.js';
+import { coreUnavailable } from './loader.js';
 
 /** Render any value for an error message without throwing (symbols, cycles, getters). */
 export function show(value) {
@@ -83,6 +84,9 @@ export function core(where, values, make) {
   try {
     return make();
   } catch (thrown) {
+    // Not a rule the core reported (those are strings): if the wasm failed to load, say so.
+    const unavailable = typeof thrown === 'string' ? undefined : coreUnavailable(where);
+    if (unavailable !== undefined) throw unavailable;
     if (typeof thrown === 'string') {
       const i = thrown.indexOf('\u0001');
       if (i >= 0) {

@@ -4,7 +4,8 @@
 // touches no wasm at all: one call to `fn`, nothing else.
 
 import { RetryCore, jitterDelay } from '../steadfast_core.js';
-import { DeadlineExceededError, RetryBudgetExhaustedError } from './errors.js';
+import { DeadlineExceededError, RetryBudgetExhaustedError, PermanentError, isPermanent } from './errors.js';
+import { emit, listening } from './events.js';
 import * as o from './options.js';
 import { isTransientError, retryAfterMsOf } from './classify.js';
 import { sleep, raceAbort, after } from './clock.js';
@@ -33,8 +34,14 @@ export const decorrelatedJitter = jitterFn(2, 'previousDelayMs');
 
 const compiled = new WeakMap();
 
+/**
+ * What `withRetry` uses when given no policy: 3 attempts, full jitter from 100 ms, capped at 10 s,
+ * retrying what isTransientError accepts (p-retry and cockatiel users expect a default).
+ */
+export const DEFAULT_RETRY_POLICY = Object.freeze({ maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 10_000 });
+
 /** Validate a policy once, freeze it (runtime mutation is a race), and cache the result. */
-function compile(policy) {
+function compile(policy = DEFAULT_RETRY_POLICY) {
   if (policy !== null && typeof policy === 'object') {
     const hit = compiled.get(policy);
     if (hit !== undefined) return hit;
@@ -51,8 +58,12 @@ function compile(policy) {
     if (values[name] === undefined) throw o.typeError(where, name, 'a number', undefined);
   }
   const jitter = o.oneOf(p, 'jitter', where, JITTERS, 0);
+  const isRetryable = o.fn(p, 'isRetryable', where) ?? isTransientError;
+  const retryOnResult = o.fn(p, 'retryOnResult', where);
   const c = {
-    isRetryable: o.fn(p, 'isRetryable', where) ?? isTransientError,
+    // PermanentError (p-retry's AbortError, a bail) always stops; a result retryOnResult rejected is retried.
+    isRetryable: (e) => (e instanceof ResultRetry ? true : isPermanent(e) ? false : isRetryable(e)),
+    retryOnResult,
     onRetry: o.fn(p, 'onRetry', where),
     random: o.fn(p, 'random', where),
     clock: o.clock(p, where),
@@ -85,11 +96,58 @@ export function checkPolicy(policy) {
   compile(policy);
 }
 
+/** A result `retryOnResult` asked to retry, travelling as a failure through the loop. */
+class ResultRetry {
+  constructor(value) {
+    this.value = value;
+  }
+}
+
+/** A final ResultRetry is the call's result; anything else stays an error. */
+function unwrapResult(e) {
+  if (e instanceof ResultRetry) return e.value;
+  throw e;
+}
+
+/** `fn` with its results checked by `retryOnResult`; a retried result that is final is returned. */
+function checkingResults(fn, c, signal) {
+  // The checker is made once per compiled policy, not per call.
+  c.checkResult ??= (value) => {
+    if (c.retryOnResult(value) === true) throw new ResultRetry(value);
+    return value;
+  };
+  const check = c.checkResult;
+  const checked = (ctx) => {
+    const p = fn(ctx);
+    return p !== null && typeof p === 'object' && typeof p.then === 'function' ? p.then(check) : check(p);
+  };
+  // A rate limiter or a quota refund needs the full driver on every attempt, the first included.
+  if (signal !== undefined || c.signal !== undefined || c.maxElapsedMs !== undefined || c.limiter !== undefined || c.firstOk !== undefined) {
+    return run(checked, c, signal).catch(unwrapResult);
+  }
+  // No signal, no deadline: the first attempt's result is checked in the same reaction that
+  // receives it, and the loop (the core's decisions) is entered only on a retry.
+  if (c.budget !== undefined) c.budget.countRequest();
+  const retryAfter = (error) => loop(checked, c, error, 0, undefined, undefined).catch(unwrapResult);
+  let p;
+  try {
+    p = fn(c.first);
+  } catch (e) {
+    return retryAfter(e);
+  }
+  return Promise.resolve(p).then((value) => (c.retryOnResult(value) === true ? retryAfter(new ResultRetry(value)) : value), retryAfter);
+}
+
 /**
  * Call `fn` until it succeeds, at most `policy.maxAttempts` times, sleeping a jittered delay
  * between attempts. See the README and index.d.ts for every rule and default.
  */
 export function withRetry(fn, policy) {
+  return retryWith(fn, policy, undefined);
+}
+
+/** @internal withRetry with a signal from outside the policy (the retry() policy in a pipeline). */
+export function retryWith(fn, policy, signal) {
   if (typeof fn !== 'function') return Promise.reject(o.typeError('withRetry', 'fn', 'a function', fn));
   let c;
   try {
@@ -97,13 +155,18 @@ export function withRetry(fn, policy) {
   } catch (e) {
     return Promise.reject(e); // an async API reports bad input as a rejection, never a sync throw
   }
+  if (c.retryOnResult !== undefined) return checkingResults(fn, c, signal);
+  return run(fn, c, signal);
+}
+
+function run(fn, c, outerSignal) {
   if (c.budget !== undefined) c.budget.countRequest();
   if (c.limiter !== undefined) {
     // Every attempt, the first included, waits for the limiter and reports its outcome to it.
     const user = fn;
     fn = (ctx) => c.limiter.run(user, ctx);
   }
-  if (c.signal === undefined && c.maxElapsedMs === undefined) {
+  if (outerSignal === undefined && c.signal === undefined && c.maxElapsedMs === undefined) {
     let p;
     try {
       p = fn(c.first);
@@ -112,16 +175,22 @@ export function withRetry(fn, policy) {
     }
     return Promise.resolve(p).then(c.firstOk, (e) => loop(fn, c, e, 0, undefined, undefined));
   }
-  return guarded(fn, c);
+  return guarded(fn, c, outerSignal);
 }
 
 /** With a caller signal and/or a deadline: one combined signal, cleaned up on every exit. */
-async function guarded(fn, c) {
+async function guarded(fn, c, outerSignal) {
   const start = c.clock();
   const controller = new AbortController();
   const signal = controller.signal;
   const outer = c.signal;
   const onOuterAbort = () => controller.abort(outer.reason);
+  // A pipeline's signal (timeout, caller) aborts this call too.
+  const onPipelineAbort = () => controller.abort(outerSignal.reason);
+  if (outerSignal !== undefined) {
+    if (outerSignal.aborted) throw outerSignal.reason;
+    outerSignal.addEventListener('abort', onPipelineAbort, { once: true });
+  }
   const state = { error: undefined, attempt: 1 };
   let cancelTimer;
   if (outer !== undefined) {
@@ -145,6 +214,7 @@ async function guarded(fn, c) {
   } finally {
     if (cancelTimer !== undefined) cancelTimer();
     if (outer !== undefined) outer.removeEventListener('abort', onOuterAbort);
+    if (outerSignal !== undefined) outerSignal.removeEventListener('abort', onPipelineAbort);
   }
 }
 
@@ -178,12 +248,27 @@ async function loop(fn, c, error, start, signal, state) {
       unit,
     );
     if (delay < 0) {
-      if (delay === -3) throw new DeadlineExceededError(c.maxElapsedMs, error, attempt);
-      throw error;
+      const final = delay === -3 ? new DeadlineExceededError(c.maxElapsedMs, error, attempt) : error instanceof PermanentError ? error.cause : error;
+      if (listening.giveUp) {
+        const reason = delay === -3 ? 'deadline' : isPermanent(error) ? 'permanent' : attempt >= c.core.maxAttempts ? 'attempts' : 'not-retryable';
+        emit('giveUp', final instanceof ResultRetry ? { attempt, result: final.value, reason } : { attempt, error: final, reason });
+      }
+      throw final;
     }
     const receipt = c.budget === undefined ? undefined : c.budget.tryWithdraw(error);
-    if (receipt === false) throw new RetryBudgetExhaustedError(error, attempt);
-    if (c.onRetry !== undefined) c.onRetry(Object.freeze({ attempt, delayMs: delay, error }));
+    if (receipt === false) {
+      const refused = new RetryBudgetExhaustedError(error, attempt);
+      if (listening.budgetRefused) emit('budgetRefused', { attempt, error });
+      if (listening.giveUp) emit('giveUp', { attempt, error: refused, reason: 'budget' });
+      throw refused;
+    }
+    if (c.onRetry !== undefined || listening.retry) {
+      const info = Object.freeze(
+        error instanceof ResultRetry ? { attempt, delayMs: delay, error: undefined, result: error.value } : { attempt, delayMs: delay, error },
+      );
+      if (c.onRetry !== undefined) c.onRetry(info);
+      if (listening.retry) emit('retry', info);
+    }
     await sleep(delay, signal);
     previous = delay;
     // A deadline that passes during the next attempt reports that attempt (its cause stays the

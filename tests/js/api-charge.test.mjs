@@ -220,7 +220,7 @@ describe('pipeline', () => {
     const clock = manualClock();
     const { gw, deps } = setup({ breaker: { failureThreshold: 1, openDurationMs: 1000, clock } });
     await assert.rejects(chargeCustomer(charge(), { ...deps, policy: { maxAttempts: 0, baseDelayMs: 0, maxDelayMs: 0 } }), (e) => e instanceof RangeError && /maxAttempts/.test(e.message));
-    await assert.rejects(chargeCustomer(charge(), { ...deps, policy: undefined }), TypeError);
+    await assert.rejects(chargeCustomer(charge(), { ...deps, policy: null }), TypeError);
     assert.equal(gw.calls.length, 0);
     assert.equal(deps.breaker.currentState, 'closed');
   });

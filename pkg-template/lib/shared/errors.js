@@ -2,7 +2,7 @@
 // request. Every store call is bounded; when it fails, the caller gets this typed error (or the
 // documented fallback) and the user's `onStoreError` hears about it.
 
-import { SteadfastError } from '../errors.js';
+import { SteadfastError, named } from '../errors.js';
 
 export class StateStoreUnavailableError extends SteadfastError {
   /**
@@ -15,3 +15,4 @@ export class StateStoreUnavailableError extends SteadfastError {
     this.op = op;
   }
 }
+named(StateStoreUnavailableError, 'StateStoreUnavailableError');

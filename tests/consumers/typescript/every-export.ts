@@ -32,6 +32,44 @@ import {
   BreakerRegistry,
   createCheckoutClient,
   CheckoutRequestError,
+  ready,
+  init,
+  DEFAULT_RETRY_POLICY,
+  WasmUnavailableError,
+  PermanentError,
+  TimeoutError,
+  BulkheadRejectedError,
+  wrap,
+  pipeline,
+  retry,
+  timeout,
+  bulkhead,
+  fallback,
+  idempotency,
+  events,
+} from 'steadfast';
+import type {
+  PlatformAbortSignal,
+  WasmSource,
+  WasmModule,
+  PolicyContext,
+  PolicyExecuteOptions,
+  Policy,
+  PolicyLike,
+  PipelineStages,
+  Bulkhead,
+  Unsubscribe,
+  RetryEvent,
+  GiveUpReason,
+  GiveUpEvent,
+  BreakerStateEvent,
+  BudgetRefusedEvent,
+  IdempotencyOutcome,
+  IdempotencyEvent,
+  SteadfastEvents,
+  SteadfastInputError,
+  SteadfastErrorsByCode,
+  SharedBreakerConfig,
 } from 'steadfast';
 import type {
   IdempotencyRunner,
@@ -139,6 +177,27 @@ export type TypeChecks = [
   Expect<Equal<SharedCircuitBreaker extends Executor ? true : false, true>>,
   Expect<Equal<IdempotencyStore<ChargeOutcome> extends ReconcilableStore<ChargeOutcome> ? true : false, true>>,
   Expect<Equal<SharedIdempotencyStore<ChargeOutcome> extends CheckoutStore ? true : false, true>>,
+  // Issue 16: exact types.
+  Expect<Equal<RetryContext['signal'], PlatformAbortSignal | undefined>>,
+  Expect<Equal<PolicyContext['signal'], PlatformAbortSignal | undefined>>,
+  Expect<Equal<ReturnType<typeof withRetry<number>>, Promise<number>>>,
+  Expect<Equal<Parameters<typeof withRetry>[1], RetryPolicy | undefined>>,
+  Expect<Equal<typeof ready, Promise<void>>>,
+  Expect<Equal<ReturnType<typeof init>, Promise<void>>>,
+  Expect<Equal<SteadfastErrorsByCode['CIRCUIT_OPEN'], CircuitOpenError>>,
+  Expect<Equal<SteadfastErrorsByCode['WASM_UNAVAILABLE'], WasmUnavailableError>>,
+  Expect<Equal<WasmUnavailableError['reason'], 'csp' | 'load' | 'pending'>>,
+  Expect<Equal<CircuitOpenError['name'], 'CircuitOpenError'>>,
+  Expect<Equal<ReturnType<typeof bulkhead>, Bulkhead>>,
+  Expect<Equal<ReturnType<SteadfastEvents['onRetry']>, Unsubscribe>>,
+  Expect<Equal<GiveUpReason, 'attempts' | 'not-retryable' | 'permanent' | 'deadline' | 'budget'>>,
+  Expect<Equal<IdempotencyEvent['outcome'], IdempotencyOutcome>>,
+  Expect<Equal<SharedBreakerConfig['kind'], 'consecutive' | 'rate'>>,
+  Expect<Not<IsAny<WasmSource>>>,
+  Expect<Not<IsAny<WasmModule>>>,
+  Expect<Not<IsAny<PipelineStages>>>,
+  Expect<Not<IsAny<SteadfastInputError>>>,
+  Expect<Equal<CircuitBreaker extends PolicyLike ? true : false, true>>,
 ];
 
 // The platform's Response (Node 24, browsers), typed as whatever FetchResponse is in this lib setup.
@@ -334,6 +393,7 @@ export async function main(): Promise<number> {
   check(throttled === 'throttled,499,true,ok', `throttling: ${throttled}`);
 
   // Shared state: memory store, a Redis store whose client never answers, tabs, a persisted key.
+  checks += await issue16();
   const shared = await sharedState();
   check(shared.join() === '0,0,ran,closed,ch_1,SharedIdempotencyStore,STORE_UNAVAILABLE,redis (node-redis),local fallback,new,key', `shared state: ${shared.join()}`);
   return checks;
@@ -405,4 +465,64 @@ export async function throttling(): Promise<string> {
   quota.recordSuccess();
   const v: string = value;
   return [cls, quota.available - 1, limiter.enabled, v].join();
+}
+
+/** Issue 16: loading, exact types, policies, events. Returns its check count. */
+export async function issue16(): Promise<number> {
+  let n = 0;
+  const ok = (condition: boolean, what: string): void => {
+    if (!condition) throw new Failed(`every-export (issue 16): ${what}`);
+    n += 1;
+  };
+  await ready;
+  await init();
+  ok(new WasmUnavailableError(new Error('Refused to compile: Content Security Policy')).reason === 'csp', 'WasmUnavailableError reason');
+
+  // The result type comes from the gateway, with an untyped store and no policy (the default one).
+  const breaker = new CircuitBreaker({ failureThreshold: 5, openDurationMs: 1_000 });
+  const charged = await chargeCustomer(
+    { idempotencyKey: newIdempotencyKey(), amountCents: 100, currency: 'usd' },
+    { store: new IdempotencyStore(), breaker, gateway: async (c) => ({ reference: 'r', amountCents: c.amountCents, receipt: true as const }) },
+  );
+  const fromGateway: Expect<Equal<typeof charged, { reference: string; amountCents: number; receipt: true }>> = true;
+  ok(fromGateway && charged.receipt, 'chargeCustomer infers the gateway result');
+  const defaulted: number = await withRetry(async () => 1);
+  ok(defaulted === 1 && DEFAULT_RETRY_POLICY.maxAttempts === 3, 'withRetry(fn) with the default policy');
+
+  // Fallback typing is T | F on both breakers and on policies.
+  const viaFallback = await breaker.execute(async () => 1, () => 'cached' as const);
+  const union: Expect<Equal<typeof viaFallback, number | 'cached'>> = true;
+  ok(union && viaFallback === 1, 'execute(fn, fallback): T | F');
+  const guarded = pipeline({ fallback: fallback('cached' as const), retry: { maxAttempts: 2, baseDelayMs: 0, maxDelayMs: 0 }, timeout: 1_000, breaker });
+  const piped = await guarded.execute(async (ctx: PolicyContext) => ctx.attempt);
+  const pipedType: Expect<Equal<typeof piped, number | 'cached'>> = true;
+  ok(pipedType && piped === 1, 'pipeline result: T | F');
+  const stages: PipelineStages = { bulkhead: bulkhead(2, 2), retry: retry(DEFAULT_RETRY_POLICY), timeout: timeout(1_000), idempotency: idempotency(new IdempotencyStore()) };
+  const opts: PolicyExecuteOptions = { idempotencyKey: 'order-ts-1' };
+  ok((await pipeline(stages).execute(() => 'once', opts)) === 'once', 'pipeline with every stage');
+  const wrapped: Policy = wrap(breaker, retry(), timeout(1_000));
+  ok((await wrapped.execute(({ attempt }) => attempt)) === 1, 'wrap');
+
+  // Per-code narrowing.
+  const refused: unknown = new CircuitOpenError(5);
+  if (isSteadfastError(refused, 'CIRCUIT_OPEN')) {
+    const narrowed: Expect<Equal<typeof refused, CircuitOpenError>> = true;
+    ok(narrowed && refused.retryAfterMs === 5, 'isSteadfastError(e, code) narrows to the class');
+  }
+  const errs: unknown[] = [new PermanentError(new Error('x')), new TimeoutError(5), new BulkheadRejectedError(1, 0)];
+  ok(errs.every((e) => isSteadfastError(e)) && isSteadfastError(errs[1], 'TIMEOUT') && errs[1].timeoutMs === 5, 'new error classes');
+
+  // Events.
+  const seen: string[] = [];
+  const offs: Unsubscribe[] = [
+    events.onRetry((e: RetryEvent) => void seen.push(`retry ${e.attempt}`)),
+    events.onGiveUp((e: GiveUpEvent) => void seen.push(`giveUp ${e.reason}`)),
+    events.onBreakerStateChange((e: BreakerStateEvent) => void seen.push(e.state)),
+    events.onBudgetRefused((e: BudgetRefusedEvent) => void seen.push(`refused ${e.attempt}`)),
+    events.onIdempotency((e: IdempotencyEvent) => void seen.push(e.outcome)),
+  ];
+  await withRetry(async () => { throw Object.assign(new Error('503'), { status: 503 }); }, { maxAttempts: 2, baseDelayMs: 0, maxDelayMs: 0 }).catch(() => undefined);
+  for (const off of offs) off();
+  ok(seen.join() === 'retry 1,giveUp attempts', `events: ${seen.join()}`);
+  return n;
 }

@@ -40,5 +40,15 @@ for env in es2022 node dom; do
   node check-errors.mjs "tsc-errors-$env.log" "$env"
 done
 
+# Plain `strict` (no exactOptionalPropertyTypes): the README's fetch-with-signal examples as written.
+for env in dom node; do
+  if ! "$tsc" -p "tsconfig.fetch-$env.json" >"tsc-fetch-$env.log" 2>&1; then
+    cat "tsc-fetch-$env.log"
+    echo "typescript: fetch-signal.ts does not compile ($env): ctx.signal is not assignable to fetch" >&2
+    exit 1
+  fi
+  echo "typescript: fetch-signal.ts compiles ($env)"
+done
+
 node --no-warnings run.mjs | tee run.log
 expect_line run.log '^typescript: every-export.ts ran, [1-9][0-9]* assertions' 'the assertion count'

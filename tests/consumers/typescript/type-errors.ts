@@ -16,6 +16,12 @@ import {
   type ChargeResult,
   type ChargeDeps,
   type SteadfastErrorCode,
+  isSteadfastError,
+  timeout,
+  bulkhead,
+  pipeline,
+  fallback,
+  events,
 } from 'steadfast';
 
 const key = newIdempotencyKey();
@@ -62,4 +68,18 @@ newIdempotencyKey(42); // @expect TS2554
 const retryAfter: string = new CircuitOpenError(5).retryAfterMs; // @expect TS2322
 const code: SteadfastErrorCode = 'CIRCUIT_CLOSED'; // @expect TS2322|TS2820
 
-export { reference, notHalfOpen, peeked, charged, retryAfter, code };
+// Issue 16: exact types.
+const inferredFromFn: string = await withRetry(async () => 1); // @expect TS2322
+withRetry(async () => 1, { ...policy, retryOnResult: 1 }); // @expect TS2322
+const fromGateway: string = await chargeCustomer({ idempotencyKey: key, amountCents: 1, currency: 'usd' }, { store: new IdempotencyStore(), breaker, gateway: async () => ({ reference: 'r', amountCents: 1 }) }); // @expect TS2322
+const notOnlyT: number = await breaker.execute(async () => 1, async () => 'cached'); // @expect TS2322
+const notOnlyTPipeline: number = await pipeline({ fallback: fallback('cached') }).execute(async () => 1); // @expect TS2322
+isSteadfastError(new Error('x'), 'CIRCUIT_CLOSED'); // @expect TS2345
+const maybe: unknown = new CircuitOpenError();
+if (isSteadfastError(maybe, 'KEY_REUSED')) maybe.retryAfterMs; // @expect TS2339
+timeout('5s'); // @expect TS2345
+bulkhead(); // @expect TS2554
+events.onRetry((e: { attempt: string }) => e); // @expect TS2345
+pipeline({ retyr: policy }); // @expect TS2353|TS2561
+
+export { reference, notHalfOpen, peeked, charged, retryAfter, code, inferredFromFn, fromGateway, notOnlyT, notOnlyTPipeline };

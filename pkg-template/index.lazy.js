@@ -1,0 +1,2 @@
+export { ready } from './init.lazy.js';
+export * from './api.js';

@@ -1,0 +1,59 @@
+// steadfast/otel: OpenTelemetry metrics and span events for steadfast's events, through
+// @opentelemetry/api (an optional peer dependency: only this entry imports it). It listens on the same
+// process-wide hub as `events` from 'steadfast' (the same module instance: a relative import).
+import { metrics, trace } from '@opentelemetry/api';
+import { events } from './lib/events.js';
+
+const errorType = (error) =>
+  error === null || typeof error !== 'object' ? typeof error : typeof error.code === 'string' ? error.code : String(error.name ?? 'Error');
+
+/**
+ * Record steadfast's events as OpenTelemetry metrics (counters and a delay histogram on the meter
+ * `steadfast`) and as events on the active span. Returns a function that stops it (also `using`-able).
+ * @param {{ meterProvider?: object, spanEvents?: boolean }} [options]
+ */
+export function instrument(options = {}) {
+  if (options === null || typeof options !== 'object') throw new TypeError('steadfast/otel: instrument options must be an object');
+  const meterProvider = options.meterProvider ?? metrics.getMeterProvider();
+  const spanEvents = options.spanEvents ?? true;
+  const meter = meterProvider.getMeter('steadfast');
+  const retries = meter.createCounter('steadfast.retry.count', { description: 'Retries scheduled (each before its sleep)' });
+  const delays = meter.createHistogram('steadfast.retry.delay', { unit: 'ms', description: 'Sleep before each retry' });
+  const giveUps = meter.createCounter('steadfast.retry.give_up.count', { description: 'Retried calls that failed for good, by reason' });
+  const transitions = meter.createCounter('steadfast.breaker.transition.count', { description: 'Circuit breaker state changes, by new state' });
+  const refusals = meter.createCounter('steadfast.budget.refusal.count', { description: 'Retries the retry budget refused' });
+  const outcomes = meter.createCounter('steadfast.idempotency.outcome.count', { description: 'Idempotency decisions and settlements, by outcome' });
+  const spanEvent = (name, attributes) => {
+    if (spanEvents) trace.getActiveSpan()?.addEvent(name, attributes);
+  };
+
+  const disposers = [
+    events.onRetry((e) => {
+      const attributes = { 'steadfast.attempt': e.attempt, 'error.type': 'result' in e ? 'result' : errorType(e.error) };
+      retries.add(1, { 'error.type': attributes['error.type'] });
+      delays.record(e.delayMs);
+      spanEvent('steadfast.retry', { ...attributes, 'steadfast.delay_ms': e.delayMs });
+    }),
+    events.onGiveUp((e) => {
+      giveUps.add(1, { 'steadfast.reason': e.reason });
+      spanEvent('steadfast.give_up', { 'steadfast.reason': e.reason, 'steadfast.attempt': e.attempt, 'error.type': 'result' in e ? 'result' : errorType(e.error) });
+    }),
+    events.onBreakerStateChange((e) => {
+      transitions.add(1, { 'steadfast.breaker.state': e.state });
+      spanEvent('steadfast.breaker.state_change', { 'steadfast.breaker.state': e.state });
+    }),
+    events.onBudgetRefused((e) => {
+      refusals.add(1);
+      spanEvent('steadfast.budget.refused', { 'steadfast.attempt': e.attempt });
+    }),
+    events.onIdempotency((e) => {
+      outcomes.add(1, { 'steadfast.idempotency.outcome': e.outcome });
+      spanEvent('steadfast.idempotency', { 'steadfast.idempotency.outcome': e.outcome });
+    }),
+  ];
+  const dispose = () => {
+    for (const d of disposers.splice(0)) d();
+  };
+  if (typeof Symbol.dispose === 'symbol') dispose[Symbol.dispose] = dispose;
+  return dispose;
+}
