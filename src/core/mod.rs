@@ -12,6 +12,7 @@ pub mod error;
 pub mod idempotency;
 pub mod retry;
 pub mod rng;
+pub mod sha256;
 pub mod sim;
 
 pub use error::Error;

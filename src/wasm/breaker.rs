@@ -122,13 +122,11 @@ impl BreakerCore {
         transition(self.breaker.reset())
     }
 
-    /// Open until `until_ms` because a peer saw it trip. Returns a transition code.
+    /// Open until `until_ms` because a peer saw it trip, clamped to `now_ms + openDurationMs`
+    /// (non-finite or past deadlines are ignored). Returns a transition code.
     #[wasm_bindgen(js_name = openUntil)]
-    pub fn open_until(&mut self, until_ms: f64) -> u32 {
-        if until_ms.is_nan() {
-            return 0;
-        }
-        transition(self.breaker.open_until(until_ms))
+    pub fn open_until(&mut self, until_ms: f64, now_ms: f64) -> u32 {
+        transition(self.breaker.open_until(until_ms, now_ms))
     }
 
     /// `[state, openUntilMs, probeSuccesses, consecutiveFailures, ...window (1 = failure)]`.
@@ -144,8 +142,9 @@ impl BreakerCore {
         v
     }
 
-    /// Replace the state with a `snapshot()` array (validated against this breaker's options).
-    pub fn restore(&mut self, data: &[f64]) -> Result<(), JsValue> {
+    /// Replace the state with a `snapshot()` array (validated against this breaker's options; an
+    /// open deadline is clamped to `now_ms + openDurationMs`).
+    pub fn restore(&mut self, data: &[f64], now_ms: f64) -> Result<(), JsValue> {
         let bad = || throw(Error::option(Opt::State, Expect::Snapshot));
         let count = |v: f64| -> Result<u32, JsValue> {
             if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= f64::from(u32::MAX) {
@@ -173,7 +172,9 @@ impl BreakerCore {
             consecutive_failures: count(*consecutive)?,
             window_failures,
         };
-        self.breaker.restore_in_place(&snapshot).map_err(throw)
+        self.breaker
+            .restore_in_place(&snapshot, now_ms)
+            .map_err(throw)
     }
 }
 
