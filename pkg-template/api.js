@@ -25,6 +25,7 @@ export { version } from './steadfast_core.js';
 export { seedRandom } from './lib/random.js';
 export {
   StateStoreUnavailableError,
+  StoreFullError,
   memoryStateStore,
   redisStateStore,
   SharedCircuitBreaker,

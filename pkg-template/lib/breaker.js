@@ -63,7 +63,8 @@ export class CircuitBreaker {
         ? BreakerCore.consecutive(values.failureThreshold, values.openDurationMs, values.probesToClose)
         : BreakerCore.rate(values.windowSize, values.failureRateThreshold, values.minimumCalls, values.openDurationMs, values.probesToClose),
     );
-    if (opts.state !== undefined) this.#restore(opts.state);
+    const state = o.own(opts, 'state');
+    if (state !== undefined) this.#restore(state);
   }
 
   /** 'closed' | 'open' | 'half-open' (an isolated breaker reads 'open'). */
@@ -181,15 +182,22 @@ export class CircuitBreaker {
     if (t !== 0) this.#emit(t);
   }
 
-  /** Open until `untilMs` (on this breaker's clock) because a peer saw it trip. */
+  /**
+   * Open until `untilMs` (on this breaker's clock) because a peer saw it trip. The deadline is
+   * clamped to now + openDurationMs: a peer cannot hold this breaker open longer than one trip would
+   * (isolate() holds it open indefinitely). A deadline already past changes nothing.
+   */
   openUntil(untilMs) {
     if (typeof untilMs !== 'number') throw o.typeError('openUntil', 'untilMs', 'a number', untilMs);
     if (!Number.isFinite(untilMs)) throw o.rangeError('openUntil', 'untilMs', 'a finite time (isolate() holds it open indefinitely)', untilMs);
-    const t = this.#core.openUntil(untilMs);
+    const t = this.#core.openUntil(untilMs, this.#clock());
     if (t !== 0) this.#emit(t);
   }
 
-  /** Plain-data snapshot; pass it back as `new CircuitBreaker({ ...options, state })`. */
+  /**
+   * Plain-data snapshot; pass it back as `new CircuitBreaker({ ...options, state })`. A restored
+   * open deadline is clamped to now + openDurationMs (storage may have been tampered with).
+   */
   toJSON() {
     const [s, openUntil, probeSuccesses, consecutiveFailures, ...window] = this.#core.snapshot();
     return {
@@ -207,14 +215,16 @@ export class CircuitBreaker {
     const where = 'CircuitBreaker';
     const bad = (why) => o.rangeError(where, 'state', `a snapshot from toJSON() (${why})`, state);
     if (state === null || typeof state !== 'object') throw o.typeError(where, 'state', 'a snapshot from toJSON()', state);
-    if (state.version !== 1) throw bad('version 1');
-    if (state.kind !== this.#kind) throw bad(`kind '${this.#kind}'`);
-    const s = STATES.indexOf(state.state);
+    const field = (name) => o.own(state, name);
+    if (field('version') !== 1) throw bad('version 1');
+    if (field('kind') !== this.#kind) throw bad(`kind '${this.#kind}'`);
+    const s = STATES.indexOf(field('state'));
     if (s < 0) throw bad('unknown state');
-    const window = state.window ?? [];
+    const window = field('window') ?? [];
     if (!Array.isArray(window)) throw bad('window must be an array');
-    const data = [s, s === 1 ? state.openUntil : 0, state.probeSuccesses ?? 0, state.consecutiveFailures ?? 0, ...window];
+    if (window.length > 100_000) throw bad('window longer than any breaker keeps');
+    const data = [s, s === 1 ? field('openUntil') : 0, field('probeSuccesses') ?? 0, field('consecutiveFailures') ?? 0, ...window];
     if (!data.every((v) => typeof v === 'number')) throw bad('numbers expected');
-    o.core(where, { state }, () => this.#core.restore(new Float64Array(data)));
+    o.core(where, { state }, () => this.#core.restore(new Float64Array(data), this.#clock()));
   }
 }

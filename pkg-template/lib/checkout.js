@@ -8,6 +8,7 @@ import { IdempotencyStore, newIdempotencyKey } from './idempotency.js';
 import { CircuitOpenError, IdempotencyKeyReuseError, OutcomeUnknownError, SteadfastError } from './errors.js';
 import { resilientFetch, BreakerRegistry, compile as checkFetchOptions } from './fetch.js';
 import * as o from './options.js';
+import { canonicalCharge } from './idempotency-key.js';
 
 /** The gateway answered with something a correct client never causes (400, 401, 404, …). */
 export class CheckoutRequestError extends SteadfastError {
@@ -53,7 +54,7 @@ export function createCheckoutClient(options) {
     throw o.typeError(where, 'secondaryEndpoint', 'a URL string or URL', opts.secondaryEndpoint);
   }
   const fetchImpl = o.fn(opts, 'fetch', where);
-  const store = opts.store ?? new IdempotencyStore();
+  const store = o.own(opts, 'store') ?? new IdempotencyStore();
   if (typeof store?.run !== 'function') throw o.typeError(where, 'store', 'an IdempotencyStore (an object with run())', store);
   const budget = opts.budget ?? new RetryBudget({ ratio: 0.2, minRetriesPerSec: 10, windowMs: 10_000 });
   // A single CircuitBreaker guards the primary only; the secondary always has its own (a dead
@@ -110,9 +111,9 @@ export function createCheckoutClient(options) {
     throw new CheckoutRequestError(response.status, data);
   };
 
-  const run = async (charge, key, signal) => {
+  const run = async (charge, key, signal, fingerprint) => {
     try {
-      return await store.run(key, () => attemptCharge(charge, key, signal), { fingerprint: `${charge.amountCents} ${charge.currency}` });
+      return await store.run(key, () => attemptCharge(charge, key, signal), { fingerprint });
     } catch (e) {
       if (e instanceof Declined) return { status: 'declined', reason: e.reason, key };
       if (e instanceof OutcomeUnknownError) return { status: 'unknown', key };
@@ -134,13 +135,23 @@ export function createCheckoutClient(options) {
       }
       if (typeof c.currency !== 'string' || c.currency.length === 0) return Promise.reject(o.typeError('charge', 'currency', 'a non-empty string', c.currency));
       const co = o.object(chargeOptions, 'charge', true);
-      const key = co.idempotencyKey ?? newIdempotencyKey();
+      const key = o.own(co, 'idempotencyKey') ?? newIdempotencyKey();
       if (typeof key !== 'string') return Promise.reject(o.typeError('charge', 'idempotencyKey', 'a string', key));
+      // The whole request is the fingerprint: a double click of the SAME charge shares the pending
+      // promise; another charge under the same key is refused, never answered with this one's outcome.
+      let fingerprint;
+      try {
+        fingerprint = canonicalCharge(c);
+      } catch (e) {
+        return Promise.reject(e);
+      }
       const pending = inFlight.get(key);
-      if (pending !== undefined) return pending;
-      const p = run(c, key, co.signal).finally(() => inFlight.delete(key));
-      inFlight.set(key, p);
-      return p;
+      if (pending !== undefined) {
+        return pending.fingerprint === fingerprint ? pending.promise : Promise.reject(new IdempotencyKeyReuseError(key));
+      }
+      const promise = run(c, key, o.own(co, 'signal'), fingerprint).finally(() => inFlight.delete(key));
+      inFlight.set(key, { promise, fingerprint });
+      return promise;
     },
   };
 }

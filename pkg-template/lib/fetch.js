@@ -45,23 +45,47 @@ export const DEFAULT_RETRY = Object.freeze({ maxAttempts: 3, baseDelayMs: 100, m
  * One breaker per origin, made on first use with the same options: a slow payment host must not
  * trip the breaker of the email host.
  */
+/** Origins one BreakerRegistry keeps by default (see `maxOrigins`). */
+export const DEFAULT_MAX_ORIGINS = 1000;
+
 export class BreakerRegistry {
   #options;
+  #maxOrigins;
   #byOrigin = new Map();
-  /** @param {object} [breakerOptions] options for each origin's CircuitBreaker (default DEFAULT_BREAKER). */
+  /**
+   * @param {object} [breakerOptions] options for each origin's CircuitBreaker (default DEFAULT_BREAKER),
+   *   plus `maxOrigins = 1000`: past it, the oldest closed origin's breaker is dropped (the oldest of
+   *   all when none is closed), so URLs built from client input cannot grow memory without bound.
+   */
   constructor(breakerOptions = DEFAULT_BREAKER) {
-    const opts = { isFailure: countsAgainstOrigin, ...o.object(breakerOptions, 'BreakerRegistry') };
+    const given = o.object(breakerOptions, 'BreakerRegistry');
+    const opts = { isFailure: countsAgainstOrigin };
+    for (const k of Object.keys(given)) if (k !== 'maxOrigins') opts[k] = given[k];
+    const maxOrigins = o.num(given, 'maxOrigins', 'BreakerRegistry') ?? DEFAULT_MAX_ORIGINS;
+    if (!Number.isSafeInteger(maxOrigins) || maxOrigins < 1) throw o.rangeError('BreakerRegistry', 'maxOrigins', 'an integer >= 1', maxOrigins);
     new CircuitBreaker(opts); // validate now, not on first request
     this.#options = opts;
+    this.#maxOrigins = maxOrigins;
   }
   /** The breaker of `origin` (e.g. 'https://api.example.com'). */
   get(origin) {
     let b = this.#byOrigin.get(origin);
     if (b === undefined) {
+      if (this.#byOrigin.size >= this.#maxOrigins) this.#evict();
       b = new CircuitBreaker(this.#options);
       this.#byOrigin.set(origin, b);
     }
     return b;
+  }
+  #evict() {
+    let victim = this.#byOrigin.keys().next().value;
+    for (const [origin, b] of this.#byOrigin) {
+      if (b.currentState === 'closed') {
+        victim = origin;
+        break;
+      }
+    }
+    this.#byOrigin.delete(victim);
   }
   /** Origins with a breaker. */
   origins() {

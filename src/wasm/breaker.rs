@@ -112,6 +112,13 @@ impl BreakerCore {
         self.breaker.state(now_ms).id()
     }
 
+    /// Remaining cooldown at `now_ms` (0 unless open; `Infinity` when isolated): what a state
+    /// query needs, without serialising the window.
+    #[wasm_bindgen(js_name = retryInMs)]
+    pub fn retry_in_ms(&self, now_ms: f64) -> f64 {
+        self.breaker.retry_in_ms(now_ms)
+    }
+
     /// Hold open until reset. Returns a transition code like `recordFailure`.
     pub fn isolate(&mut self) -> u32 {
         transition(self.breaker.isolate())

@@ -10,6 +10,8 @@ import { StateStoreUnavailableError } from './errors.js';
 import { STATE_NAMES, defaultStateStore } from './store.js';
 
 const always = () => true;
+/** SharedCircuitBreaker's own options; every other own option is a breaker option. */
+const SHARED_ONLY = new Set(['store', 'name', 'whenUnavailable', 'localCacheMs', 'onStoreError', 'onStateChange', 'isFailure', 'clock', 'state']);
 const monotonic = () => globalThis.performance.now();
 
 /** The breaker options a store needs, validated by building the local fallback breaker with them. */
@@ -51,7 +53,10 @@ export class SharedCircuitBreaker {
   constructor(options) {
     const where = 'SharedCircuitBreaker';
     const opts = o.object(options, where);
-    const { store, name, whenUnavailable, localCacheMs, onStoreError, onStateChange, isFailure, clock, state, ...breakerOptions } = opts;
+    // Own properties only (a polluted Object.prototype must not steer a breaker).
+    const breakerOptions = Object.create(null);
+    for (const k of Object.keys(opts)) if (!SHARED_ONLY.has(k)) breakerOptions[k] = opts[k];
+    const [store, name, clock, state] = ['store', 'name', 'clock', 'state'].map((k) => o.own(opts, k));
     if (typeof name !== 'string' || name.length === 0) throw o.typeError(where, 'name', 'a non-empty string', name);
     if (clock !== undefined) throw o.typeError(where, 'clock', 'absent: a shared breaker runs on the store\'s clock', clock);
     if (state !== undefined) throw o.typeError(where, 'state', 'absent: the state lives in the store', state);
