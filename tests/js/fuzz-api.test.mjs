@@ -700,7 +700,8 @@ test(`fuzz 3: IdempotencyStore call sequences against a model (${runs('store')} 
             if (rec !== undefined) {
               const r = await attempt(where, () => p);
               assert.equal(called, false, 'fn ran for a live key');
-              if (rec.fp !== undefined && op.fp !== undefined && rec.fp !== op.fp) {
+              if (rec.fp !== op.fp) {
+                // Strict: a request without a fingerprint differs from one with a fingerprint.
                 assert.ok(r.error instanceof IdempotencyKeyReuseError, `expected KEY_REUSED, got ${r.error?.name ?? 'success'}`);
               } else if (rec.status === 'done') {
                 assert.ok(r.ok, `expected a replay, got ${r.error?.name}`);

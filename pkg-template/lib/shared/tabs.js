@@ -26,6 +26,7 @@ export function shareBreakerAcrossTabs(breaker, options) {
   const where = 'shareBreakerAcrossTabs';
   if (!(breaker instanceof CircuitBreaker)) throw o.typeError(where, 'breaker', 'a CircuitBreaker', breaker);
   const opts = o.object(options, where, true);
+  const name = o.own(opts, 'channel') ?? 'steadfast:breaker';
   if (typeof name !== 'string' || name.length === 0) throw o.typeError(where, 'channel', 'a non-empty string', name);
   const Channel = o.own(opts, 'BroadcastChannel') ?? globalThis.BroadcastChannel;
   if (typeof Channel !== 'function') throw o.typeError(where, 'BroadcastChannel', 'a BroadcastChannel constructor (none in this environment)', Channel);
