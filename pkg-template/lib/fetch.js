@@ -41,13 +41,13 @@ function countsAgainstOrigin(e) {
 export const DEFAULT_BREAKER = Object.freeze({ windowSize: 20, minimumCalls: 10, failureRateThreshold: 0.5, openDurationMs: 30_000 });
 export const DEFAULT_RETRY = Object.freeze({ maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 10_000, jitter: 'full' });
 
+/** Origins one BreakerRegistry keeps by default (see `maxOrigins`). */
+export const DEFAULT_MAX_ORIGINS = 1000;
+
 /**
  * One breaker per origin, made on first use with the same options: a slow payment host must not
  * trip the breaker of the email host.
  */
-/** Origins one BreakerRegistry keeps by default (see `maxOrigins`). */
-export const DEFAULT_MAX_ORIGINS = 1000;
-
 export class BreakerRegistry {
   #options;
   #maxOrigins;
@@ -118,13 +118,13 @@ export function compile(options) {
   if (attemptTimeoutMs !== undefined && !(attemptTimeoutMs > 0)) throw o.rangeError(where, 'attemptTimeoutMs', 'a number > 0', attemptTimeoutMs);
   const deadlineMs = o.num(opts, 'deadlineMs', where);
   if (deadlineMs !== undefined && !(deadlineMs > 0)) throw o.rangeError(where, 'deadlineMs', 'a number > 0', deadlineMs);
-  let breaker = opts.breaker;
+  let breaker = o.own(opts, 'breaker');
   if (breaker !== undefined && breaker !== false && typeof breaker?.execute !== 'function' && !(breaker instanceof BreakerRegistry)) {
     throw o.typeError(where, 'breaker', 'a CircuitBreaker, a BreakerRegistry or false', breaker);
   }
-  let budget = opts.budget;
+  let budget = o.own(opts, 'budget');
   if (budget !== undefined && budget !== false && !(budget instanceof RetryBudget)) throw o.typeError(where, 'budget', 'a RetryBudget or false', budget);
-  const key = opts.idempotencyKey;
+  const key = o.own(opts, 'idempotencyKey'); // own only: a polluted prototype must not supply a key
   if (key !== undefined && typeof key !== 'string') throw o.typeError(where, 'idempotencyKey', "a string or 'auto'", key);
   return {
     fetch: o.fn(opts, 'fetch', where),
