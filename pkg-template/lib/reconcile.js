@@ -27,6 +27,10 @@ export async function reconcile(store, lookup, options) {
   const worker = async () => {
     while (next < keys.length) {
       const key = keys[next++];
+      // The attempt the lookup is about: resolve only that one (compare-and-set on its start), so a
+      // stale answer cannot free a newer attempt, and a concurrent reconcile() is not an error.
+      const before = await store.peek(key);
+      if (before?.status !== 'unknown') continue;
       let answer;
       try {
         answer = await lookup(key);
@@ -44,9 +48,13 @@ export async function reconcile(store, lookup, options) {
         report.stillUnknown += 1;
         continue;
       }
-      // The key may have been resolved meanwhile by someone else: only unknown keys are settled.
-      if ((await store.peek(key))?.status !== 'unknown') continue;
-      await store.resolve(key, answer);
+      try {
+        await store.resolve(key, { ...answer, startedAt: before.startedAt });
+      } catch (error) {
+        // Settled meanwhile by someone else (another reconcile, a late owner): not ours to settle.
+        if (error?.code === 'KEY_WRONG_STATE' || error?.code === 'KEY_NOT_FOUND') continue;
+        throw error;
+      }
       report[answer.status] += 1;
     }
   };
