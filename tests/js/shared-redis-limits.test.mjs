@@ -233,13 +233,24 @@ test('ioredis keyPrefix: a crashed owner still shows up in the reconciliation li
 
 test("breaker names cannot collide: a breaker named 'x:window' does not disable breaker 'x'", async () => {
   const prefix = fresh();
-  const opts = { client: conn.client, prefix, windowSize: 4, failureRateThreshold: 0.5, minimumCalls: 2, openDurationMs: 60_000 };
+  const errors = [];
+  const opts = {
+    client: conn.client,
+    prefix,
+    windowSize: 4,
+    failureRateThreshold: 0.5,
+    minimumCalls: 2,
+    openDurationMs: 60_000,
+    whenUnavailable: 'reject',
+    onStoreError: (e) => errors.push(`${e.name} ${e.op}: ${e.error.message}`),
+  };
   const x = createRedisBreaker({ ...opts, name: 'x' });
   const xw = createRedisBreaker({ ...opts, name: 'x:window' });
   for (let i = 0; i < 4; i++) await xw.execute(() => Promise.reject(new Error('down'))).catch(() => {});
   assert.equal(await xw.state(), 'open');
   for (let i = 0; i < 6; i++) assert.equal(await x.execute(async () => 'ok'), 'ok');
   assert.equal(await x.state(), 'closed');
+  assert.deepEqual(errors, [], 'no store call failed (no WRONGTYPE between the two names)');
 });
 
 test('a shared store rejects bad limits, naming the option', () => {

@@ -219,12 +219,17 @@ describe('limits', () => {
 
   test('the memory state store keeps a bounded number of breaker names', async () => {
     const store = memoryStateStore();
-    const cfg = { kind: 'consecutive', failureThreshold: 1, openDurationMs: 60_000, probesToClose: 1 };
-    const first = store.breaker('name-0', cfg);
-    await first.record((await first.acquire()).permit, true); // name-0 is open: kept
-    for (let i = 1; i < 10_050; i++) store.breaker(`name-${i}`, cfg);
-    assert.equal((await store.breaker('name-0', cfg).state()).state, 1, 'the open breaker was not the one dropped');
-    assert.equal((await store.breaker('name-1', cfg).state()).state, 0, 'a closed one was dropped and starts fresh');
+    const cfg = { kind: 'consecutive', failureThreshold: 2, openDurationMs: 60_000, probesToClose: 1 };
+    const fail = async (h) => h.record((await h.acquire()).permit, true);
+    const open = store.breaker('name-0', cfg);
+    await fail(open);
+    await fail(open); // name-0 is open: it is kept
+    await fail(store.breaker('name-1', cfg)); // one failure of two: closed, so it may be dropped
+    for (let i = 2; i < 10_050; i++) store.breaker(`name-${i}`, cfg);
+    assert.equal((await store.breaker('name-0', cfg).state()).state, 1, 'the open breaker was not dropped');
+    const again = store.breaker('name-1', cfg);
+    await fail(again);
+    assert.equal((await again.state()).state, 0, 'name-1 was dropped at the 10,000-name bound and started afresh');
   });
 });
 
