@@ -25,11 +25,14 @@ export function chargeCustomer(charge, deps) {
   }
   const d = o.object(deps, where);
   // Structural: an IdempotencyStore or a shared (Redis) one, a CircuitBreaker or a shared one.
-  const [store, breaker, gateway, policy, scope] = ['store', 'breaker', 'gateway', 'policy', 'scope'].map((k) => o.own(d, k));
+  const [store, breaker, gateway, policy, scope, settleAfterMs] = ['store', 'breaker', 'gateway', 'policy', 'scope', 'settleAfterMs'].map((k) => o.own(d, k));
   if (typeof store?.run !== 'function') return Promise.reject(o.typeError(where, 'store', 'an IdempotencyStore (an object with run())', store));
   if (typeof breaker?.execute !== 'function') return Promise.reject(o.typeError(where, 'breaker', 'a CircuitBreaker (an object with execute())', breaker));
   if (typeof gateway !== 'function') return Promise.reject(o.typeError(where, 'gateway', 'a function', gateway));
   if (scope !== undefined && typeof scope !== 'string') return Promise.reject(o.typeError(where, 'scope', 'a string', scope));
+  if (settleAfterMs !== undefined && !(typeof settleAfterMs === 'number' && settleAfterMs >= 0)) {
+    return Promise.reject((typeof settleAfterMs === 'number' ? o.rangeError : o.typeError)(where, 'settleAfterMs', 'a number >= 0', settleAfterMs));
+  }
   // A bad policy must fail here, not inside breaker.execute where it would count as a gateway failure.
   try {
     checkPolicy(policy);
@@ -42,5 +45,21 @@ export function chargeCustomer(charge, deps) {
   } catch (e) {
     return Promise.reject(e);
   }
-  return store.run(key, () => breaker.execute(() => withRetry((ctx) => gateway(c, ctx), policy)), scope === undefined ? { fingerprint } : { fingerprint, scope });
+  // What an unknown record keeps for reconcile: how many attempts were sent (the store stamps the
+  // time it saw the failure, on its own clock) and the caller's settle window, if given.
+  const progress = { attempts: 0 };
+  const runOptions = { fingerprint, progress };
+  if (scope !== undefined) runOptions.scope = scope;
+  if (settleAfterMs !== undefined) runOptions.settleAfterMs = settleAfterMs;
+  return store.run(
+    key,
+    () =>
+      breaker.execute(() =>
+        withRetry((ctx) => {
+          progress.attempts = ctx.attempt;
+          return gateway(c, ctx);
+        }, policy),
+      ),
+    runOptions,
+  );
 }

@@ -11,6 +11,7 @@ import { StoreFullError } from './shared/errors.js';
 import * as o from './options.js';
 import { isTransientError, leavesOutcomeUnknown } from './classify.js';
 import { BEGIN, RESOLVE, checkKey, fingerprintText, invalidKey, validKey } from './idempotency-key.js';
+import { unknownMeta } from './unknown.js';
 
 /** A new UUID v4 from the platform CSPRNG: make it once per logical charge, reuse it on every attempt. */
 export function newIdempotencyKey() {
@@ -37,6 +38,8 @@ export class MemoryRecords {
   #keys = [];
   /** slot -> the result (done) or the error text (unknown); the core knows which. */
   #slots = [];
+  /** slot -> what reconciliation needs of an unknown record (attempts, lastAttemptAt, settleAfterMs). */
+  #meta = [];
 
   /** @param {StoreCore} core */
   constructor(core) {
@@ -62,9 +65,13 @@ export class MemoryRecords {
     return { kind, slot: kind === BEGIN.IN_FLIGHT || kind === BEGIN.MISMATCH ? known : slot };
   }
 
-  /** Report how the run in `slot` ended: 0 success (`value` replays), 1 unknown (`value` = error text), 2 definitive. */
-  complete(slot, kind, value, now) {
+  /**
+   * Report how the run in `slot` ended: 0 success (`value` replays), 1 unknown (`value` = error
+   * text, `meta` = unknownMeta()), 2 definitive.
+   */
+  complete(slot, kind, value, now, meta) {
     if (kind !== 2) this.#slots[slot] = value;
+    if (kind === 1) this.#meta[slot] = meta;
     if (this.#core.complete(slot, kind, now)) this.#forget(slot);
   }
 
@@ -75,7 +82,7 @@ export class MemoryRecords {
     const [status, startedAt] = p;
     if (status === 0) return { status: 'in-flight', startedAt };
     if (status === 1) return { status: 'done', result: this.#slots[slot] };
-    return { status: 'unknown', error: this.#slots[slot], startedAt };
+    return { status: 'unknown', error: this.#slots[slot], startedAt, ...this.#meta[slot] };
   }
 
   peek(key, now) {
@@ -89,8 +96,10 @@ export class MemoryRecords {
     if (slot === undefined) return RESOLVE.NOT_FOUND;
     const r = this.#core.resolve(slot, done, expectStartedAt, now);
     if (r === RESOLVE.RESOLVED) {
-      if (done) this.#slots[slot] = result;
-      else this.#forget(slot);
+      if (done) {
+        this.#slots[slot] = result;
+        this.#meta[slot] = undefined;
+      } else this.#forget(slot);
     }
     return r;
   }
@@ -111,6 +120,7 @@ export class MemoryRecords {
     if (key !== undefined && this.#index.get(key) === slot) this.#index.delete(key);
     this.#keys[slot] = undefined;
     this.#slots[slot] = undefined;
+    this.#meta[slot] = undefined;
   }
 }
 
@@ -182,7 +192,7 @@ export class IdempotencyStore {
     const { kind, slot } = this.#records.begin(key, fp, now);
     switch (kind) {
       case BEGIN.RUN:
-        return this.#execute(slot, fn, now);
+        return this.#execute(slot, fn, now, options);
       case BEGIN.REPLAY:
         return Promise.resolve(this.#records.peekSlot(slot, now).result);
       case BEGIN.IN_FLIGHT:
@@ -196,13 +206,14 @@ export class IdempotencyStore {
     }
   }
 
-  async #execute(slot, fn, startedAt) {
+  async #execute(slot, fn, startedAt, options) {
     let result;
     try {
       result = await fn();
     } catch (error) {
       const transient = leavesOutcomeUnknown(this.#isTransient, error);
-      this.#records.complete(slot, transient ? 1 : 2, String(error), this.#completedAt(startedAt));
+      const completedAt = this.#completedAt(startedAt);
+      this.#records.complete(slot, transient ? 1 : 2, String(error), completedAt, transient ? unknownMeta(error, options, completedAt) : undefined);
       throw error;
     }
     this.#records.complete(slot, 0, result, this.#completedAt(startedAt));

@@ -121,6 +121,10 @@ function ledger() {
   };
 }
 
+// The simulated gateway debits synchronously inside the call: once a call has returned or thrown,
+// nothing of it is in transit, so the ledger may be believed at once (no settle window).
+const SETTLED = { settleAfterMs: 0 };
+
 async function debitModel(name, makeStore, { cases, lapses }) {
   let total = 0;
   let lateSeen = 0;
@@ -150,12 +154,12 @@ async function debitModel(name, makeStore, { cases, lapses }) {
     const reconciler = async () => {
       for (let i = 0; i < 4; i++) {
         await sleep(Math.floor(r() * 30));
-        await reconcile(store, lookup);
+        await reconcile(store, lookup, SETTLED);
       }
     };
     await Promise.all([...Array.from({ length: 6 }, client), reconciler(), reconciler()]);
     await sleep(lapses ? 80 : 5);
-    await reconcile(store, lookup);
+    await reconcile(store, lookup, SETTLED);
     const debits = gw.count(key);
     const lateDone = late.filter((e) => e.outcome === 'done').length;
     total += debits;

@@ -10,6 +10,7 @@ import { RESOLVE, checkKey, fingerprintText, idempotencyDefaults } from '../idem
 import * as o from '../options.js';
 import { StateStoreUnavailableError, StoreFullError } from './errors.js';
 import { memoryStateStore } from './store.js';
+import { unknownMeta } from '../unknown.js';
 
 const RESOLVE_CODE = { resolved: RESOLVE.RESOLVED, 'not-found': RESOLVE.NOT_FOUND, 'wrong-state': RESOLVE.WRONG_STATE };
 
@@ -72,10 +73,10 @@ export class SharedIdempotencyStore {
   }
 
   /** Report an owner's completion; a 'late' answer (its record was settled meanwhile) is surfaced. */
-  async #complete(key, token, outcome, value) {
+  async #complete(key, token, outcome, value, meta) {
     let answer;
     try {
-      answer = await this.#guard('complete', key, () => this.#records.complete(key, token, outcome, value));
+      answer = await this.#guard('complete', key, () => this.#records.complete(key, token, outcome, value, meta));
     } catch {
       return; // reported through onStoreError; the record turns unknown when its lease lapses
     }
@@ -118,8 +119,9 @@ export class SharedIdempotencyStore {
       result = await fn();
     } catch (error) {
       const transient = leavesOutcomeUnknown(this.#isTransient, error);
+      const meta = transient ? unknownMeta(error, options, Date.now()) : undefined;
       // If this report is lost, the record stays in flight and turns unknown when its lease lapses.
-      await this.#complete(key, begin.token, transient ? 'unknown' : 'failed', String(error));
+      await this.#complete(key, begin.token, transient ? 'unknown' : 'failed', String(error), meta);
       throw error;
     }
     await this.#complete(key, begin.token, 'done', result);

@@ -151,7 +151,8 @@ end
 local function lapse(r, k, unknownTtl)
   local st, at, lu = unpack(redis.call('HMGET', r, 'st', 'at', 'lu'))
   if st == 'i' and lu and tonumber(lu) < now then
-    redis.call('HSET', r, 'st', 'u', 'lp', '1', 'err', 'owner lease expired: the process died or hung mid-call')
+    -- The owner's last attempt may have started as late as the lease's end: reconcile counts from there.
+    redis.call('HSET', r, 'st', 'u', 'lp', '1', 'err', 'owner lease expired: the process died or hung mid-call', 'la', lu)
     if unknownTtl then expireAt(r, k, now + unknownTtl) end
     redis.call('ZREM', inflight, k)
     redis.call('ZADD', unknown, at, k)
@@ -184,6 +185,8 @@ end
 
 if op == 'complete' then
   local tok, outcome, payload, ttlMs, unknownTtl, fp = ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7]), ARGV[8]
+  -- What reconcile needs of an unknown record: last attempt's start, attempts, settle window.
+  local la, n, sw = ARGV[9] or '', ARGV[10] or '', ARGV[11] or ''
   local st, rtok, at = unpack(redis.call('HMGET', rec, 'st', 'tok', 'at'))
   if not st then
     -- The record was settled (reconciled as failed) or expired while its owner still ran. A late
@@ -199,11 +202,11 @@ if op == 'complete' then
   redis.call('ZREM', inflight, key)
   if outcome == 'done' then
     redis.call('HSET', rec, 'st', 'd', 'res', payload)
-    redis.call('HDEL', rec, 'err', 'lp')
+    redis.call('HDEL', rec, 'err', 'lp', 'la', 'n', 'sw')
     redis.call('ZREM', unknown, key)
     expireAt(rec, key, now + ttlMs)
   elseif outcome == 'unknown' then
-    redis.call('HSET', rec, 'st', 'u', 'err', payload)
+    redis.call('HSET', rec, 'st', 'u', 'err', payload, 'la', la, 'n', n, 'sw', sw)
     expireAt(rec, key, now + unknownTtl)
     redis.call('ZADD', unknown, at, key)
   else
@@ -217,7 +220,8 @@ end
 if op == 'peek' then
   local st = lapse(rec, key, tonumber(ARGV[3]))
   if not st then return {} end
-  local at, res, err = unpack(redis.call('HMGET', rec, 'at', 'res', 'err'))
+  local at, res, err, la, n, sw = unpack(redis.call('HMGET', rec, 'at', 'res', 'err', 'la', 'n', 'sw'))
+  if st == 'u' then return {'unknown', at, err or '', la or '', n or '', sw or ''} end
   return answer(st, at, res, err)
 end
 
@@ -230,7 +234,7 @@ if op == 'resolve' then
   redis.call('ZREM', unknown, key)
   if outcome == 'done' then
     redis.call('HSET', rec, 'st', 'd', 'res', payload)
-    redis.call('HDEL', rec, 'err', 'lp')
+    redis.call('HDEL', rec, 'err', 'lp', 'la', 'n', 'sw')
     expireAt(rec, key, now + ttlMs)
   else
     redis.call('DEL', rec)

@@ -15,8 +15,8 @@
 //   }   state / transition: 0 closed, 1 open, 2 half-open, 3 isolated (transition -1: none)
 //   store.idempotency({ ttlMs, inFlightLeaseMs, maxRecords, unknownTtlMs }) -> {
 //     begin(key, fingerprintText, token)    -> { status: 'run'|'done'|'in-flight'|'unknown'|'mismatch'|'full', startedAt?, result?, error?, maxRecords? }
-//     complete(key, token, outcome, value)  -> 'ok' | 'late'   outcome: 'done'|'unknown'|'failed'
-//     peek(key)                             -> { status, startedAt?, result?, error? } | undefined
+//     complete(key, token, outcome, value, meta?) -> 'ok' | 'late'   outcome: 'done'|'unknown'|'failed'; meta: unknownMeta()
+//     peek(key)                             -> { status, startedAt?, result?, error?, lastAttemptAt?, attempts?, settleAfterMs? } | undefined
 //     resolve(key, outcome, result, startedAt?) -> 'resolved' | 'not-found' | 'wrong-state'
 //     unknownKeys()                         -> string[]  (oldest first)
 //   }
@@ -85,8 +85,8 @@ function memoryIdempotency({ ttlMs, maxRecords }) {
           return { status: 'mismatch' };
       }
     },
-    async complete(key, token, outcome, value) {
-      records.complete(token, outcome === 'done' ? 0 : outcome === 'unknown' ? 1 : 2, value, Date.now());
+    async complete(key, token, outcome, value, meta) {
+      records.complete(token, outcome === 'done' ? 0 : outcome === 'unknown' ? 1 : 2, value, Date.now(), meta);
       return 'ok';
     },
     async peek(key) {
