@@ -6,7 +6,7 @@
 import { BREAKER_LUA, IDEMPOTENCY_LUA } from './lua.js';
 import { StateStoreUnavailableError } from './errors.js';
 import * as o from '../options.js';
-import { fingerprintHex } from '../idempotency-key.js';
+import { fingerprintHex, idempotencyDefaults } from '../idempotency-key.js';
 
 /**
  * Normalise a client to `send(args: string[]) -> Promise<reply>`. ioredis is recognised by
@@ -165,7 +165,11 @@ export function redisStateStore(options) {
         },
       };
     },
-    idempotency({ ttlMs, inFlightLeaseMs, maxRecords, unknownTtlMs }) {
+    idempotency(options) {
+      const d = idempotencyDefaults();
+      const { ttlMs, inFlightLeaseMs } = options;
+      const maxRecords = options.maxRecords ?? d.maxRecords;
+      const unknownTtlMs = options.unknownTtlMs ?? d.unknownTtlMs;
       const base = `${prefix}:{idem}:`;
       const sets = [`${base}unknown`, `${base}inflight`, `${base}all`];
       const call = async (op, key, extra = []) => {
