@@ -94,22 +94,27 @@ export function redisStateStore(options) {
   const breakerScript = script(send, BREAKER_LUA);
   const idemScript = script(send, IDEMPOTENCY_LUA);
 
-  // maxmemory-policy, checked on first idempotency use and again at most once a minute. A Redis
-  // that forbids CONFIG (some managed services) cannot be checked: documented, not refused.
-  let policyCheckedAt = -Infinity;
+  // maxmemory-policy: checked before the first idempotency call (one extra round trip per store),
+  // then refreshed in the background at most once a minute, so that no later call waits for it (every
+  // call stays bounded by one timeoutMs). A Redis that forbids CONFIG (some managed services) cannot
+  // be checked: documented, not refused.
   let policy;
+  let checkedAt = -Infinity;
+  let first;
   let warned = false;
-  const checkPolicy = async () => {
-    const t = Date.now();
-    if (t - policyCheckedAt >= 60_000) {
-      policyCheckedAt = t;
-      try {
-        const reply = await bounded(send(['CONFIG', 'GET', 'maxmemory-policy']), timeoutMs, 'config');
-        policy = Array.isArray(reply) ? String(reply[1]) : typeof reply === 'object' && reply !== null ? String(Object.values(reply)[0]) : undefined;
-      } catch {
-        policy = undefined;
-      }
+  const readPolicy = async () => {
+    checkedAt = Date.now();
+    try {
+      const reply = await bounded(send(['CONFIG', 'GET', 'maxmemory-policy']), timeoutMs, 'config');
+      policy = Array.isArray(reply) ? String(reply[1]) : typeof reply === 'object' && reply !== null ? String(Object.values(reply)[0]) : undefined;
+    } catch {
+      // unknown: keep the last answer
     }
+  };
+  const checkPolicy = async () => {
+    first ??= readPolicy();
+    await first; // every call until the first answer waits for it; later ones find it settled
+    if (Date.now() - checkedAt >= 60_000) readPolicy();
     if (!evicts(policy)) return;
     const message = `Redis maxmemory-policy is ${policy}: Redis may evict idempotency records and a retry would charge again; set maxmemory-policy noeviction`;
     if (evictionPolicy === 'refuse') throw new StateStoreUnavailableError('policy', message);
