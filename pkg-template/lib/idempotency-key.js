@@ -69,28 +69,95 @@ export function fingerprintText(opts, where) {
   return `s:${JSON.stringify([scope, f ?? null])}`;
 }
 
+/**
+ * Digests of recent fingerprint texts (text -> { hex, words }). A retry, a double click or a replay
+ * sends the same request again; hashing it once saves the crossing and the SHA-256 each time.
+ * Bounded: cleared when it reaches CACHE_MAX entries.
+ */
+const cache = new Map();
+const CACHE_MAX = 256;
+
+function digest(text) {
+  let d = cache.get(text);
+  if (d === undefined) {
+    const hex = fingerprintOf(text);
+    const word = (i) => parseInt(hex.slice(i, i + 8), 16);
+    d = { hex, words: Object.freeze([word(0), word(8), word(16), word(24)]) };
+    if (cache.size >= CACHE_MAX) cache.clear();
+    cache.set(text, d);
+  }
+  return d;
+}
+
 /** The fingerprint of a fingerprint text, as Redis keeps it: SHA-256/128 in 32 hex digits (the core's). */
 export function fingerprintHex(text) {
-  return text === undefined ? '' : fingerprintOf(text);
+  return text === undefined ? '' : digest(text).hex;
+}
+
+const NO_FINGERPRINT = Object.freeze([NaN, 0, 0, 0]);
+
+/** The same digest as four 32-bit words, most significant first (what StoreCore.begin takes). */
+export function fingerprintWords(text) {
+  return text === undefined ? NO_FINGERPRINT : digest(text).words;
 }
 
 const MAX_DEPTH = 32;
 
-function canon(value, depth) {
-  if (value === null || typeof value !== 'object') {
-    if (typeof value === 'bigint') return `${value}n`;
-    return JSON.stringify(value) ?? 'null';
+/** JSON.stringify(s), without the call for the common case (printable ASCII, no quote or backslash). */
+function quote(s) {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return JSON.stringify(s);
   }
+  return `"${s}"`;
+}
+
+/** A JSON value's canonical text, or undefined for what JSON leaves out (undefined, functions, symbols). */
+function canon(value, depth) {
+  switch (typeof value) {
+    case 'string':
+      return quote(value);
+    case 'number':
+      return Number.isFinite(value) ? String(value) : 'null';
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'bigint':
+      return `${value}n`;
+    case 'undefined':
+    case 'function':
+    case 'symbol':
+      return undefined;
+    default:
+      break;
+  }
+  if (value === null) return 'null';
   if (depth > MAX_DEPTH) throw o.typeError('fingerprint', 'charge', `a plain object nested at most ${MAX_DEPTH} deep`, value);
   if (typeof value.toJSON === 'function') return canon(value.toJSON(), depth + 1);
-  if (Array.isArray(value)) return `[${value.map((v) => canon(v, depth + 1)).join(',')}]`;
-  const parts = [];
-  for (const k of Object.keys(value).sort()) {
-    const v = value[k];
-    if (v === undefined || typeof v === 'function' || typeof v === 'symbol') continue;
-    parts.push(`${JSON.stringify(k)}:${canon(v, depth + 1)}`);
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) out += (i > 0 ? ',' : '') + (canon(value[i], depth + 1) ?? 'null');
+    return `${out}]`;
   }
-  return `{${parts.join(',')}}`;
+  return object(value, depth, undefined);
+}
+
+/** `{"k":v,...}` with keys sorted, leaving out `skip` and what JSON leaves out. */
+function object(value, depth, skip) {
+  const keys = Object.keys(value);
+  for (let i = 1; i < keys.length; i++) {
+    if (keys[i - 1] > keys[i]) {
+      keys.sort();
+      break;
+    }
+  }
+  let out = '{';
+  for (const k of keys) {
+    if (k === skip) continue;
+    const v = canon(value[k], depth + 1);
+    if (v === undefined) continue;
+    out += `${out.length > 1 ? ',' : ''}${quote(k)}:${v}`;
+  }
+  return `${out}}`;
 }
 
 /**
@@ -99,7 +166,5 @@ function canon(value, depth) {
  * field — amount, currency, customer, cart, items — have different fingerprints.
  */
 export function canonicalCharge(charge) {
-  const rest = {};
-  for (const k of Object.keys(charge)) if (k !== 'idempotencyKey') rest[k] = charge[k];
-  return canon(rest, 0);
+  return object(charge, 0, 'idempotencyKey');
 }

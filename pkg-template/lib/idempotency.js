@@ -10,7 +10,7 @@ import { brand, DuplicateRequestError, IdempotencyKeyReuseError, IdempotencyStat
 import { StoreFullError } from './shared/errors.js';
 import * as o from './options.js';
 import { isTransientError, leavesOutcomeUnknown } from './classify.js';
-import { BEGIN, RESOLVE, checkKey, fingerprintText, invalidKey, validKey } from './idempotency-key.js';
+import { BEGIN, RESOLVE, checkKey, fingerprintText, fingerprintWords, invalidKey, validKey } from './idempotency-key.js';
 import { unknownMeta } from './unknown.js';
 
 /** A new UUID v4 from the platform CSPRNG: make it once per logical charge, reuse it on every attempt. */
@@ -50,10 +50,11 @@ export class MemoryRecords {
     return this.#core.maxRecords;
   }
 
-  /** `{ kind, slot, startedAt? }` with kind one of BEGIN's codes. `fp`: fingerprint text or undefined. */
+  /** `{ kind, slot }` with kind one of BEGIN's codes. `fp`: fingerprint text or undefined. */
   begin(key, fp, now) {
     const known = this.#index.get(key);
-    const code = this.#core.begin(known ?? -1, fp, now);
+    const [a, b, c, d] = fingerprintWords(fp);
+    const code = this.#core.begin(known ?? -1, a, b, c, d, now);
     const kind = code % 8;
     const slot = Math.floor(code / 16);
     // Slots freed by expiry are dropped BEFORE this slot is used (the same begin may hand one out).
@@ -73,6 +74,11 @@ export class MemoryRecords {
     if (kind !== 2) this.#slots[slot] = value;
     if (kind === 1) this.#meta[slot] = meta;
     if (this.#core.complete(slot, kind, now)) this.#forget(slot);
+  }
+
+  /** The value stored under `slot` (a done record's result): the replay path, no crossing. */
+  value(slot) {
+    return this.#slots[slot];
   }
 
   /** The record in `slot` (of `key`), as the public shape, or undefined. */
@@ -194,7 +200,7 @@ export class IdempotencyStore {
       case BEGIN.RUN:
         return this.#execute(slot, fn, now, options);
       case BEGIN.REPLAY:
-        return Promise.resolve(this.#records.peekSlot(slot, now).result);
+        return Promise.resolve(this.#records.value(slot));
       case BEGIN.IN_FLIGHT:
         return Promise.reject(new DuplicateRequestError(key, this.#records.peekSlot(slot, now)?.startedAt));
       case BEGIN.UNKNOWN:

@@ -50,14 +50,17 @@ impl StoreCore {
             .map_err(throw)
     }
 
-    /// Start a run: `slot` of a known key or −1 for a new one; `fingerprint` the request's
-    /// canonical text (hashed here) or undefined. Encoded as `slot * 16 + expired * 8 + kind`
+    /// Start a run: `slot` of a known key or −1 for a new one; the fingerprint as four 32-bit words,
+    /// most significant first (`fingerprintOf`'s hex, split), or `fp0` NaN for none: four numbers
+    /// cross far cheaper than a string. Encoded as `slot * 16 + expired * 8 + kind`
     /// (kind: 0 run, 1 replay, 2 in flight, 3 unknown, 4 mismatch, 5 full; for "in flight",
     /// "mismatch" and "full" the slot part is the given slot, or 0). With the expired bit set,
     /// drop the slots `takeExpired` returns BEFORE storing anything under this slot.
-    pub fn begin(&mut self, slot: f64, fingerprint_text: Option<String>, now_ms: f64) -> f64 {
+    pub fn begin(&mut self, slot: f64, fp0: f64, fp1: f64, fp2: f64, fp3: f64, now_ms: f64) -> f64 {
         let given = slot_of(slot);
-        let fp = fingerprint_text.as_deref().map(fingerprint);
+        let word = |w: f64| u128::from(w as u32);
+        let fp = (!fp0.is_nan())
+            .then(|| word(fp0) << 96 | word(fp1) << 64 | word(fp2) << 32 | word(fp3));
         let begin = self.records.begin(given, fp, now_ms);
         let flag = if self.records.has_expired() { 8.0 } else { 0.0 };
         let (slot, kind) = match begin {

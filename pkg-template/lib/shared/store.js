@@ -75,7 +75,7 @@ function memoryIdempotency({ ttlMs, maxRecords }) {
         case BEGIN.RUN:
           return { status: 'run', startedAt: now, token: slot };
         case BEGIN.REPLAY:
-          return records.peekSlot(slot, now);
+          return { status: 'done', result: records.value(slot) };
         case BEGIN.IN_FLIGHT:
         case BEGIN.UNKNOWN:
           return records.peekSlot(slot, now);

@@ -350,16 +350,14 @@ impl Breaker {
     pub fn latest_deadline(&self, now_ms: f64) -> Option<f64> {
         now_ms
             .is_finite()
-            .then(|| now_ms + self.config.open_duration_ms)
+            .then_some(now_ms + self.config.open_duration_ms)
     }
 
     /// Open the circuit until `until_ms` because someone else (another process or tab) saw it
     /// trip. The deadline is clamped to [`Breaker::latest_deadline`]; a non-finite one, or one
     /// already past, is ignored. No-op when isolated or already open at least that long.
     pub fn open_until(&mut self, until_ms: f64, now_ms: f64) -> Option<State> {
-        let Some(latest) = self.latest_deadline(now_ms) else {
-            return None;
-        };
+        let latest = self.latest_deadline(now_ms)?;
         if !until_ms.is_finite() || until_ms <= now_ms {
             return None;
         }
