@@ -2,12 +2,10 @@
 // machine (rate window or consecutive failures, one half-open probe, stale outcomes ignored) is
 // the Rust core's; this class asks it for a permit, runs the call, and reports the outcome.
 
-import { BreakerCore } from '../steadfast_core.js';
 import { CircuitOpenError } from './errors.js';
 import * as o from './options.js';
+import { NOT_CLOSED, STATES, TRANSITION, readBreakerOptions } from './breaker-options.js';
 
-const STATES = ['closed', 'open', 'half-open', 'isolated'];
-const TRANSITION = 2 ** 32;
 const always = () => true;
 
 export class CircuitBreaker {
@@ -35,34 +33,9 @@ export class CircuitBreaker {
     this.#clock = o.clock(opts, where);
     this.#onStateChange = o.fn(opts, 'onStateChange', where);
     this.#isFailure = o.fn(opts, 'isFailure', where) ?? always;
-    const values = {
-      windowSize: o.num(opts, 'windowSize', where),
-      failureRateThreshold: o.num(opts, 'failureRateThreshold', where),
-      minimumCalls: o.num(opts, 'minimumCalls', where),
-      failureThreshold: o.num(opts, 'failureThreshold', where),
-      openDurationMs: o.num(opts, 'openDurationMs', where),
-      probesToClose: o.num(opts, 'probesToClose', where),
-    };
-    const consecutive = values.failureThreshold !== undefined;
-    const rate = values.windowSize !== undefined || values.failureRateThreshold !== undefined || values.minimumCalls !== undefined;
-    if (consecutive === rate) {
-      throw o.typeError(
-        where,
-        'options',
-        '{ windowSize, failureRateThreshold, openDurationMs } or { failureThreshold, openDurationMs } (not both)',
-        opts,
-      );
-    }
-    const required = consecutive ? ['failureThreshold', 'openDurationMs'] : ['windowSize', 'failureRateThreshold', 'openDurationMs'];
-    for (const name of required) {
-      if (values[name] === undefined) throw o.typeError(where, name, 'a number', undefined);
-    }
-    this.#kind = consecutive ? 'consecutive' : 'rate';
-    this.#core = o.core(where, values, () =>
-      consecutive
-        ? BreakerCore.consecutive(values.failureThreshold, values.openDurationMs, values.probesToClose)
-        : BreakerCore.rate(values.windowSize, values.failureRateThreshold, values.minimumCalls, values.openDurationMs, values.probesToClose),
-    );
+    const { core, config } = readBreakerOptions(opts, where);
+    this.#kind = config.kind;
+    this.#core = core;
     const state = o.own(opts, 'state');
     if (state !== undefined) this.#restore(state);
   }
@@ -87,7 +60,7 @@ export class CircuitBreaker {
     // A closed circuit admits without looking at the time: no clock read on the hot path.
     let permit = this.#core.tryAcquireClosed();
     let now;
-    if (permit === -2) permit = this.#core.tryAcquire((now = this.#clock()));
+    if (permit === NOT_CLOSED) permit = this.#core.tryAcquire((now = this.#clock()));
     if (permit < 0) {
       if (fallback !== undefined) {
         if (typeof fallback !== 'function') return Promise.reject(o.typeError('execute', 'fallback', 'a function', fallback));

@@ -3,7 +3,9 @@
 use wasm_bindgen::prelude::*;
 
 use super::throw;
-use crate::core::breaker::{Acquire, Breaker, BreakerConfig, Outcome, Permit, Snapshot, State};
+use crate::core::breaker::{
+    Acquire, Breaker, BreakerConfig, Outcome, Permit, Snapshot, State, Trip,
+};
 use crate::core::error::{Error, Expect, Opt};
 
 /// A breaker. `tryAcquire` / `recordSuccess` / `recordFailure` are the hot path: numbers only.
@@ -110,6 +112,39 @@ impl BreakerCore {
     /// State id at `now_ms`: 0 closed, 1 open, 2 half-open, 3 isolated.
     pub fn state(&self, now_ms: f64) -> u32 {
         self.breaker.state(now_ms).id()
+    }
+
+    /// The validated configuration with every default filled in, as the core holds it:
+    /// `[kind (0 rate, 1 consecutive), windowSize, failureRateThreshold, minimumCalls,
+    /// failureThreshold, openDurationMs, probesToClose]` (fields of the other kind are 0). The JS
+    /// shell hands this to the shared stores, so options are parsed once, here.
+    pub fn config(&self) -> Vec<f64> {
+        let c = self.breaker.config();
+        let (kind, window, threshold, minimum, failures) = match c.trip() {
+            Trip::Rate {
+                window_size,
+                failure_rate_threshold,
+                minimum_calls,
+            } => (
+                0.0,
+                f64::from(window_size),
+                failure_rate_threshold,
+                f64::from(minimum_calls),
+                0.0,
+            ),
+            Trip::Consecutive { failure_threshold } => {
+                (1.0, 0.0, 0.0, 0.0, f64::from(failure_threshold))
+            }
+        };
+        vec![
+            kind,
+            window,
+            threshold,
+            minimum,
+            failures,
+            c.open_duration_ms(),
+            f64::from(c.probes_to_close()),
+        ]
     }
 
     /// Remaining cooldown at `now_ms` (0 unless open; `Infinity` when isolated): what a state

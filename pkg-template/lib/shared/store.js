@@ -21,21 +21,15 @@
 //     unknownKeys()                         -> string[]  (oldest first)
 //   }
 
-import { BreakerCore } from '../../steadfast_core.js';
 import { MemoryRecords, makeStoreCore } from '../idempotency.js';
+import { STATES, TRANSITION, coreFromConfig } from '../breaker-options.js';
 import { BEGIN, RESOLVE } from '../idempotency-key.js';
-import * as o from '../options.js';
 
-export const STATE_NAMES = ['closed', 'open', 'half-open', 'isolated'];
-const TRANSITION = 2 ** 32;
+export const STATE_NAMES = STATES;
 
 /** A breaker handle on one BreakerCore (Date.now clock, like the Redis store's TIME). */
 function memoryBreaker(c) {
-  const core = o.core('memoryStateStore', c, () =>
-    c.kind === 'consecutive'
-      ? BreakerCore.consecutive(c.failureThreshold, c.openDurationMs, c.probesToClose)
-      : BreakerCore.rate(c.windowSize, c.failureRateThreshold, c.minimumCalls, c.openDurationMs, c.probesToClose),
-  );
+  const core = coreFromConfig(c);
   const change = (t) => ({ state: core.state(Date.now()), transition: t - 1 });
   const handle = {
     async acquire() {
