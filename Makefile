@@ -29,8 +29,7 @@ demo: build
 	@$(ENV) scripts/install-tarball.sh examples >/dev/null && node examples/demo.mjs
 
 bench: build
-	@$(ENV) if [ -f benches/run.mjs ]; then node benches/run.mjs; \
-	else echo "bench: benches/run.mjs does not exist yet"; fi
+	@$(ENV) node benches/run.mjs
 
 fmt:
 	@$(ENV) cargo fmt --all
