@@ -3,11 +3,11 @@
 #
 #   make setup   install/check every tool (idempotent; a no-op in well under a second when all is there)
 #   make build   Rust → wasm → pkg/ → dist/steadfast-<version>.tgz, with a size table
-#   make test    setup, then fmt, clippy, native tests, build, wasm tests (Node + Chromium), JS, consumers,
+#   make test    setup, then fmt, lint-js, clippy, native tests, build, wasm tests (Node + Chromium), JS, consumers,
 #                browser — what CI runs (.ci/run)
 #   make demo    setup, build, node examples/demo.mjs
 #   make bench   setup, build, node benches/run.mjs
-#   make fmt     cargo fmt          make lint   cargo fmt --check + clippy (native and wasm32)
+#   make fmt     cargo fmt          make lint   cargo fmt --check + prettier/eslint + clippy (native and wasm32)
 #   make test-native | test-wasm | test-js | test-consumers | test-browser   one part of `make test`
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -35,7 +35,7 @@ fmt:
 	@$(ENV) cargo fmt --all
 
 lint: setup
-	@scripts/test.sh fmt clippy
+	@scripts/test.sh fmt lint-js clippy
 
 test-native: setup
 	@scripts/test.sh native

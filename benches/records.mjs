@@ -22,8 +22,8 @@ const { IdempotencyStore, newIdempotencyKey, createRedisIdempotencyStore } = ste
 const N = Number(process.argv[2] ?? 100_000);
 const M = Number(process.argv[3] ?? 20_000);
 const heap = () => {
-  gc();
-  gc();
+  globalThis.gc();
+  globalThis.gc();
   return process.memoryUsage().heapUsed;
 };
 
@@ -57,11 +57,15 @@ try {
     return Math.round(((await used()) - before) / M);
   };
   const done = await measure((i) =>
-    shared.run(`done-${keys[i]}`, async () => ({ status: 'succeeded', reference: `ch_${i}`, key: keys[i] }), { fingerprint: `{"amountCents":${1000 + i},"currency":"usd"}` }),
+    shared.run(`done-${keys[i]}`, async () => ({ status: 'succeeded', reference: `ch_${i}`, key: keys[i] }), {
+      fingerprint: `{"amountCents":${1000 + i},"currency":"usd"}`,
+    }),
   );
   const unknown = await measure((i) =>
     shared
-      .run(`unknown-${keys[i]}`, async () => Promise.reject(Object.assign(new Error('ETIMEDOUT'), { code: 'ETIMEDOUT' })), { fingerprint: `{"amountCents":${1000 + i},"currency":"usd"}` })
+      .run(`unknown-${keys[i]}`, async () => Promise.reject(Object.assign(new Error('ETIMEDOUT'), { code: 'ETIMEDOUT' })), {
+        fingerprint: `{"amountCents":${1000 + i},"currency":"usd"}`,
+      })
       .catch(() => {}),
   );
   redis = { records: M, doneBytesPerRecord: done, unknownBytesPerRecord: unknown };

@@ -3,6 +3,7 @@
 // entries into localStorage. A message can open the breaker at most openDurationMs ahead, bad ones
 // are ignored and reported (never an uncaught exception in the handler), a tab opened later is not
 // re-served a forged deadline, and persistentCheckoutKey does not trust or keep junk in storage.
+/* global __t */ // the page's test hook, evaluated in Chromium
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { makeConsumer, launchBrowser } from './harness.mjs';
@@ -49,7 +50,8 @@ test('hostile BroadcastChannel messages: clamped to now + openDurationMs, junk i
   const attacker = await open(await browser.context.newPage());
   await attacker.evaluate(() => {
     const c = new BroadcastChannel('steadfast-tamper');
-    for (const m of [{ type: 'open', until: NaN }, { type: 'open', until: 'soon' }, { type: 'open', until: Infinity }, { type: 'close' }, null, 'open']) c.postMessage(m);
+    for (const m of [{ type: 'open', until: NaN }, { type: 'open', until: 'soon' }, { type: 'open', until: Infinity }, { type: 'close' }, null, 'open'])
+      c.postMessage(m);
     c.close();
   });
   await victim.waitForFunction(() => __t.remote.filter((e) => e.type === 'invalid').length === 6, null, { timeout: 5_000 });
@@ -78,7 +80,10 @@ test('hostile BroadcastChannel messages: clamped to now + openDurationMs, junk i
 test('a snapshot in localStorage with a far-future openUntil restores clamped', { timeout: 30_000 }, async () => {
   const page = await open(browser.page);
   const r = await page.evaluate(() => {
-    localStorage.setItem('breaker', JSON.stringify({ version: 1, kind: 'consecutive', state: 'open', openUntil: 1e300, probeSuccesses: 0, consecutiveFailures: 0, window: [] }));
+    localStorage.setItem(
+      'breaker',
+      JSON.stringify({ version: 1, kind: 'consecutive', state: 'open', openUntil: 1e300, probeSuccesses: 0, consecutiveFailures: 0, window: [] }),
+    );
     const b = new __t.steadfast.CircuitBreaker({ failureThreshold: 2, openDurationMs: 1000, state: JSON.parse(localStorage.getItem('breaker')) });
     return { ahead: b.toJSON().openUntil - Date.now(), state: b.currentState };
   });
@@ -91,10 +96,14 @@ test('persistentCheckoutKey in localStorage: forged entries are not trusted, sta
   const r = await page.evaluate(async () => {
     localStorage.clear();
     const now = Date.now();
-    localStorage.setItem('steadfast:checkout:cart-1', JSON.stringify({ key: 'attacker-key', status: 'succeeded', createdAt: now, outcome: { status: 'succeeded', reference: 'ch_fake' } }));
+    localStorage.setItem(
+      'steadfast:checkout:cart-1',
+      JSON.stringify({ key: 'attacker-key', status: 'succeeded', createdAt: now, outcome: { status: 'succeeded', reference: 'ch_fake' } }),
+    );
     localStorage.setItem('steadfast:checkout:cart-2', JSON.stringify({ key: 'k\n', status: 'new', createdAt: now }));
     localStorage.setItem('steadfast:checkout:cart-3', JSON.stringify({ key: 'old', status: 'unknown', createdAt: now - 3 * 86_400_000 }));
-    for (let i = 0; i < 130; i++) localStorage.setItem(`steadfast:checkout:filler-${i}`, JSON.stringify({ key: `f${i}`, status: 'new', createdAt: now - 10_000 + i }));
+    for (let i = 0; i < 130; i++)
+      localStorage.setItem(`steadfast:checkout:filler-${i}`, JSON.stringify({ key: `f${i}`, status: 'new', createdAt: now - 10_000 + i }));
     const one = await __t.steadfast.persistentCheckoutKey({ cartId: 'cart-1' });
     const two = await __t.steadfast.persistentCheckoutKey({ cartId: 'cart-2' });
     const ours = Object.keys(localStorage).filter((k) => k.startsWith('steadfast:checkout:'));

@@ -62,7 +62,10 @@ test('idempotency twin: the Lua script and the core give the same answer to the 
     const r = rng(run + 1);
     const maxRecords = pick(r, [2, 3, 1000]);
     const options = { ttlMs: 3_600_000, inFlightLeaseMs: 3_600_000, unknownTtlMs: 3_600_000, maxRecords };
-    const sides = [memoryStateStore().idempotency(options), redisStateStore({ client: conn.client, prefix: `twin${run}`, timeoutMs: 5000 }).idempotency(options)];
+    const sides = [
+      memoryStateStore().idempotency(options),
+      redisStateStore({ client: conn.client, prefix: `twin${run}`, timeoutMs: 5000 }).idempotency(options),
+    ];
     const running = []; // [{ key, tokens: [memoryToken, redisToken] }]
     let value = 0;
     for (let step = 0; step < 40; step++) {
@@ -102,8 +105,26 @@ test('idempotency twin: the Lua script and the core give the same answer to the 
       steps += 1;
     }
   }
-  const kinds = [...seen].map((s) => s.split(':')[0] + ':' + (s.match(/"status":"([a-z-]+)"|^\w+:"([a-z-]+)"/)?.slice(1).find(Boolean) ?? ''));
-  for (const needed of ['begin:run', 'begin:done', 'begin:in-flight', 'begin:unknown', 'begin:mismatch', 'begin:full', 'resolve:resolved', 'resolve:wrong-state', 'resolve:not-found']) {
+  const kinds = [...seen].map(
+    (s) =>
+      s.split(':')[0] +
+      ':' +
+      (s
+        .match(/"status":"([a-z-]+)"|^\w+:"([a-z-]+)"/)
+        ?.slice(1)
+        .find(Boolean) ?? ''),
+  );
+  for (const needed of [
+    'begin:run',
+    'begin:done',
+    'begin:in-flight',
+    'begin:unknown',
+    'begin:mismatch',
+    'begin:full',
+    'resolve:resolved',
+    'resolve:wrong-state',
+    'resolve:not-found',
+  ]) {
     assert.ok(kinds.includes(needed), `the sequences reached ${needed}`);
   }
   t.diagnostic(`${steps} steps over ${RUNS} sequences, every answer equal`);
@@ -139,7 +160,8 @@ async function debitModel(name, makeStore, { cases, lapses }) {
       const what = pick(r, ['ok', 'ok', 'timeout-after-debit', 'timeout-before-debit', 'decline', lapses ? 'hang-then-ok' : 'ok']);
       return store
         .run(key, async () => {
-          if (what === 'hang-then-ok') await sleep(60); // past a 20 ms lease
+          if (what === 'hang-then-ok')
+            await sleep(60); // past a 20 ms lease
           else await sleep(Math.floor(r() * 3));
           if (what === 'timeout-before-debit') throw Object.assign(new Error('ETIMEDOUT'), { code: 'ETIMEDOUT' });
           if (what === 'decline') throw Object.assign(new Error('card_declined'), { status: 402 });
@@ -183,7 +205,12 @@ test('debit model: concurrent run / resolve / reconcile on one key never debits 
 test('debit model on Redis with owners past their lease: a second debit happens only with a late completion surfaced', { timeout: 300_000 }, async (t) => {
   const m = await debitModel(
     'SharedIdempotencyStore(redis)',
-    (c, late) => createSharedIdempotencyStore({ store: redisStateStore({ client: conn.client, prefix: `model${c}`, timeoutMs: 5000 }), inFlightLeaseMs: 20, onLateCompletion: (e) => late.push(e) }),
+    (c, late) =>
+      createSharedIdempotencyStore({
+        store: redisStateStore({ client: conn.client, prefix: `model${c}`, timeoutMs: 5000 }),
+        inFlightLeaseMs: 20,
+        onLateCompletion: (e) => late.push(e),
+      }),
     { cases: 40, lapses: true },
   );
   t.diagnostic(`debits: ${m.total} over 40 keys; late owner completions surfaced: ${m.lateSeen}`);

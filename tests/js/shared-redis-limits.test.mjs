@@ -54,13 +54,22 @@ test('fingerprints: the core SHA-256/128 of the request, the same digest in Redi
   assert.equal(await s.run('k', async () => 'one', { fingerprint: '100 usd' }), 'one');
   const stored = await cmd('HGET', `${prefix}:{idem}:r:k`, 'fp');
   assert.equal(stored, createHash('sha256').update('f:100 usd').digest('hex').slice(0, 32));
-  await assert.rejects(s.run('k', async () => 'two', { fingerprint: '100000 usd' }), IdempotencyKeyReuseError);
-  await assert.rejects(s.run('k', async () => 'two'), IdempotencyKeyReuseError);
+  await assert.rejects(
+    s.run('k', async () => 'two', { fingerprint: '100000 usd' }),
+    IdempotencyKeyReuseError,
+  );
+  await assert.rejects(
+    s.run('k', async () => 'two'),
+    IdempotencyKeyReuseError,
+  );
   // In flight too: the $1,000 order is refused as a different request, not told "in flight".
   let release;
   const slow = s.run('k2', () => new Promise((ok) => (release = ok)), { fingerprint: '1 usd' });
   await sleep(5);
-  await assert.rejects(s.run('k2', async () => 'x', { fingerprint: '1000 usd' }), IdempotencyKeyReuseError);
+  await assert.rejects(
+    s.run('k2', async () => 'x', { fingerprint: '1000 usd' }),
+    IdempotencyKeyReuseError,
+  );
   release('paid');
   assert.equal(await slow, 'paid');
   assert.equal(await s.run('k2', async () => 'again', { fingerprint: '1 usd' }), 'paid');
@@ -74,9 +83,15 @@ test('maxRecords in Redis: new keys are refused when full, live records are neve
   const inflight = s.run('c', () => new Promise((ok) => (release = ok)));
   await sleep(5);
   let ran = false;
-  await assert.rejects(s.run('d', async () => (ran = true)), (e) => e instanceof StoreFullError && e.maxRecords === 3 && e.code === 'STORE_FULL');
+  await assert.rejects(
+    s.run('d', async () => (ran = true)),
+    (e) => e instanceof StoreFullError && e.maxRecords === 3 && e.code === 'STORE_FULL',
+  );
   assert.equal(ran, false);
-  await assert.rejects(s.run('b', async () => 1), OutcomeUnknownError);
+  await assert.rejects(
+    s.run('b', async () => 1),
+    OutcomeUnknownError,
+  );
   await sleep(350); // 'a' (done) expires; 'b' (unknown) and 'c' (in flight) stay
   assert.equal(await s.run('d', async () => 'd'), 'd');
   assert.equal((await s.peek('b')).status, 'unknown');
@@ -154,8 +169,16 @@ test(`the reconciliation list is paged: ${UNKNOWN_N.toLocaleString('en-US')} unk
   const durations = log.filter((e) => String(e[3]?.[0] ?? '').toUpperCase() === 'EVALSHA').map((e) => Number(e[2]) / 1000);
   const max = Math.max(...durations);
   const median = durations.sort((a, b) => a - b)[Math.floor(durations.length / 2)];
-  t.diagnostic(`unknownKeys(): ${UNKNOWN_N} keys in ${Math.round(listMs)} ms over ${calls} calls; per call median ${median.toFixed(2)} ms, max ${max.toFixed(2)} ms (Redis SLOWLOG)`);
-  figures.unknownListing = { unknown: UNKNOWN_N, totalMs: Math.round(listMs), calls, medianCallMs: Number(median.toFixed(2)), maxCallMs: Number(max.toFixed(2)) };
+  t.diagnostic(
+    `unknownKeys(): ${UNKNOWN_N} keys in ${Math.round(listMs)} ms over ${calls} calls; per call median ${median.toFixed(2)} ms, max ${max.toFixed(2)} ms (Redis SLOWLOG)`,
+  );
+  figures.unknownListing = {
+    unknown: UNKNOWN_N,
+    totalMs: Math.round(listMs),
+    calls,
+    medianCallMs: Number(median.toFixed(2)),
+    maxCallMs: Number(max.toFixed(2)),
+  };
   await cmd('DEL', `${base}unknown`, `${base}all`);
 });
 
@@ -164,7 +187,10 @@ test('maxmemory-policy: an evicting policy is refused (nothing runs), or warned 
   try {
     const s = store();
     let ran = false;
-    await assert.rejects(s.run('k', async () => (ran = true)), (e) => e instanceof StateStoreUnavailableError && e.op === 'policy' && /allkeys-lru/.test(e.message));
+    await assert.rejects(
+      s.run('k', async () => (ran = true)),
+      (e) => e instanceof StateStoreUnavailableError && e.op === 'policy' && /allkeys-lru/.test(e.message),
+    );
     assert.equal(ran, false);
     const warnings = [];
     const w = store({ evictionPolicy: 'warn', onWarning: (m) => warnings.push(m) });
@@ -187,7 +213,10 @@ test('resolve compares and sets: a stale answer about an earlier attempt cannot 
   await s.run('k', async () => Promise.reject(transient())).catch(() => {});
   const second = await s.peek('k');
   assert.notEqual(second.startedAt, first.startedAt);
-  await assert.rejects(s.resolve('k', { status: 'failed', startedAt: first.startedAt }), (e) => e instanceof IdempotencyStateError && e.code === 'KEY_WRONG_STATE');
+  await assert.rejects(
+    s.resolve('k', { status: 'failed', startedAt: first.startedAt }),
+    (e) => e instanceof IdempotencyStateError && e.code === 'KEY_WRONG_STATE',
+  );
   assert.equal((await s.peek('k')).status, 'unknown', 'the newer attempt is still unknown');
   // Two reconcilers at once: every key is settled once, neither run rejects.
   for (let i = 0; i < 40; i++) await s.run(`r${i}`, async () => Promise.reject(transient())).catch(() => {});
@@ -198,7 +227,8 @@ test('resolve compares and sets: a stale answer about an earlier attempt cannot 
     return { status: 'done', result: 'settled' };
   };
   const [a, b] = await Promise.all([reconcile(s, lookup, { concurrency: 4 }), reconcile(s, lookup, { concurrency: 4 })]);
-  assert.equal(a.done + b.done, 41);
+  assert.equal(a.done + b.done, 41, 'each unknown key settled exactly once across both runs');
+  assert.ok(lookups >= 41, `every key was looked up (${lookups} lookups)`);
   assert.deepEqual(await s.unknownKeys(), []);
 });
 
@@ -223,7 +253,10 @@ test("a late owner's completion after its lapsed record was reconciled as failed
   const rec = await s.peek('pay-1');
   assert.equal(rec.status, 'unknown', 'the key is back on the worklist instead of free for a second charge');
   assert.match(rec.error, /late owner completion/);
-  await assert.rejects(s.run('pay-1', async () => (debits += 1)), OutcomeUnknownError);
+  await assert.rejects(
+    s.run('pay-1', async () => (debits += 1)),
+    OutcomeUnknownError,
+  );
   assert.equal(debits, 1);
 });
 
@@ -267,7 +300,16 @@ test("breaker names cannot collide: a breaker named 'x:window' does not disable 
 
 test('a shared store rejects bad limits, naming the option', () => {
   const s = redisStateStore({ client: conn.client });
-  assert.throws(() => new SharedIdempotencyStore({ store: s, maxRecords: 0 }), (e) => e instanceof RangeError && e.option === 'maxRecords');
-  assert.throws(() => new SharedIdempotencyStore({ store: s, unknownTtlMs: -1 }), (e) => e instanceof RangeError && e.option === 'unknownTtlMs');
-  assert.throws(() => redisStateStore({ client: conn.client, evictionPolicy: 'ignore' }), (e) => e instanceof RangeError && e.option === 'evictionPolicy');
+  assert.throws(
+    () => new SharedIdempotencyStore({ store: s, maxRecords: 0 }),
+    (e) => e instanceof RangeError && e.option === 'maxRecords',
+  );
+  assert.throws(
+    () => new SharedIdempotencyStore({ store: s, unknownTtlMs: -1 }),
+    (e) => e instanceof RangeError && e.option === 'unknownTtlMs',
+  );
+  assert.throws(
+    () => redisStateStore({ client: conn.client, evictionPolicy: 'ignore' }),
+    (e) => e instanceof RangeError && e.option === 'evictionPolicy',
+  );
 });

@@ -82,12 +82,21 @@ describe('one key buys only its own order', () => {
     const deps = (scope) => ({ store, breaker: passThrough, gateway: gw.fn, policy: POLICY, scope });
     await chargeCustomer({ idempotencyKey: 'client-key', amountCents: 700, currency: 'eur' }, deps('tenant-a'));
     await assert.rejects(chargeCustomer({ idempotencyKey: 'client-key', amountCents: 700, currency: 'eur' }, deps('tenant-b')), IdempotencyKeyReuseError);
-    assert.equal((await store.run('other', async () => 1, { fingerprint: 'x', scope: 'a' })), 1);
-    await assert.rejects(store.run('other', async () => 2, { fingerprint: 'x', scope: 'b' }), IdempotencyKeyReuseError);
-    await assert.rejects(store.run('other', async () => 2, { fingerprint: 'x' }), IdempotencyKeyReuseError);
+    assert.equal(await store.run('other', async () => 1, { fingerprint: 'x', scope: 'a' }), 1);
+    await assert.rejects(
+      store.run('other', async () => 2, { fingerprint: 'x', scope: 'b' }),
+      IdempotencyKeyReuseError,
+    );
+    await assert.rejects(
+      store.run('other', async () => 2, { fingerprint: 'x' }),
+      IdempotencyKeyReuseError,
+    );
     assert.equal(await store.run('other', async () => 3, { scope: 'a', fingerprint: 'x' }), 1);
     assert.equal(gw.ledger.length, 1);
-    await assert.rejects(store.run('k', async () => 1, { scope: 42 }), (e) => e instanceof TypeError && e.code === 'INVALID_OPTION');
+    await assert.rejects(
+      store.run('k', async () => 1, { scope: 42 }),
+      (e) => e instanceof TypeError && e.code === 'INVALID_OPTION',
+    );
   });
 
   test("keys 'k' and 'k ' are not two records: keys with leading or trailing spaces are refused", async () => {
@@ -102,7 +111,10 @@ describe('one key buys only its own order', () => {
       assert.equal(ran, false);
     }
     const shared = createSharedIdempotencyStore();
-    await assert.rejects(shared.run('k ', async () => 1), (e) => e.code === 'INVALID_KEY');
+    await assert.rejects(
+      shared.run('k ', async () => 1),
+      (e) => e.code === 'INVALID_KEY',
+    );
   });
 });
 
@@ -166,27 +178,42 @@ describe('limits', () => {
     await assert.rejects(store.run('b', async () => Promise.reject(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' }))));
     await store.run('c', async () => 'done-c');
     let ran = false;
-    await assert.rejects(store.run('d', async () => (ran = true)), (e) => {
-      assert.ok(e instanceof StoreFullError && isSteadfastError(e));
-      assert.equal(e.code, 'STORE_FULL');
-      assert.equal(e.maxRecords, 3);
-      assert.equal(e.key, 'd');
-      return true;
-    });
+    await assert.rejects(
+      store.run('d', async () => (ran = true)),
+      (e) => {
+        assert.ok(e instanceof StoreFullError && isSteadfastError(e));
+        assert.equal(e.code, 'STORE_FULL');
+        assert.equal(e.maxRecords, 3);
+        assert.equal(e.key, 'd');
+        return true;
+      },
+    );
     assert.equal(ran, false);
     // Every existing key still answers as before.
-    await assert.rejects(store.run('a', async () => 1), DuplicateRequestError);
-    await assert.rejects(store.run('b', async () => 1), OutcomeUnknownError);
+    await assert.rejects(
+      store.run('a', async () => 1),
+      DuplicateRequestError,
+    );
+    await assert.rejects(
+      store.run('b', async () => 1),
+      OutcomeUnknownError,
+    );
     assert.equal(await store.run('c', async () => 'again'), 'done-c');
     // Done records make room once expired, not before; unknown/in-flight never do.
     t = 999;
-    await assert.rejects(store.run('d', async () => 1), StoreFullError);
+    await assert.rejects(
+      store.run('d', async () => 1),
+      StoreFullError,
+    );
     t = 1000;
     assert.equal(await store.run('d', async () => 'd'), 'd');
     assert.equal(store.peek('b').status, 'unknown');
     release('a');
     assert.equal(await inflight, 'a');
-    assert.throws(() => new IdempotencyStore({ maxRecords: 0 }), (e) => e instanceof RangeError && e.option === 'maxRecords');
+    assert.throws(
+      () => new IdempotencyStore({ maxRecords: 0 }),
+      (e) => e instanceof RangeError && e.option === 'maxRecords',
+    );
     assert.throws(() => new IdempotencyStore({ maxRecords: 2.5 }), RangeError);
   });
 
@@ -202,7 +229,10 @@ describe('limits', () => {
 
   test('an open origin survives eviction while a closed one can go', async () => {
     const registry = new BreakerRegistry({ failureThreshold: 1, openDurationMs: 60_000, maxOrigins: 2 });
-    await registry.get('https://dead.example').execute(() => Promise.reject(Object.assign(new Error('reset'), { code: 'ECONNRESET' }))).catch(() => {});
+    await registry
+      .get('https://dead.example')
+      .execute(() => Promise.reject(Object.assign(new Error('reset'), { code: 'ECONNRESET' })))
+      .catch(() => {});
     assert.equal(registry.get('https://dead.example').currentState, 'open');
     registry.get('https://live.example');
     registry.get('https://new.example');
@@ -238,7 +268,10 @@ describe('untrusted inputs from tabs and snapshots are clamped and validated', (
     let t = 1_000_000;
     const clock = () => t;
     const opts = { failureThreshold: 3, openDurationMs: 5000, clock };
-    const restored = new CircuitBreaker({ ...opts, state: { version: 1, kind: 'consecutive', state: 'open', openUntil: 1e300, probeSuccesses: 0, consecutiveFailures: 0, window: [] } });
+    const restored = new CircuitBreaker({
+      ...opts,
+      state: { version: 1, kind: 'consecutive', state: 'open', openUntil: 1e300, probeSuccesses: 0, consecutiveFailures: 0, window: [] },
+    });
     assert.equal(restored.currentState, 'open');
     assert.equal(restored.toJSON().openUntil, t + 5000);
     t += 5000;
@@ -259,7 +292,15 @@ describe('untrusted inputs from tabs and snapshots are clamped and validated', (
     const onUncaught = (e) => uncaught.push(e);
     process.on('uncaughtException', onUncaught);
     try {
-      for (const m of [{ type: 'open', until: NaN }, { type: 'open', until: '1e300' }, { type: 'open' }, null, 42, { type: 'reboot' }, { type: 'open', until: Infinity }]) {
+      for (const m of [
+        { type: 'open', until: NaN },
+        { type: 'open', until: '1e300' },
+        { type: 'open' },
+        null,
+        42,
+        { type: 'reboot' },
+        { type: 'open', until: Infinity },
+      ]) {
         attacker.postMessage(m);
       }
       await sleep(50);
@@ -293,10 +334,14 @@ describe('untrusted inputs from tabs and snapshots are clamped and validated', (
     const now = Date.now();
     // A forged "succeeded" whose outcome does not name the key; a key that is not a key; an entry older
     // than a day (unknown forever); 150 old carts.
-    map.set('steadfast:checkout:forged', JSON.stringify({ key: 'k-1', status: 'succeeded', createdAt: now, outcome: { status: 'succeeded', reference: 'ch_fake' } }));
+    map.set(
+      'steadfast:checkout:forged',
+      JSON.stringify({ key: 'k-1', status: 'succeeded', createdAt: now, outcome: { status: 'succeeded', reference: 'ch_fake' } }),
+    );
     map.set('steadfast:checkout:badkey', JSON.stringify({ key: ' spaced ', status: 'unknown', createdAt: now }));
     map.set('steadfast:checkout:stale', JSON.stringify({ key: 'k-stale', status: 'unknown', createdAt: now - 2 * 86_400_000 }));
-    for (let i = 0; i < 150; i++) map.set(`steadfast:checkout:old-${i}`, JSON.stringify({ key: `k-old-${i}`, status: 'new', createdAt: now - 1000 * (150 - i) }));
+    for (let i = 0; i < 150; i++)
+      map.set(`steadfast:checkout:old-${i}`, JSON.stringify({ key: `k-old-${i}`, status: 'new', createdAt: now - 1000 * (150 - i) }));
     map.set('unrelated', 'kept');
     const forged = await persistentCheckoutKey({ cartId: 'forged', storage, locks: null });
     assert.notEqual(forged.key, 'k-1', 'the forged entry was not trusted');
