@@ -56,7 +56,7 @@ test-browser: build
 soak: build
 	@scripts/install-tarball.sh >/dev/null
 	@$(ENV) node tests/soak/run.mjs
-	@$(ENV) FUZZ_RUNS=$${FUZZ_RUNS:-1000000} node --test --test-reporter=spec tests/js/fuzz-api.test.mjs
+	@$(ENV) FUZZ_RUNS=$${FUZZ_RUNS:-1000000} node --test --test-reporter=spec tests/js/fuzz-*.test.mjs
 	@$(ENV) node --expose-gc tests/soak/load.mjs 100000 5
 
 clean:
