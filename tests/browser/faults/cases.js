@@ -60,6 +60,7 @@ export function controls(base) {
   const c = {
     force: (fault, count = 1) => call('/__control/force', { fault, count }),
     reset: () => call('/__control/reset', {}),
+    release: () => call('/__control/release', {}),
     configure: (config) => call('/__control/configure', config),
     stats: () => call('/__stats'),
     ledger: (key) => call(key === undefined ? '/__ledger' : `/__ledger?key=${encodeURIComponent(key)}`),
@@ -145,16 +146,19 @@ export const CASES = [
       },
       fast,
     );
-    t.deepEqual(calls, [1, 2, 3]);
-    t.equal(body.n, 3, 'the third request was answered');
+    // Some engines silently re-send a GET whose connection dropped, so count what the server saw.
+    t.ok(calls.length >= 2, `withRetry retried the engine's network error: attempts ${calls}`);
+    t.equal(body.n, 3, 'two dropped requests, then the answer');
   }],
 
   ['resilientFetch retries a GET whose connection dropped', async (t, x) => {
     const id = uid();
-    const res = await x.sf.resilientFetch(`${x.base}/__flaky/${id}?drop=2`, undefined, { breaker: false, budget: false, retry: fast });
+    const retried = [];
+    const res = await x.sf.resilientFetch(`${x.base}/__flaky/${id}?drop=2`, undefined, { breaker: false, budget: false, retry: fast, onRetry: (i) => retried.push(i.error) });
     t.equal(res.status, 200);
     t.equal((await res.json()).n, 3);
-    t.equal((await x.c.flakyCount(id)).n, 3, 'the server saw three requests');
+    t.ok(retried.length >= 1, 'resilientFetch retried');
+    t.ok(retried.every((e) => x.sf.isFetchNetworkError(e)), `on the engine's network error: ${retried.map((e) => e?.message)}`);
   }],
 
   ['resilientFetch: a keyed POST whose connection dropped after the debit rejects OutcomeUnknownError', async (t, x) => {
@@ -220,15 +224,16 @@ export const CASES = [
 
   ['a slow gateway (processed after the client gave up): reconciliation never frees the key early', async (t, x) => {
     const key = `late-${uid()}`;
-    await x.c.force('processAfterGiveUp'); // held 400 ms, then debited
-    const checkout = x.client({ retry: { ...fast, maxAttempts: 1 }, attemptTimeoutMs: 150 });
+    await x.c.force('processAfterGiveUp'); // held (unregistered) until released below
+    const checkout = x.client({ retry: { ...fast, maxAttempts: 1 }, attemptTimeoutMs: 500 });
     t.deepEqual(await checkout.charge(ORDER, { idempotencyKey: key }), { status: 'unknown', key });
     t.equal((await x.c.ledger(key)).length, 0, 'no debit yet: a lookup now says "never happened"');
     const early = await x.sf.reconcile(checkout.store, settlementLookup(x.base));
     t.equal(early.failed, 0, 'the "failed" answer was not believed');
     t.equal(early.deferred, 1, 'it was deferred');
-    t.ok(early.retryAfterMs > 0 && early.retryAfterMs <= 300, `until the settle window (2 × 150 ms) passes: ${early.retryAfterMs}`);
+    t.ok(early.retryAfterMs > 0 && early.retryAfterMs <= 1_000, `until the settle window (2 × 500 ms) passes: ${early.retryAfterMs}`);
     t.equal(checkout.store.peek(key)?.status, 'unknown', 'the key stays parked');
+    t.equal((await x.c.release()).released, 1, 'the gateway processes it after all');
     await x.c.until(() => x.c.ledger(key), (l) => l.length === 1);
     const late = await x.sf.reconcile(checkout.store, settlementLookup(x.base));
     t.equal(late.done, 1, 'the late debit is found');
@@ -243,6 +248,7 @@ export const CASES = [
     t.equal((await checkout.charge(ORDER, { idempotencyKey: key })).status, 'unknown');
     const settled = await checkout.reconcile(key);
     t.equal(settled.status, 'succeeded', 'the re-sent key was processed');
+    t.equal((await x.c.release()).released, 1, 'then the held first request is processed');
     await x.c.waitIdle();
     const s = await x.c.stats();
     t.equal(s.replays, 1, 'the held request, processed late, was answered from the key');
@@ -304,10 +310,11 @@ export const CASES = [
 
   ['resilientFetch: QUERY is retried like GET; TRACE is refused before anything is sent', async (t, x) => {
     const id = uid();
-    const res = await x.sf.resilientFetch(`${x.base}/__flaky/${id}?drop=1`, { method: 'QUERY', body: '{"q":1}', headers: { 'content-type': 'application/json' } }, { breaker: false, budget: false, retry: fast });
+    let retries = 0;
+    const res = await x.sf.resilientFetch(`${x.base}/__flaky/${id}?drop=2`, { method: 'QUERY', body: '{"q":1}', headers: { 'content-type': 'application/json' } }, { breaker: false, budget: false, retry: fast, onRetry: () => (retries += 1) });
     t.equal(res.status, 200);
     const seen = await x.c.flakyCount(id);
-    t.equal(seen.n, 2, 'QUERY was retried');
+    t.ok(retries >= 1 && seen.n === 3, `QUERY was retried (${retries} retries, ${seen.n} requests)`);
     t.equal(seen.methods.at(-1), 'QUERY');
     const trace = uid();
     await t.rejects(x.sf.resilientFetch(`${x.base}/__flaky/${trace}`, { method: 'TRACE' }, { breaker: false, budget: false, retry: fast }), (e) => e instanceof TypeError, 'TRACE');
@@ -359,6 +366,11 @@ export const CASES = [
     const inTen = Math.ceil(now / 1000) * 1000 + 10_000;
     t.equal(x.sf.parseRetryAfter(rfc850(inTen), now), inTen - now, `${rfc850(inTen)} is this century`);
     t.equal(x.sf.parseRetryAfter('Sunday, 06-Nov-94 08:49:37 GMT', now), 0, "'94 is 1994, in the past, not 2094");
+    // 49 years ahead is still ahead (a fixed 1970 pivot would read it as last century, in the past).
+    const ahead = new Date(now);
+    ahead.setUTCFullYear(ahead.getUTCFullYear() + 49);
+    const wait = x.sf.parseRetryAfter(rfc850(ahead.getTime()), now);
+    t.ok(wait > 48 * 365 * 86_400_000, `${rfc850(ahead.getTime())} is 49 years ahead: ${wait} ms`);
   }],
 ];
 
@@ -378,9 +390,15 @@ export async function runCases(sf, { base, env = 'unknown', only, onResult } = {
       await c.reset();
       await run(t, { sf, base, env, c, client });
       if (t.count === 0) throw new Error('the case asserted nothing');
-      await c.waitIdle();
     } catch (e) {
       error = String(e?.stack ?? e);
+    }
+    try {
+      // Whatever happened, leave nothing behind for the next case (a held request would debit into it).
+      await c.release();
+      await c.waitIdle();
+    } catch (e) {
+      error ??= `cleanup: ${String(e?.stack ?? e)}`;
     }
     const result = { name, ok: error === undefined, assertions: t.count };
     if (error !== undefined) result.error = error;
