@@ -68,7 +68,9 @@ test('hostile BroadcastChannel messages: clamped to now + openDurationMs, junk i
   // A tab opened now is re-served the clamped deadline, not 1e300.
   const late = await open(await browser.context.newPage());
   await late.waitForFunction(() => __t.breaker.currentState === 'open', null, { timeout: 5_000 });
-  assert.ok((await late.evaluate(() => __t.breaker.toJSON().openUntil)) <= until);
+  // (Every open tab answers its hello, the attacker's page too: each answer is clamped on arrival.)
+  const lateAhead = await late.evaluate(() => __t.breaker.toJSON().openUntil - Date.now());
+  assert.ok(lateAhead <= 3000, `the late tab is open at most openDurationMs ahead, got ${lateAhead} ms`);
   // And after openDurationMs it probes again: the forged message did not hold it open for good.
   await victim.waitForFunction(() => __t.breaker.currentState === 'half-open', null, { timeout: 6_000, polling: 100 });
   assert.deepEqual(await victim.evaluate(() => __t.errors), []);
