@@ -236,7 +236,7 @@ export class CircuitBreaker {
   isolate(): void;
   /** Close and forget every outcome. */
   reset(): void;
-  /** Open until `untilMs` (breaker clock) because a peer saw it trip. */
+  /** Open until `untilMs` (breaker clock) because a peer saw it trip; clamped to now + openDurationMs. */
   openUntil(untilMs: number): void;
   toJSON(): BreakerSnapshot;
 }
@@ -383,21 +383,41 @@ export type IdempotencyRecord<T> =
   | { readonly status: 'done'; readonly result: T }
   | ({ readonly status: 'unknown'; readonly error: string; readonly startedAt: number } & UnknownRecordMeta);
 
-/** Options of `run()`. */
+/**
+ * Options of `run()`. `fingerprint` and `scope` bind the key to one request. `fingerprint`: the
+ * request (any string; `chargeCustomer` and the checkout client use the whole charge, canonical
+ * JSON). `scope`: the principal a client-supplied key belongs to (a customer or tenant id): another
+ * scope's use of the key is `IdempotencyKeyReuseError`, never a replay of this one's result. Both are
+ * hashed by the core (SHA-256, first 128 bits).
+ */
 export interface RunOptions {
-  /** Binds the key to one request: another fingerprint rejects with `IdempotencyKeyReuseError`. */
+  /** Binds the key to one request: another fingerprint (or none) rejects with `IdempotencyKeyReuseError`. */
   readonly fingerprint?: string;
+  /** The principal a client-supplied key belongs to. */
+  readonly scope?: string;
   /** The settle window to keep if this run ends unknown (an OutcomeUnknownError's own wins). */
   readonly settleAfterMs?: number;
   /** Updated by the caller as attempts start (`attempts`, `lastAttemptAt`); read if the run ends unknown. */
   readonly progress?: { attempts?: number; lastAttemptAt?: number };
 }
 
-export type Resolution<T> = { readonly status: 'done'; readonly result: T } | { readonly status: 'failed' };
+/**
+ * How reconciliation settles an unknown key. With `startedAt` (from `peek()`), only the attempt that
+ * began then is settled (compare-and-set): a stale answer about an earlier attempt cannot free a
+ * newer one (it rejects with `KEY_WRONG_STATE`).
+ */
+export type Resolution<T> =
+  | { readonly status: 'done'; readonly result: T; readonly startedAt?: number }
+  | { readonly status: 'failed'; readonly startedAt?: number };
 
 export interface IdempotencyStoreOptions {
   /** How long a done key replays its result (ms). Default 86,400,000 (24 h). Unknown keys never expire. */
   readonly ttlMs?: number;
+  /**
+   * Records held at most (in flight, unknown, done within the TTL). Default 1,000,000. A new key
+   * beyond it rejects with `StoreFullError` before anything runs; nothing live is evicted.
+   */
+  readonly maxRecords?: number;
   /** Clock (ms). Default `Date.now`. */
   readonly clock?: () => number;
   /** Which failures park a key as unknown. Default `isTransientError`. */
@@ -407,9 +427,11 @@ export interface IdempotencyStoreOptions {
 export class IdempotencyStore<T = unknown> {
   constructor(options?: IdempotencyStoreOptions);
   /**
-   * Run `fn` once per key. Keys are 1–255 printable ASCII characters. `fingerprint` binds the key to
-   * one request: another fingerprint rejects with `IdempotencyKeyReuseError`. The result type is
-   * `fn`'s (a subtype of the store's `T`): a replay returns what that key's `fn` returned.
+   * Run `fn` once per key. Keys are 1–255 printable ASCII characters, not starting or ending with a
+   * space. `fingerprint` and `scope` bind the key to one request: another request (or none, when the
+   * key was bound to one) rejects with `IdempotencyKeyReuseError`, in every status. A new key in a
+   * full store rejects with `StoreFullError`.
+   * The result type is `fn`'s (a subtype of the store's `T`): a replay returns what that key's `fn` returned.
    */
   run<R extends T = T>(key: string, fn: () => Promise<R> | R, options?: RunOptions): Promise<R>;
   peek(key: string): IdempotencyRecord<T> | undefined;
@@ -419,6 +441,8 @@ export class IdempotencyStore<T = unknown> {
   unknownKeys(): string[];
   /** Records held. */
   readonly size: number;
+  /** The `maxRecords` limit. */
+  readonly maxRecords: number;
 }
 
 /** A UUID v4 from the platform CSPRNG. Make it once per logical charge, at the API boundary. */
@@ -501,14 +525,17 @@ export interface ChargeDeps<C extends Charge = Charge, R = ChargeResult> {
   readonly gateway: (charge: C, ctx: RetryContext) => Promise<R>;
   /** Default `DEFAULT_RETRY_POLICY`. */
   readonly policy?: RetryPolicy;
+  /** The principal a client-supplied key belongs to: part of the key's binding (see `RunOptions`). */
+  readonly scope?: string;
   /** The settle window (ms) kept on the key if the charge ends unknown (see `reconcile`). Default: none (reconcile's default). */
   readonly settleAfterMs?: number;
 }
 
 /**
  * `store.run(key, () => breaker.execute(() => withRetry(() => gateway(charge), policy)))`:
- * idempotency outside, breaker in the middle, retry inside. The key's fingerprint is the amount and
- * currency.
+ * idempotency outside, breaker in the middle, retry inside. The key's fingerprint is the whole charge
+ * (every own field but `idempotencyKey`, canonical JSON): the same key for another amount, currency
+ * or customer is `IdempotencyKeyReuseError`, never a replay. Options are read from own properties.
  */
 export function chargeCustomer<C extends Charge = Charge, R = ChargeResult>(charge: C, deps: ChargeDeps<C, R>): Promise<R>;
 
@@ -617,7 +644,7 @@ export interface BudgetRefusedEvent {
  * `run`: the key is new (or free again) and runs; `replay`, `in-flight`, `unknown`, `mismatch`: what
  * `run()` answered instead of running; `done`, `failed`, `parked-unknown`: how a run settled.
  */
-export type IdempotencyOutcome = 'run' | 'replay' | 'in-flight' | 'unknown' | 'mismatch' | 'done' | 'failed' | 'parked-unknown';
+export type IdempotencyOutcome = 'run' | 'replay' | 'in-flight' | 'unknown' | 'mismatch' | 'full' | 'done' | 'failed' | 'parked-unknown';
 export interface IdempotencyEvent {
   readonly store: IdempotencyStore<unknown>;
   readonly key: string;
@@ -661,6 +688,7 @@ export type SteadfastErrorCode =
   | 'CHECKOUT_REJECTED'
   | 'STORE_UNAVAILABLE'
   | 'OFFLINE'
+  | 'STORE_FULL'
   | 'WASM_UNAVAILABLE'
   | 'TIMEOUT'
   | 'BULKHEAD_REJECTED'
@@ -788,6 +816,7 @@ export interface SteadfastErrorsByCode {
   RETRY_BUDGET_EXHAUSTED: RetryBudgetExhaustedError;
   DEADLINE_EXCEEDED: DeadlineExceededError;
   OFFLINE: OfflineError;
+  STORE_FULL: StoreFullError;
   KEY_NOT_FOUND: IdempotencyStateError & { readonly code: 'KEY_NOT_FOUND' };
   KEY_WRONG_STATE: IdempotencyStateError & { readonly code: 'KEY_WRONG_STATE' };
   INVALID_OPTION: SteadfastInputError & { readonly code: 'INVALID_OPTION' };
@@ -901,8 +930,12 @@ export function resilientFetch(input: FetchInput, init?: FetchInit, options?: Re
 
 /** One CircuitBreaker per origin, all with the same options. */
 export class BreakerRegistry {
-  /** Default options: `{ windowSize: 20, minimumCalls: 10, failureRateThreshold: 0.5, openDurationMs: 30_000 }`. */
-  constructor(breakerOptions?: CircuitBreakerOptions);
+  /**
+   * Default options: `{ windowSize: 20, minimumCalls: 10, failureRateThreshold: 0.5, openDurationMs: 30_000 }`.
+   * `maxOrigins` (default 1000): past it, the oldest closed origin's breaker is dropped (the oldest of
+   * all when none is closed), so origins taken from client input cannot grow memory without bound.
+   */
+  constructor(breakerOptions?: CircuitBreakerOptions & { readonly maxOrigins?: number });
   get(origin: string): CircuitBreaker;
   origins(): string[];
 }
@@ -1007,6 +1040,13 @@ export class StateStoreUnavailableError extends SteadfastError {
   readonly key?: string;
 }
 
+/** A store holds `maxRecords` live records: a NEW key is refused before anything runs (nothing live is evicted). */
+export class StoreFullError extends SteadfastError {
+  readonly code: 'STORE_FULL';
+  readonly key: string;
+  readonly maxRecords: number;
+}
+
 /** What `onStoreError` receives. */
 export interface StoreErrorEvent {
   readonly op: string;
@@ -1027,18 +1067,22 @@ export interface BreakerStoreHandle {
 }
 
 export interface IdempotencyStoreHandle {
+  /** `fingerprint`: the fingerprint TEXT (the store hashes it with the core's SHA-256/128). */
   begin(key: string, fingerprint: string | undefined, token: string): Promise<
     | { status: 'run'; startedAt?: number; token: unknown }
     | { status: 'done'; result: unknown }
     | { status: 'in-flight'; startedAt: number }
     | { status: 'unknown'; startedAt: number; error: string }
     | { status: 'mismatch' }
+    | { status: 'full'; maxRecords: number }
   >;
-  /** `meta`: what an unknown record keeps for reconcile. */
-  complete(key: string, token: unknown, outcome: 'done' | 'unknown' | 'failed', value: unknown, meta?: UnknownRecordMeta): Promise<boolean>;
+  /**
+   * `meta`: what an unknown record keeps for reconcile. 'late': the record was settled (or taken by
+   * another attempt) before this owner reported.
+   */
+  complete(key: string, token: unknown, outcome: 'done' | 'unknown' | 'failed', value: unknown, meta?: UnknownRecordMeta): Promise<'ok' | 'late'>;
   peek(key: string): Promise<IdempotencyRecord<unknown> | undefined>;
-  /** 1 settled, -2 no record, -3 not unknown. */
-  resolve(key: string, outcome: 'done' | 'failed', result?: unknown): Promise<1 | -2 | -3>;
+  resolve(key: string, outcome: 'done' | 'failed', result?: unknown, startedAt?: number): Promise<'resolved' | 'not-found' | 'wrong-state'>;
   unknownKeys(): Promise<string[]>;
 }
 
@@ -1058,10 +1102,14 @@ export type SharedBreakerConfig =
 export interface StateStore {
   readonly kind: string;
   breaker(name: string, config: SharedBreakerConfig): BreakerStoreHandle;
-  idempotency(options: { readonly ttlMs: number; readonly inFlightLeaseMs: number }): IdempotencyStoreHandle;
+  /** `maxRecords` and `unknownTtlMs` default to the core's (1,000,000 and 30 days). */
+  idempotency(options: { readonly ttlMs: number; readonly inFlightLeaseMs: number; readonly maxRecords?: number; readonly unknownTtlMs?: number }): IdempotencyStoreHandle;
 }
 
-/** In-process store (the default): the wasm core decides, through CircuitBreaker and IdempotencyStore. */
+/**
+ * In-process store (the default): handles directly on the wasm core (BreakerCore, StoreCore). At most
+ * 10,000 breaker names (past it the oldest closed one is dropped); each record set is bounded by its `maxRecords`.
+ */
 export function memoryStateStore(): StateStore;
 
 /** A node-redis (4+) or ioredis (5+) client, connected by you. steadfast depends on neither. */
@@ -1071,10 +1119,18 @@ export type RedisClientLike =
 
 export interface RedisStoreOptions {
   readonly client: RedisClientLike;
-  /** Key namespace. Default 'steadfast'. */
+  /** Key namespace. Default 'steadfast'. Give each service its own (the default is shared). */
   readonly prefix?: string;
   /** Bound on every Redis call (ms). Default 250. */
   readonly timeoutMs?: number;
+  /**
+   * Redis's maxmemory-policy may evict keys (anything but 'noeviction'): 'refuse' (default) rejects
+   * idempotency calls with StateStoreUnavailableError (op 'policy'); 'warn' goes on and calls
+   * `onWarning` once. Checked on first use and at most once a minute; a Redis that forbids CONFIG
+   * cannot be checked and is used as is.
+   */
+  readonly evictionPolicy?: 'refuse' | 'warn';
+  readonly onWarning?: (message: string) => void;
 }
 
 /** Every decision is one Lua script on Redis's clock (TIME); every call is bounded by timeoutMs. */
@@ -1120,6 +1176,15 @@ export interface SharedIdempotencyStoreOptions {
   readonly ttlMs?: number;
   /** An in-flight record whose owner has not reported for this long reads as unknown. Default 120_000. */
   readonly inFlightLeaseMs?: number;
+  /** Live records held at most; a new key beyond it rejects with StoreFullError. Default 1,000,000. */
+  readonly maxRecords?: number;
+  /** How long Redis keeps an unknown record for reconciliation (ms). Default 2,592,000,000 (30 days). */
+  readonly unknownTtlMs?: number;
+  /**
+   * An owner reported after its record was settled by someone else (its lease lapsed and reconcile
+   * resolved it). A late success or unknown re-parks the key as unknown (back on the worklist).
+   */
+  readonly onLateCompletion?: (event: { readonly key: string; readonly outcome: 'done' | 'unknown' | 'failed' }) => void;
   readonly isTransient?: (error: unknown) => boolean;
   readonly onStoreError?: (event: StoreErrorEvent) => void;
 }
@@ -1145,7 +1210,7 @@ export interface TabSharing {
 /** Share a CircuitBreaker's trips with the origin's other tabs (BroadcastChannel). */
 export function shareBreakerAcrossTabs(
   breaker: CircuitBreaker,
-  options?: { readonly channel?: string; readonly BroadcastChannel?: unknown; readonly onRemote?: (event: { type: 'open'; until: number } | { type: 'closed' }) => void },
+  options?: { readonly channel?: string; readonly BroadcastChannel?: unknown; readonly onRemote?: (event: { type: 'open'; until: number } | { type: 'closed' } | { type: 'invalid'; reason: string }) => void },
 ): TabSharing;
 
 export type CheckoutKeyStatus = 'new' | 'in-flight' | 'unknown' | 'succeeded' | 'declined' | 'replaced';
@@ -1175,4 +1240,8 @@ export function persistentCheckoutKey(options: {
   readonly storage?: { getItem(key: string): string | null; setItem(key: string, value: string): void; removeItem?(key: string): void };
   /** Default navigator.locks; null to go without (no cross-tab mutual exclusion). */
   readonly locks?: unknown;
+  /** Entries older than this are pruned (ms). Default 86,400,000 (the gateway's key retention). */
+  readonly maxAgeMs?: number;
+  /** Carts kept per storage, oldest pruned first. Default 100. */
+  readonly maxEntries?: number;
 }): Promise<PersistentCheckoutKey>;

@@ -2,6 +2,7 @@
 # Everything `make test` (and so CI's .ci/run) checks, in order, stopping at the first failure:
 #
 #   fmt          cargo fmt --check
+#   lint-js      prettier --check and eslint on the JS files scripts/lint-js.sh covers
 #   clippy       cargo clippy --all-targets -D warnings (native) and --target wasm32 --lib
 #   native       cargo test (the pure core, natively)
 #   build        scripts/build.sh → pkg/ and dist/steadfast-*.tgz
@@ -18,13 +19,14 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$STEADFAST_ROOT"
 
-ALL=(fmt clippy native build wasm-node wasm-chrome js consumers browser)
+ALL=(fmt lint-js clippy native build wasm-node wasm-chrome js consumers browser)
 steps=("$@")
 [ "${#steps[@]}" -gt 0 ] || steps=("${ALL[@]}")
 
 run_step() {
   case "$1" in
     fmt) cargo fmt --all --check ;;
+    lint-js) scripts/lint-js.sh ;;
     clippy)
       cargo clippy --quiet --all-targets -- -D warnings
       cargo clippy --quiet --target wasm32-unknown-unknown --lib -- -D warnings

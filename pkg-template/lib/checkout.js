@@ -12,6 +12,7 @@ import { IdempotencyStore, newIdempotencyKey } from './idempotency.js';
 import { CircuitOpenError, IdempotencyKeyReuseError, OfflineError, OutcomeUnknownError, SteadfastError, named } from './errors.js';
 import { fetchWithState, provablyNotSent, settleWindowFor, BreakerRegistry, compile as checkFetchOptions } from './fetch.js';
 import * as o from './options.js';
+import { canonicalCharge } from './idempotency-key.js';
 
 /** What `retryAfterMs` says when nothing but the network itself failed (offline, refused): a hint, not a server's word. */
 const UNAVAILABLE_RETRY_MS = 1_000;
@@ -76,7 +77,7 @@ export function createCheckoutClient(options) {
     throw o.typeError(where, 'secondaryEndpoint', 'a URL string or URL', opts.secondaryEndpoint);
   }
   const fetchImpl = o.fn(opts, 'fetch', where);
-  const store = opts.store ?? new IdempotencyStore();
+  const store = o.own(opts, 'store') ?? new IdempotencyStore();
   if (typeof store?.run !== 'function') throw o.typeError(where, 'store', 'an IdempotencyStore (an object with run())', store);
   const budget = opts.budget ?? new RetryBudget({ ratio: 0.2, minRetriesPerSec: 10, windowMs: 10_000 });
   // A single CircuitBreaker guards the primary only; the secondary always has its own (a dead
@@ -200,7 +201,7 @@ export function createCheckoutClient(options) {
   const run = async (charge, key, signal) => {
     let outcome;
     try {
-      outcome = await store.run(key, () => attemptCharge(charge, key, signal), { fingerprint: `${charge.amountCents} ${charge.currency}`, settleAfterMs });
+      outcome = await store.run(key, () => attemptCharge(charge, key, signal), { fingerprint: canonicalCharge(charge), settleAfterMs });
     } catch (e) {
       outcome = outcomeOf(e, key, signal);
     }
@@ -245,7 +246,7 @@ export function createCheckoutClient(options) {
     };
     let outcome;
     try {
-      outcome = await store.run(key, again, { fingerprint: `${body.amountCents} ${body.currency}`, settleAfterMs });
+      outcome = await store.run(key, again, { fingerprint: canonicalCharge(body), settleAfterMs });
     } catch (e) {
       if (rethrow.has(e)) throw rethrow.get(e); // a programming error; the key stays unknown
       outcome = outcomeOf(e, key, undefined);
@@ -255,12 +256,22 @@ export function createCheckoutClient(options) {
     return outcome;
   };
 
-  const once = (key, start) => {
+  /**
+   * One pending promise per key. A charge passes its request's fingerprint: a double click of the
+   * SAME charge shares the pending promise, another charge under the same key is refused (never
+   * answered with this one's outcome). Reconciliation (no fingerprint) joins whatever is pending.
+   */
+  const once = (key, start, fingerprint) => {
     const pending = inFlight.get(key);
-    if (pending !== undefined) return pending;
-    const p = start().finally(() => inFlight.delete(key));
-    inFlight.set(key, p);
-    return p;
+    if (pending !== undefined) {
+      if (fingerprint !== undefined && pending.fingerprint !== undefined && pending.fingerprint !== fingerprint) {
+        return Promise.reject(new IdempotencyKeyReuseError(key));
+      }
+      return pending.promise;
+    }
+    const promise = start().finally(() => inFlight.delete(key));
+    inFlight.set(key, { promise, fingerprint });
+    return promise;
   };
 
   return {
@@ -278,9 +289,15 @@ export function createCheckoutClient(options) {
       }
       if (typeof c.currency !== 'string' || c.currency.length === 0) return Promise.reject(o.typeError('charge', 'currency', 'a non-empty string', c.currency));
       const co = o.object(chargeOptions, 'charge', true);
-      const key = co.idempotencyKey ?? newIdempotencyKey();
+      const key = o.own(co, 'idempotencyKey') ?? newIdempotencyKey();
       if (typeof key !== 'string') return Promise.reject(o.typeError('charge', 'idempotencyKey', 'a string', key));
-      return once(key, () => run(c, key, co.signal));
+      let fingerprint;
+      try {
+        fingerprint = canonicalCharge(c);
+      } catch (e) {
+        return Promise.reject(e);
+      }
+      return once(key, () => run(c, key, o.own(co, 'signal')), fingerprint);
     },
     /**
      * Get unknown charges out of unknown by re-sending each with the SAME key (see index.d.ts).

@@ -57,27 +57,51 @@ function countsAgainstOrigin(e) {
 export const DEFAULT_BREAKER = Object.freeze({ windowSize: 20, minimumCalls: 10, failureRateThreshold: 0.5, openDurationMs: 30_000 });
 export const DEFAULT_RETRY = Object.freeze({ maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 10_000, jitter: 'full' });
 
+/** Origins one BreakerRegistry keeps by default (see `maxOrigins`). */
+export const DEFAULT_MAX_ORIGINS = 1000;
+
 /**
  * One breaker per origin, made on first use with the same options: a slow payment host must not
  * trip the breaker of the email host.
  */
 export class BreakerRegistry {
   #options;
+  #maxOrigins;
   #byOrigin = new Map();
-  /** @param {object} [breakerOptions] options for each origin's CircuitBreaker (default DEFAULT_BREAKER). */
+  /**
+   * @param {object} [breakerOptions] options for each origin's CircuitBreaker (default DEFAULT_BREAKER),
+   *   plus `maxOrigins = 1000`: past it, the oldest closed origin's breaker is dropped (the oldest of
+   *   all when none is closed), so URLs built from client input cannot grow memory without bound.
+   */
   constructor(breakerOptions = DEFAULT_BREAKER) {
-    const opts = { isFailure: countsAgainstOrigin, ...o.object(breakerOptions, 'BreakerRegistry') };
+    const given = o.object(breakerOptions, 'BreakerRegistry');
+    const opts = { isFailure: countsAgainstOrigin };
+    for (const k of Object.keys(given)) if (k !== 'maxOrigins') opts[k] = given[k];
+    const maxOrigins = o.num(given, 'maxOrigins', 'BreakerRegistry') ?? DEFAULT_MAX_ORIGINS;
+    if (!Number.isSafeInteger(maxOrigins) || maxOrigins < 1) throw o.rangeError('BreakerRegistry', 'maxOrigins', 'an integer >= 1', maxOrigins);
     new CircuitBreaker(opts); // validate now, not on first request
     this.#options = opts;
+    this.#maxOrigins = maxOrigins;
   }
   /** The breaker of `origin` (e.g. 'https://api.example.com'). */
   get(origin) {
     let b = this.#byOrigin.get(origin);
     if (b === undefined) {
+      if (this.#byOrigin.size >= this.#maxOrigins) this.#evict();
       b = new CircuitBreaker(this.#options);
       this.#byOrigin.set(origin, b);
     }
     return b;
+  }
+  #evict() {
+    let victim = this.#byOrigin.keys().next().value;
+    for (const [origin, b] of this.#byOrigin) {
+      if (b.currentState === 'closed') {
+        victim = origin;
+        break;
+      }
+    }
+    this.#byOrigin.delete(victim);
   }
   /** Origins with a breaker. */
   origins() {
@@ -112,18 +136,19 @@ export function compile(options) {
   if (attemptTimeoutMs !== undefined && !(attemptTimeoutMs > 0)) throw o.rangeError(where, 'attemptTimeoutMs', 'a number > 0', attemptTimeoutMs);
   const deadlineMs = o.num(opts, 'deadlineMs', where);
   if (deadlineMs !== undefined && !(deadlineMs > 0)) throw o.rangeError(where, 'deadlineMs', 'a number > 0', deadlineMs);
-  let breaker = opts.breaker;
+  let breaker = o.own(opts, 'breaker');
   if (breaker !== undefined && breaker !== false && typeof breaker?.execute !== 'function' && !(breaker instanceof BreakerRegistry)) {
     throw o.typeError(where, 'breaker', 'a CircuitBreaker, a BreakerRegistry or false', breaker);
   }
-  let budget = opts.budget;
+  let budget = o.own(opts, 'budget');
   if (budget !== undefined && budget !== false && !(budget instanceof RetryBudget) && !(budget instanceof RetryQuota)) {
     throw o.typeError(where, 'budget', 'a RetryBudget, a RetryQuota or false', budget);
   }
-  const rateLimiter = opts.rateLimiter;
+  const rateLimiter = o.own(opts, 'rateLimiter');
   if (rateLimiter !== undefined && !(rateLimiter instanceof RateLimiter)) throw o.typeError(where, 'rateLimiter', 'a RateLimiter', rateLimiter);
-  if (opts.adaptive !== undefined && typeof opts.adaptive !== 'boolean') throw o.typeError(where, 'adaptive', 'a boolean', opts.adaptive);
-  const key = opts.idempotencyKey;
+  const adaptive = o.own(opts, 'adaptive');
+  if (adaptive !== undefined && typeof adaptive !== 'boolean') throw o.typeError(where, 'adaptive', 'a boolean', adaptive);
+  const key = o.own(opts, 'idempotencyKey'); // own only: a polluted prototype must not supply a key
   if (key !== undefined && typeof key !== 'string') throw o.typeError(where, 'idempotencyKey', "a string or 'auto'", key);
   const settleAfterMs = o.num(opts, 'settleAfterMs', where);
   if (settleAfterMs !== undefined && !(settleAfterMs >= 0)) throw o.rangeError(where, 'settleAfterMs', 'a number >= 0', settleAfterMs);
@@ -137,7 +162,7 @@ export function compile(options) {
     breaker,
     budget,
     rateLimiter,
-    adaptive: opts.adaptive === true,
+    adaptive: adaptive === true,
     key,
     settleAfterMs,
     bufferBody,

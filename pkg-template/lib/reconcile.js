@@ -71,10 +71,12 @@ export async function reconcile(store, lookup, options) {
           continue;
         }
       }
-      // The key may have been resolved meanwhile by someone else: only unknown keys are settled.
+      // The key may have been resolved meanwhile by someone else: only unknown keys are settled, and
+      // only the attempt the lookup was about (compare-and-set on its start): a stale answer must
+      // not free a newer attempt.
       if ((await store.peek(key))?.status !== 'unknown') continue;
       try {
-        await store.resolve(key, answer);
+        await store.resolve(key, typeof record.startedAt === 'number' ? { ...answer, startedAt: record.startedAt } : answer);
       } catch (error) {
         if (error?.code === 'KEY_WRONG_STATE' || error?.code === 'KEY_NOT_FOUND') continue; // lost a race: settled elsewhere
         report.errors.push({ key, error });

@@ -15,6 +15,7 @@ pub mod quota;
 pub mod reconcile;
 pub mod retry;
 pub mod rng;
+pub mod sha256;
 pub mod sim;
 
 pub use error::Error;

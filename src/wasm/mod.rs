@@ -31,7 +31,7 @@ pub use classify::{
     is_transient_code, is_transient_status, method_is_retryable, parse_retry_after,
     parse_should_retry,
 };
-pub use idempotency::{key_rule, StoreCore};
+pub use idempotency::{fingerprint_of, key_rule, store_defaults, StoreCore};
 pub use limiter::{limiter_preset, LimiterCore};
 pub use quota::{quota_error_class, quota_preset, QuotaCore};
 pub use random::{new_idempotency_key, seed_random};
@@ -46,10 +46,10 @@ pub fn version() -> String {
     env!("CARGO_PKG_VERSION").into()
 }
 
-/// The name of option `id` (see `Opt::ALL`), for messages built in JS.
+/// The name of option `id` (see `core::error::OPTIONS`), for messages built in JS.
 #[wasm_bindgen(js_name = optionName)]
 pub fn option_name(id: u32) -> String {
-    Opt::ALL.get(id as usize).map_or("", |o| o.name()).into()
+    Opt::from_id(id).map_or("", Opt::name).into()
 }
 
 /// Encode a core error as the thrown value (see the module docs).

@@ -123,6 +123,7 @@ type Not<T extends boolean> = T extends true ? false : true;
 // Shared state (Redis / tabs): see sharedState() at the end.
 import {
   StateStoreUnavailableError,
+  StoreFullError,
   memoryStateStore,
   redisStateStore,
   SharedCircuitBreaker,
@@ -395,7 +396,7 @@ export async function main(): Promise<number> {
   // Shared state: memory store, a Redis store whose client never answers, tabs, a persisted key.
   checks += await issue16();
   const shared = await sharedState();
-  check(shared.join() === '0,0,ran,closed,ch_1,SharedIdempotencyStore,STORE_UNAVAILABLE,redis (node-redis),local fallback,new,key', `shared state: ${shared.join()}`);
+  check(shared.join() === '0,0,ran,closed,STORE_FULL 1,ch_1,SharedIdempotencyStore,STORE_UNAVAILABLE,redis (node-redis),local fallback,new,key', `shared state: ${shared.join()}`);
   return checks;
 }
 
@@ -409,7 +410,15 @@ export async function sharedState(): Promise<string[]> {
   const options: SharedBreakerOptions = { name: 'every-export', store, failureThreshold: 2, openDurationMs: 1000, onStoreError: (e) => events.push(e) };
   const breaker: SharedCircuitBreaker = createSharedBreaker(options);
   out.push(await breaker.execute(async () => 'ran'), new SharedCircuitBreaker({ ...options, name: 'b2' }).currentState);
-  const idemOptions: SharedIdempotencyStoreOptions = { ttlMs: 60_000, inFlightLeaseMs: 5_000 };
+  const idemOptions: SharedIdempotencyStoreOptions = { ttlMs: 60_000, inFlightLeaseMs: 5_000, maxRecords: 10, unknownTtlMs: 86_400_000 };
+  const bound: RunOptions = { fingerprint: 'order-1', scope: 'customer-1' };
+  const small = new IdempotencyStore<number>({ maxRecords: 1 });
+  void small.run('a', () => new Promise<number>(() => undefined), bound);
+  const full = await small.run('b', async () => 1).then(
+    () => 'no error',
+    (e: unknown) => (e instanceof StoreFullError ? `${e.code} ${e.maxRecords}` : 'other'),
+  );
+  out.push(full);
   const idem: SharedIdempotencyStore<{ id: string }> = createSharedIdempotencyStore<{ id: string }>(idemOptions);
   out.push((await idem.run('k', async () => ({ id: 'ch_1' }))).id, String(new SharedIdempotencyStore().constructor.name));
   // Redis: a stand-in client that never answers (no server here): typed, bounded rejection.
