@@ -25,3 +25,6 @@ pub mod core;
 
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;
+
+#[cfg(feature = "web")]
+pub mod web;

@@ -1,0 +1,349 @@
+//! An `IdempotencyStore` handle: `store.run(key, || async { … }).await` runs a charge once per key.
+//!
+//! Why `unknown`: a timeout is not a failure but an absence of information — the money may have
+//! moved. A run that ends in a transient error parks its key as unknown, and every later run with
+//! it is refused until [`IdempotencyStore::resolve`] says what happened. The lifecycle is the
+//! core's ([`crate::core::idempotency`]); this handle keeps the results and awaits the runs.
+//! Rust can also *drop* a run mid-flight (a cancelled task): that too parks the key as unknown,
+//! never leaves it in flight forever.
+
+use std::cell::RefCell;
+use std::fmt::Debug;
+use std::future::Future;
+use std::rc::Rc;
+
+use serde::{Deserialize, Serialize};
+
+use super::error::{Classify, Error};
+use super::runtime::Clock;
+use crate::core::idempotency::{
+    Begin, Completion, IdempotencyTable, Resolution as CoreResolution, Status,
+};
+
+/// A record as the JS store's `peek()` returns it: `{ status: 'in-flight', startedAt }`,
+/// `{ status: 'done', result }` or `{ status: 'unknown', error, startedAt }`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+pub enum Record<T> {
+    /// A run is in flight.
+    InFlight {
+        /// When it began (store clock, ms).
+        #[serde(rename = "startedAt")]
+        started_at_ms: f64,
+    },
+    /// It succeeded; `result` is replayed.
+    Done {
+        /// The result.
+        result: T,
+    },
+    /// It ended in a transient failure: the outcome is unknown.
+    Unknown {
+        /// The error, as text.
+        error: String,
+        /// When the run began (ms).
+        #[serde(rename = "startedAt")]
+        started_at_ms: f64,
+    },
+}
+
+/// What reconciliation found out about an unknown key.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Resolution<T> {
+    /// The charge happened: replay this result from now on.
+    Done(T),
+    /// The charge did not happen: the key is free again.
+    Failed,
+}
+
+enum Stored<T> {
+    Result(T),
+    Error(String),
+}
+
+struct Inner<T> {
+    table: IdempotencyTable,
+    slots: Vec<Option<Stored<T>>>,
+}
+
+impl<T> Inner<T> {
+    fn put(&mut self, slot: u32, v: Stored<T>) {
+        let i = slot as usize;
+        if self.slots.len() <= i {
+            self.slots.resize_with(i + 1, || None);
+        }
+        if let Some(cell) = self.slots.get_mut(i) {
+            *cell = Some(v);
+        }
+    }
+
+    fn drop_slot(&mut self, slot: u32) {
+        if let Some(cell) = self.slots.get_mut(slot as usize) {
+            *cell = None;
+        }
+    }
+
+    fn drain_expired(&mut self) {
+        for slot in self.table.take_expired() {
+            self.drop_slot(slot);
+        }
+    }
+
+    fn complete(&mut self, slot: u32, completion: Completion, stored: Option<Stored<T>>, now: f64) {
+        if let Some(v) = stored {
+            self.put(slot, v);
+        }
+        if self.table.complete(slot, completion, now) {
+            self.drop_slot(slot);
+        }
+    }
+}
+
+/// One logical operation per key, however many attempts and clicks happen. Clones share one
+/// store. `T` is the result replayed to later runs with the same key.
+///
+/// # Default
+/// Done records are kept 24 hours ([`crate::core::idempotency::DEFAULT_TTL_MS`]); unknown and
+/// in-flight records never expire on their own.
+///
+/// ```
+/// use steadfast::web::{Error, IdempotencyStore, VirtualTime};
+/// let time = VirtualTime::new(1);
+/// let store = IdempotencyStore::new().clock(time.clock());
+/// let first: Result<u32, Error<()>> = time.run(store.run("k", || async { Ok(42) })).unwrap();
+/// let again: Result<u32, Error<()>> = time.run(store.run("k", || async { Ok(7) })).unwrap();
+/// assert_eq!((first, again), (Ok(42), Ok(42))); // replayed, not run twice
+/// ```
+pub struct IdempotencyStore<T> {
+    inner: Rc<RefCell<Inner<T>>>,
+    clock: Clock,
+}
+
+impl<T> Clone for IdempotencyStore<T> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: Rc::clone(&self.inner),
+            clock: Rc::clone(&self.clock),
+        }
+    }
+}
+
+impl<T> Debug for IdempotencyStore<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IdempotencyStore")
+            .field("len", &self.inner.borrow().table.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: Clone> Default for IdempotencyStore<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Completes a run as unknown if its future is dropped before it finished.
+struct InFlight<'a, T> {
+    inner: &'a RefCell<Inner<T>>,
+    clock: &'a Clock,
+    slot: u32,
+    armed: bool,
+}
+
+impl<T> Drop for InFlight<'_, T> {
+    fn drop(&mut self) {
+        if self.armed {
+            let now = (self.clock)();
+            if let Ok(mut inner) = self.inner.try_borrow_mut() {
+                let text = Stored::Error("dropped before it completed".into());
+                inner.complete(self.slot, Completion::Transient, Some(text), now);
+            }
+        }
+    }
+}
+
+impl<T: Clone> IdempotencyStore<T> {
+    /// An empty store with the 24-hour TTL and the platform clock.
+    pub fn new() -> Self {
+        // The default TTL is a valid constant: this cannot fail.
+        #[allow(clippy::expect_used)]
+        let table = IdempotencyTable::new(None).expect("the default TTL is valid");
+        Self::build(table)
+    }
+
+    /// An empty store whose done records expire `ttl_ms` after completion (finite > 0).
+    ///
+    /// ```
+    /// use steadfast::web::IdempotencyStore;
+    /// assert!(IdempotencyStore::<u32>::with_ttl_ms(60_000.0).is_ok());
+    /// assert_eq!(IdempotencyStore::<u32>::with_ttl_ms(0.0).unwrap_err().code(), "INVALID_OPTION");
+    /// ```
+    pub fn with_ttl_ms(ttl_ms: f64) -> Result<Self, crate::core::Error> {
+        Ok(Self::build(IdempotencyTable::new(Some(ttl_ms))?))
+    }
+
+    fn build(table: IdempotencyTable) -> Self {
+        Self {
+            inner: Rc::new(RefCell::new(Inner {
+                table,
+                slots: Vec::new(),
+            })),
+            clock: super::breaker::default_clock(),
+        }
+    }
+
+    /// Use `clock` (ms) instead of the platform clock.
+    pub fn clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Run `f` once for `key`: a done key replays its result; an in-flight key is
+    /// [`Error::DuplicateInFlight`]; an unknown key is [`Error::OutcomeUnknown`]. A transient
+    /// error parks the key as unknown; any other error frees it.
+    pub async fn run<E, Fut>(&self, key: &str, f: impl FnOnce() -> Fut) -> Result<T, Error<E>>
+    where
+        Fut: Future<Output = Result<T, Error<E>>>,
+        E: Classify + Debug,
+    {
+        self.run_with_fingerprint(key, None, f).await
+    }
+
+    /// [`IdempotencyStore::run`], with the request's fingerprint bound to the key: a later run
+    /// with the same key and another fingerprint is [`Error::KeyReused`].
+    pub async fn run_with_fingerprint<E, Fut>(
+        &self,
+        key: &str,
+        fingerprint: Option<&str>,
+        f: impl FnOnce() -> Fut,
+    ) -> Result<T, Error<E>>
+    where
+        Fut: Future<Output = Result<T, Error<E>>>,
+        E: Classify + Debug,
+    {
+        let now = (self.clock)();
+        let begin = {
+            let mut inner = self.inner.borrow_mut();
+            let begin = inner.table.begin(key, fingerprint, now);
+            inner.drain_expired();
+            begin
+        };
+        let slot = match begin {
+            Err(_) => return Err(Error::InvalidKey { key: key.into() }),
+            Ok(Begin::Run { slot }) => slot,
+            Ok(Begin::Replay { slot }) => {
+                let inner = self.inner.borrow();
+                return match inner.slots.get(slot as usize) {
+                    Some(Some(Stored::Result(v))) => Ok(v.clone()),
+                    // A done record without a result cannot happen; refusing is the safe answer.
+                    _ => Err(Error::OutcomeUnknown {
+                        key: key.into(),
+                        started_at_ms: now,
+                    }),
+                };
+            }
+            Ok(Begin::InFlight { started_at_ms }) => {
+                return Err(Error::DuplicateInFlight {
+                    key: key.into(),
+                    started_at_ms,
+                })
+            }
+            Ok(Begin::Unknown { started_at_ms, .. }) => {
+                return Err(Error::OutcomeUnknown {
+                    key: key.into(),
+                    started_at_ms,
+                })
+            }
+            Ok(Begin::Mismatch) => return Err(Error::KeyReused { key: key.into() }),
+        };
+        let mut guard = InFlight {
+            inner: &self.inner,
+            clock: &self.clock,
+            slot,
+            armed: true,
+        };
+        let result = f().await;
+        guard.armed = false;
+        let now = (self.clock)();
+        let mut inner = self.inner.borrow_mut();
+        match &result {
+            Ok(v) => inner.complete(
+                slot,
+                Completion::Success,
+                Some(Stored::Result(v.clone())),
+                now,
+            ),
+            Err(e) if e.is_transient() => inner.complete(
+                slot,
+                Completion::Transient,
+                Some(Stored::Error(format!("{e:?}"))),
+                now,
+            ),
+            Err(_) => inner.complete(slot, Completion::Definitive, None, now),
+        }
+        result
+    }
+
+    /// The record for `key`, in the JS `peek()` shape; `None` for a key the store does not hold.
+    pub fn peek(&self, key: &str) -> Option<Record<T>> {
+        let now = (self.clock)();
+        let inner = self.inner.borrow();
+        let p = inner.table.peek(key, now)?;
+        let stored = inner.slots.get(p.slot as usize).and_then(Option::as_ref);
+        Some(match (p.status, stored) {
+            (Status::InFlight, _) => Record::InFlight {
+                started_at_ms: p.started_at_ms,
+            },
+            (Status::Done, Some(Stored::Result(v))) => Record::Done { result: v.clone() },
+            (Status::Unknown, Some(Stored::Error(e))) => Record::Unknown {
+                error: e.clone(),
+                started_at_ms: p.started_at_ms,
+            },
+            (_, _) => Record::Unknown {
+                error: String::new(),
+                started_at_ms: p.started_at_ms,
+            },
+        })
+    }
+
+    /// Reconciliation: settle an unknown key. Errors (same codes as JS): `KEY_NOT_FOUND`,
+    /// `KEY_WRONG_STATE` (the key is not unknown), `INVALID_KEY`.
+    pub fn resolve(&self, key: &str, resolution: Resolution<T>) -> Result<(), crate::core::Error> {
+        let now = (self.clock)();
+        let mut inner = self.inner.borrow_mut();
+        let (core, result) = match resolution {
+            Resolution::Done(v) => (CoreResolution::Done, Some(v)),
+            Resolution::Failed => (CoreResolution::Failed, None),
+        };
+        let slot = inner.table.resolve(key, core, now)?;
+        match result {
+            Some(v) => inner.put(slot, Stored::Result(v)),
+            None => inner.drop_slot(slot),
+        }
+        Ok(())
+    }
+
+    /// Keys whose outcome is unknown, oldest first: the reconciliation worklist.
+    pub fn unknown_keys(&self) -> Vec<String> {
+        self.inner
+            .borrow()
+            .table
+            .unknown_keys()
+            .into_iter()
+            .map(String::from)
+            .collect()
+    }
+
+    /// Records held (in flight, unknown, done within the TTL).
+    pub fn len(&self) -> usize {
+        let now = (self.clock)();
+        let mut inner = self.inner.borrow_mut();
+        inner.table.sweep(now);
+        inner.drain_expired();
+        inner.table.len()
+    }
+
+    /// Whether no record is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
