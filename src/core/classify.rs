@@ -4,6 +4,8 @@
 //! heuristics; a declined card will be declined forever. Transient means the request may succeed
 //! if repeated: HTTP 408, 429 and every 5xx, and network-level failures. Every other 4xx is
 //! permanent.
+//!
+//! Which requests may be repeated at all is HTTP's rule, not the error's: [`method_is_retryable`].
 
 /// Network error codes (Node's `error.code`, also found nested as `error.cause.code`, and undici's
 /// fetch codes) that mean "the request may succeed if repeated".
@@ -44,12 +46,36 @@ pub fn is_transient_code(code: &str) -> bool {
     TRANSIENT_CODES.contains(&code)
 }
 
+/// Whether a request with this method may be sent again after a failure that left its fate unknown
+/// (RFC 9110 §9.2.2): the idempotent methods GET, HEAD, OPTIONS, PUT, DELETE and QUERY always;
+/// POST and PATCH only with an `Idempotency-Key` (the server then deduplicates); TRACE and CONNECT
+/// never (fetch refuses to send them), nor any other method. ASCII case-insensitive.
+///
+/// This is the one copy of the rule: `resilientFetch` (through the wasm export
+/// `methodIsRetryable`) and the Rust async shell both ask it.
+pub fn method_is_retryable(method: &str, has_idempotency_key: bool) -> bool {
+    const SAFE: [&str; 6] = ["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "QUERY"];
+    const KEYED: [&str; 2] = ["POST", "PATCH"];
+    let is = |m: &&str| m.eq_ignore_ascii_case(method);
+    SAFE.iter().any(is) || (has_idempotency_key && KEYED.iter().any(is))
+}
+
 /// `Stripe-Should-Retry`: `Some(true)`/`Some(false)` for the literal strings, else `None`.
 pub fn parse_should_retry(value: &str) -> Option<bool> {
     match value.trim() {
         "true" => Some(true),
         "false" => Some(false),
         _ => None,
+    }
+}
+
+/// Whether an HTTP answer is worth retrying: the server's own verdict (`Stripe-Should-Retry:
+/// true|false`) wins — a 409 "key in use" says true — else [`is_transient_status`]. The JS
+/// `isTransientResponse` composes the same two rules; the Rust `fetch` asks this.
+pub fn is_transient_response(status: f64, should_retry: Option<&str>) -> bool {
+    match should_retry.and_then(parse_should_retry) {
+        Some(verdict) => verdict,
+        None => is_transient_status(status),
     }
 }
 
@@ -219,6 +245,15 @@ mod tests {
         ] {
             assert!(!is_transient_code(c));
         }
+    }
+
+    #[test]
+    fn response_rule_header_wins() {
+        assert!(is_transient_response(503.0, None));
+        assert!(!is_transient_response(503.0, Some("false")));
+        assert!(is_transient_response(409.0, Some(" true ")));
+        assert!(!is_transient_response(409.0, Some("maybe")));
+        assert!(is_transient_response(429.0, Some("")));
     }
 
     #[test]

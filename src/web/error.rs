@@ -221,7 +221,10 @@ impl<E: fmt::Display> fmt::Display for Error<E> {
                 write!(f, "Duplicate request for {key} is already in flight")
             }
             Error::OutcomeUnknown { key, .. } => {
-                write!(f, "Outcome for {key} is unknown — reconcile before retrying")
+                write!(
+                    f,
+                    "Outcome for {key} is unknown — reconcile before retrying"
+                )
             }
             Error::KeyReused { key } => write!(
                 f,

@@ -235,14 +235,6 @@ impl RetryPolicy {
             ..self.clone()
         }
     }
-
-    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
-    pub(crate) fn with_on_retry(&self, on_retry: Rc<dyn Fn(&RetryInfo)>) -> Self {
-        Self {
-            on_retry: Some(on_retry),
-            ..self.clone()
-        }
-    }
 }
 
 impl RetryPolicyBuilder {
