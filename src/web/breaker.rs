@@ -44,16 +44,21 @@ pub enum Counts {
 /// A circuit breaker shared by every clone. See [`crate::core::breaker`] for the rules.
 ///
 /// ```
-/// use steadfast::web::{BreakerConfig, CircuitBreaker, Error, State, VirtualTime};
+/// use steadfast::web::{BreakerConfig, CircuitBreaker, Classify, Error, State, VirtualTime};
+/// #[derive(Debug)]
+/// struct Down;
+/// impl Classify for Down {
+///     fn is_transient(&self) -> bool { true }
+/// }
 /// let time = VirtualTime::new(1);
 /// let breaker = CircuitBreaker::new(BreakerConfig::consecutive(2.0, 1_000.0, None).unwrap())
 ///     .clock(time.clock());
 /// for _ in 0..2 {
-///     let r: Result<(), Error<&str>> = time.run(breaker.execute(|| async { Err("down".into()) })).unwrap();
-///     assert!(r.is_err());
+///     let r = time.run(breaker.execute(|| async { Err::<(), _>(Error::Operation(Down)) }));
+///     assert!(r.unwrap().is_err());
 /// }
 /// assert_eq!(breaker.state(), State::Open);
-/// let r: Result<(), Error<&str>> = time.run(breaker.execute(|| async { Ok(()) })).unwrap();
+/// let r = time.run(breaker.execute(|| async { Ok::<_, Error<Down>>(()) })).unwrap();
 /// assert_eq!(r.unwrap_err().code(), Some("CIRCUIT_OPEN"));
 /// ```
 #[derive(Clone)]

@@ -34,6 +34,13 @@ pub trait Classify {
     }
 }
 
+/// An operation that cannot fail has nothing to retry.
+impl Classify for std::convert::Infallible {
+    fn is_transient(&self) -> bool {
+        match *self {}
+    }
+}
+
 /// What went wrong, as the JS package's errors say it. `E` is your operation's error.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]

@@ -306,12 +306,12 @@ pub async fn fetch(
 ) -> Result<Response, Error<FetchFailure>> {
     let started_at = js_sys::Date::now();
     if let Some(ms) = options.attempt_timeout_ms {
-        if !(ms > 0.0) {
+        if ms.is_nan() || ms <= 0.0 {
             return Err(invalid("attemptTimeoutMs", "a number > 0"));
         }
     }
     if let Some(ms) = options.deadline_ms {
-        if !(ms > 0.0) {
+        if ms.is_nan() || ms <= 0.0 {
             return Err(invalid("deadlineMs", "a number > 0"));
         }
     }

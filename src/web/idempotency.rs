@@ -106,11 +106,12 @@ impl<T> Inner<T> {
 /// in-flight records never expire on their own.
 ///
 /// ```
+/// use std::convert::Infallible;
 /// use steadfast::web::{Error, IdempotencyStore, VirtualTime};
 /// let time = VirtualTime::new(1);
 /// let store = IdempotencyStore::new().clock(time.clock());
-/// let first: Result<u32, Error<()>> = time.run(store.run("k", || async { Ok(42) })).unwrap();
-/// let again: Result<u32, Error<()>> = time.run(store.run("k", || async { Ok(7) })).unwrap();
+/// let first: Result<u32, Error<Infallible>> = time.run(store.run("k", || async { Ok(42) })).unwrap();
+/// let again: Result<u32, Error<Infallible>> = time.run(store.run("k", || async { Ok(7) })).unwrap();
 /// assert_eq!((first, again), (Ok(42), Ok(42))); // replayed, not run twice
 /// ```
 pub struct IdempotencyStore<T> {

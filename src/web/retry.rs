@@ -29,6 +29,9 @@ pub struct Attempt {
     pub signal: Option<Signal>,
 }
 
+/// The `on_retry` callback.
+type OnRetry = Rc<dyn Fn(&RetryInfo)>;
+
 /// What `on_retry` is told before each sleep.
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
@@ -129,7 +132,7 @@ impl RetryBudget {
 pub struct RetryPolicy {
     core: CorePolicy,
     budget: Option<RetryBudget>,
-    on_retry: Option<Rc<dyn Fn(&RetryInfo)>>,
+    on_retry: Option<OnRetry>,
     runtime: Rc<dyn Runtime>,
 }
 
@@ -152,7 +155,7 @@ pub struct RetryPolicyBuilder {
     jitter: Jitter,
     max_elapsed_ms: Option<f64>,
     budget: Option<RetryBudget>,
-    on_retry: Option<Rc<dyn Fn(&RetryInfo)>>,
+    on_retry: Option<OnRetry>,
     runtime: Option<Rc<dyn Runtime>>,
 }
 
@@ -409,6 +412,11 @@ where
         },
     };
     loop {
+        // An aborted call (or a passed deadline) starts no further attempt.
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        if let std::task::Poll::Ready(s) = scope.poll_stopped(&mut cx) {
+            return Err(stopped(s, attempt, last));
+        }
         let ctx = Attempt {
             number: attempt,
             signal: scope.signal(),
