@@ -7,6 +7,8 @@
 #   build        scripts/build.sh → pkg/ and dist/steadfast-*.tgz
 #   wasm-node    wasm-bindgen-test suites (tests/wasm/) in Node 24         ─┐ scripts/test-wasm.sh; each fails
 #   wasm-chrome  the same suites in headless Chromium                      ─┘ if it ran zero tests
+#   wasm-web     the async Rust API (feature `web`): natively on a virtual clock, then inside wasm in
+#                Node and headless Chromium against a local HTTP server   (scripts/test-wasm-web.sh)
 #   js           node --test tests/js/*.test.mjs against the packed package, by name   (scripts/test-js.sh)
 #   consumers    tests/consumers/*.sh, tests/consumers/*/run.sh                        (scripts/test-consumers.sh)
 #   browser      tests/browser/*.test.mjs (Playwright + Debian's chromium)             (scripts/test-browser.sh)
@@ -18,7 +20,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$STEADFAST_ROOT"
 
-ALL=(fmt clippy native build wasm-node wasm-chrome js consumers browser)
+ALL=(fmt clippy native build wasm-node wasm-chrome wasm-web js consumers browser)
 steps=("$@")
 [ "${#steps[@]}" -gt 0 ] || steps=("${ALL[@]}")
 
@@ -29,11 +31,18 @@ run_step() {
       cargo clippy --quiet --all-targets -- -D warnings
       cargo clippy --quiet --target wasm32-unknown-unknown --lib -- -D warnings
       cargo clippy --quiet --target wasm32-unknown-unknown --lib --features sim --target-dir target/sim -- -D warnings
+      cargo clippy --quiet --all-targets --features web -- -D warnings
+      cargo clippy --quiet --target wasm32-unknown-unknown --lib --tests --features web -- -D warnings
       ;;
     native) cargo test ;;
     build) scripts/build.sh ;;
     wasm-node) scripts/test-wasm.sh node ;;
     wasm-chrome) scripts/test-wasm.sh chrome ;;
+    wasm-web)
+      cargo test --features web --test web_native
+      cargo test --features web --doc
+      scripts/test-wasm-web.sh all
+      ;;
     js) scripts/test-js.sh ;;
     consumers) scripts/test-consumers.sh ;;
     browser) scripts/test-browser.sh ;;

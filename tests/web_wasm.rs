@@ -1,0 +1,488 @@
+//! The async Rust API inside wasm, in Node 24 and headless Chromium (scripts/test-wasm-web.sh,
+//! a step of `make test`): the seed's 14 behaviours on `WebRuntime` with real `setTimeout`
+//! (tests/web/behaviours.rs, the same suite tests/web_native.rs runs on a virtual clock), and the
+//! `fetch` rules against a real local HTTP server (tests/web/server.mjs), whose origin the script
+//! passes at compile time in `STEADFAST_TEST_ORIGIN`.
+#![cfg(all(feature = "web", target_arch = "wasm32"))]
+
+#[path = "web/behaviours.rs"]
+mod behaviours;
+
+use std::cell::RefCell;
+use std::future::IntoFuture;
+use std::rc::Rc;
+
+use js_sys::{Array, JSON};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::wasm_bindgen_test;
+use web_sys::{AbortController, Request, RequestInit, Response};
+
+use steadfast::core::breaker::BreakerConfig;
+use steadfast::web::{
+    fetch, BreakerSnapshot, ChargeOutcome, CircuitBreaker, Clock, Error, FetchFailure,
+    FetchOptions, IdempotencyKey, Jitter, Record, RetryPolicy, Runtime, WebRuntime,
+};
+
+fn rt() -> Rc<dyn Runtime> {
+    Rc::new(WebRuntime::new())
+}
+
+fn clock() -> Clock {
+    Rc::new(js_sys::Date::now)
+}
+
+macro_rules! web_tests {
+    ($($name:ident),* $(,)?) => {$(
+        #[wasm_bindgen_test]
+        async fn $name() {
+            behaviours::$name(rt(), clock()).await;
+        }
+    )*};
+}
+
+web_tests!(
+    stays_closed_below_threshold,
+    trips_open_when_the_rate_crosses,
+    open_circuit_fails_fast,
+    half_open_probe_success_closes,
+    failed_probe_reopens,
+    fallback_instead_of_throwing,
+    same_key_charges_once_and_replays,
+    concurrent_duplicate_is_rejected,
+    timeout_leaves_the_key_unknown,
+    definitive_rejection_frees_the_key,
+    transient_blip_absorbed_same_key,
+    repeated_request_is_replayed,
+    unresolved_timeout_blocks_second_attempt,
+    breaker_stops_new_keys_when_dead,
+    deadline_is_enforced,
+    budget_refuses_when_spent,
+);
+
+// ---- the real platform: setTimeout, AbortSignal ------------------------------------------------
+
+#[wasm_bindgen_test]
+async fn sleep_waits_on_the_real_clock() {
+    let rt = rt();
+    let t0 = js_sys::Date::now();
+    rt.sleep(30.0).await;
+    assert!(js_sys::Date::now() - t0 >= 29.0);
+}
+
+#[wasm_bindgen_test]
+async fn an_abort_signal_stops_a_retry_mid_sleep() {
+    let controller = AbortController::new().unwrap();
+    let policy = RetryPolicy::builder()
+        .max_attempts(10)
+        .base_delay_ms(60_000.0)
+        .max_delay_ms(60_000.0)
+        .jitter(Jitter::None)
+        .build()
+        .unwrap();
+    let attempt_signal = Rc::new(RefCell::new(None));
+    let seen = Rc::clone(&attempt_signal);
+    let c = controller.clone();
+    let abort_soon = async move {
+        rt().sleep(20.0).await;
+        c.abort();
+    };
+    let (r, ()) = behaviours::join(
+        steadfast::web::retry(&policy, |a| {
+            *seen.borrow_mut() = a.signal.clone();
+            async { Err::<(), _>(behaviours::GwError { status: Some(503) }) }
+        })
+        .signal(&controller.signal())
+        .into_future(),
+        abort_soon,
+    )
+    .await;
+    assert_eq!(r.unwrap_err().code(), Some("ABORTED"));
+    let s = attempt_signal
+        .borrow()
+        .clone()
+        .expect("the attempt got a signal");
+    assert!(s.aborted(), "the attempt's signal aborts with the call");
+}
+
+#[wasm_bindgen_test]
+async fn idempotency_keys_are_uuid_v4() {
+    let a = steadfast::web::new_idempotency_key().unwrap();
+    let b = steadfast::web::new_idempotency_key().unwrap();
+    assert_ne!(a, b);
+    assert_eq!(a.len(), 36);
+    assert_eq!(a.as_bytes()[14], b'4');
+}
+
+// ---- shapes shared with the JS package -----------------------------------------------------------
+
+fn json(v: &JsValue) -> String {
+    JSON::stringify(v).unwrap().as_string().unwrap()
+}
+
+#[wasm_bindgen_test]
+fn breaker_snapshots_have_the_js_to_json_shape() {
+    let b = CircuitBreaker::new(BreakerConfig::rate(4.0, 0.5, None, 1_000.0, None).unwrap());
+    let s = b.snapshot().to_js().unwrap();
+    assert_eq!(
+        json(&s),
+        r#"{"version":1,"kind":"rate","state":"closed","openUntil":null,"probeSuccesses":0,"consecutiveFailures":0,"window":[]}"#
+    );
+    // What the JS CircuitBreaker#toJSON() writes for an open circuit restores here.
+    let from_js = JSON::parse(
+        r#"{"version":1,"kind":"rate","state":"open","openUntil":9999999999999,"probeSuccesses":0,"consecutiveFailures":0,"window":[]}"#,
+    )
+    .unwrap();
+    let snap = BreakerSnapshot::from_js(from_js).unwrap();
+    b.restore(&snap).unwrap();
+    assert_eq!(b.state(), steadfast::web::State::Open);
+    // Wrong kind or garbage: refused, state unchanged.
+    let wrong = JSON::parse(r#"{"version":1,"kind":"consecutive","state":"closed","openUntil":null,"probeSuccesses":0,"consecutiveFailures":0,"window":[]}"#).unwrap();
+    assert!(b
+        .restore(&BreakerSnapshot::from_js(wrong).unwrap())
+        .is_err());
+    assert!(BreakerSnapshot::from_js(JsValue::from_str("nope")).is_err());
+    assert_eq!(b.state(), steadfast::web::State::Open);
+}
+
+#[wasm_bindgen_test]
+fn records_and_outcomes_have_the_js_shapes() {
+    let r: Record<String> = Record::InFlight { started_at_ms: 5.0 };
+    assert_eq!(
+        json(&r.to_js().unwrap()),
+        r#"{"status":"in-flight","startedAt":5}"#
+    );
+    let r = Record::Done {
+        result: "ch_1".to_string(),
+    };
+    assert_eq!(
+        json(&r.to_js().unwrap()),
+        r#"{"status":"done","result":"ch_1"}"#
+    );
+    let back: Record<String> = Record::from_js(
+        JSON::parse(r#"{"status":"unknown","error":"Error: HTTP 503","startedAt":7}"#).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        back,
+        Record::Unknown {
+            error: "Error: HTTP 503".into(),
+            started_at_ms: 7.0
+        }
+    );
+    let o = ChargeOutcome::Succeeded {
+        reference: "ch_1".into(),
+        key: "k".into(),
+    };
+    assert_eq!(
+        json(&o.to_js().unwrap()),
+        r#"{"status":"succeeded","reference":"ch_1","key":"k"}"#
+    );
+    let o =
+        ChargeOutcome::from_js(JSON::parse(r#"{"status":"unknown","key":"k"}"#).unwrap()).unwrap();
+    assert_eq!(o, ChargeOutcome::Unknown { key: "k".into() });
+}
+
+// ---- fetch against a real local server ---------------------------------------------------------
+
+const ORIGIN: Option<&str> = option_env!("STEADFAST_TEST_ORIGIN");
+
+fn origin() -> &'static str {
+    ORIGIN.expect("STEADFAST_TEST_ORIGIN: run through scripts/test-wasm-web.sh")
+}
+
+async fn raw(method: &str, url: &str, body: Option<&str>) -> Response {
+    let init = RequestInit::new();
+    init.set_method(method);
+    if let Some(b) = body {
+        init.set_body(&JsValue::from_str(b));
+    }
+    let req = Request::new_with_str_and_init(url, &init).unwrap();
+    let global = js_sys::global();
+    let f: js_sys::Function = js_sys::Reflect::get(&global, &"fetch".into())
+        .unwrap()
+        .unchecked_into();
+    let p: js_sys::Promise = f.call1(&global, &req).unwrap().unchecked_into();
+    JsFuture::from(p).await.unwrap().unchecked_into()
+}
+
+async fn text(r: &Response) -> String {
+    JsFuture::from(r.text().unwrap())
+        .await
+        .unwrap()
+        .as_string()
+        .unwrap()
+}
+
+/// A scenario on the server: its URL and a way to read what it received.
+struct Scenario {
+    id: String,
+}
+
+impl Scenario {
+    async fn new(steps: &str) -> Self {
+        let r = raw("POST", &format!("{}/scenario", origin()), Some(steps)).await;
+        assert_eq!(r.status(), 200, "{}", text(&r).await);
+        let v = JSON::parse(&text(&r).await).unwrap();
+        let id = js_sys::Reflect::get(&v, &"id".into())
+            .unwrap()
+            .as_string()
+            .unwrap();
+        Self { id }
+    }
+
+    fn url(&self) -> String {
+        format!("{}/s/{}", origin(), self.id)
+    }
+
+    fn request(&self, method: &str) -> Request {
+        let init = RequestInit::new();
+        init.set_method(method);
+        if method != "GET" && method != "HEAD" {
+            init.set_body(&JsValue::from_str("{\"amountCents\":4999}"));
+        }
+        Request::new_with_str_and_init(&self.url(), &init).unwrap()
+    }
+
+    /// (method, Idempotency-Key) of every request received.
+    async fn log(&self) -> Vec<(String, Option<String>)> {
+        let r = raw("GET", &format!("{}/log/{}", origin(), self.id), None).await;
+        let arr: Array = JSON::parse(&text(&r).await).unwrap().unchecked_into();
+        arr.iter()
+            .map(|e| {
+                let m = js_sys::Reflect::get(&e, &"method".into())
+                    .unwrap()
+                    .as_string()
+                    .unwrap();
+                let k = js_sys::Reflect::get(&e, &"key".into()).unwrap().as_string();
+                (m, k)
+            })
+            .collect()
+    }
+}
+
+/// Fast retries, no shared breaker or budget (each test owns its state).
+fn options() -> FetchOptions {
+    FetchOptions::new()
+        .policy(
+            RetryPolicy::builder()
+                .max_attempts(4)
+                .base_delay_ms(1.0)
+                .max_delay_ms(5.0)
+                .build()
+                .unwrap(),
+        )
+        .no_breaker()
+        .no_budget()
+}
+
+#[wasm_bindgen_test]
+async fn get_is_retried_on_503_and_resolves_with_the_response() {
+    let s = Scenario::new(r#"[{"status":503},{"status":503},{"status":200,"body":"ok"}]"#).await;
+    let r = fetch(&s.request("GET"), &options()).await.unwrap();
+    assert_eq!((r.status(), text(&r).await.as_str()), (200, "ok"));
+    assert_eq!(s.log().await.len(), 3);
+}
+
+#[wasm_bindgen_test]
+async fn retries_end_on_the_last_response_untouched() {
+    let s = Scenario::new(r#"[{"status":503,"body":"still down"}]"#).await;
+    let r = fetch(&s.request("GET"), &options()).await.unwrap();
+    assert_eq!((r.status(), text(&r).await.as_str()), (503, "still down"));
+    assert_eq!(s.log().await.len(), 4);
+}
+
+#[wasm_bindgen_test]
+async fn post_without_a_key_is_never_retried() {
+    let s = Scenario::new(r#"[{"status":503},{"status":200}]"#).await;
+    let r = fetch(&s.request("POST"), &options()).await.unwrap();
+    assert_eq!(r.status(), 503);
+    assert_eq!(s.log().await, vec![("POST".to_string(), None)]);
+}
+
+#[wasm_bindgen_test]
+async fn keyed_post_is_retried_with_the_same_key_on_every_attempt() {
+    let s = Scenario::new(r#"[{"status":503},{"status":502},{"status":201}]"#).await;
+    let opts = options().idempotency_key(IdempotencyKey::Key("order-42".into()));
+    let r = fetch(&s.request("POST"), &opts).await.unwrap();
+    assert_eq!(r.status(), 201);
+    let log = s.log().await;
+    assert_eq!(log.len(), 3);
+    assert!(
+        log.iter()
+            .all(|(m, k)| m == "POST" && k.as_deref() == Some("order-42")),
+        "{log:?}"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn an_auto_key_is_made_once_per_call() {
+    let s = Scenario::new(r#"[{"status":500},{"status":200}]"#).await;
+    let opts = options().idempotency_key(IdempotencyKey::Auto);
+    fetch(&s.request("PATCH"), &opts).await.unwrap();
+    let log = s.log().await;
+    let k0 = log[0].1.clone().expect("a key");
+    assert_eq!(k0.len(), 36);
+    assert_eq!(log[1].1.as_deref(), Some(k0.as_str()));
+}
+
+#[wasm_bindgen_test]
+async fn a_request_s_own_idempotency_key_header_counts() {
+    let s = Scenario::new(r#"[{"status":503},{"status":200}]"#).await;
+    let req = s.request("POST");
+    req.headers().set("Idempotency-Key", "from-header").unwrap();
+    assert_eq!(fetch(&req, &options()).await.unwrap().status(), 200);
+    assert_eq!(s.log().await.len(), 2);
+}
+
+#[wasm_bindgen_test]
+async fn permanent_statuses_are_not_retried() {
+    for status in [400, 402, 404, 422] {
+        let s = Scenario::new(&format!(r#"[{{"status":{status}}},{{"status":200}}]"#)).await;
+        let r = fetch(&s.request("GET"), &options()).await.unwrap();
+        assert_eq!(r.status(), status);
+        assert_eq!(s.log().await.len(), 1, "{status}");
+    }
+}
+
+#[wasm_bindgen_test]
+async fn stripe_should_retry_wins_over_the_status() {
+    let s = Scenario::new(
+        r#"[{"status":503,"headers":{"stripe-should-retry":"false"}},{"status":200}]"#,
+    )
+    .await;
+    assert_eq!(
+        fetch(&s.request("GET"), &options()).await.unwrap().status(),
+        503
+    );
+    assert_eq!(s.log().await.len(), 1);
+    let s = Scenario::new(
+        r#"[{"status":409,"headers":{"stripe-should-retry":"true"}},{"status":200}]"#,
+    )
+    .await;
+    let opts = options().idempotency_key(IdempotencyKey::Key("k-409".into()));
+    assert_eq!(
+        fetch(&s.request("POST"), &opts).await.unwrap().status(),
+        200
+    );
+    assert_eq!(s.log().await.len(), 2);
+}
+
+#[wasm_bindgen_test]
+async fn retry_after_is_the_floor_of_the_delay() {
+    let s = Scenario::new(r#"[{"status":429,"headers":{"retry-after":"1"}},{"status":200}]"#).await;
+    let delays = Rc::new(RefCell::new(Vec::new()));
+    let d = Rc::clone(&delays);
+    let policy = RetryPolicy::builder()
+        .max_attempts(2)
+        .base_delay_ms(1.0)
+        .max_delay_ms(5_000.0)
+        .on_retry(move |i| d.borrow_mut().push(i.delay_ms))
+        .build()
+        .unwrap();
+    let opts = FetchOptions::new().policy(policy).no_breaker().no_budget();
+    assert_eq!(fetch(&s.request("GET"), &opts).await.unwrap().status(), 200);
+    assert_eq!(*delays.borrow(), vec![1_000.0]);
+}
+
+#[wasm_bindgen_test]
+async fn a_keyed_post_whose_connection_drops_is_outcome_unknown() {
+    let s = Scenario::new(r#"[{"drop":true}]"#).await;
+    let opts = options().idempotency_key(IdempotencyKey::Key("order-drop".into()));
+    let e = fetch(&s.request("POST"), &opts).await.unwrap_err();
+    match e {
+        Error::OutcomeUnknown { key, .. } => assert_eq!(key, "order-drop"),
+        other => panic!("expected OutcomeUnknown, got {other:?}"),
+    }
+    let log = s.log().await;
+    assert!(log.len() >= 2, "a network error is retried: {log:?}");
+    assert!(log.iter().all(|(_, k)| k.as_deref() == Some("order-drop")));
+}
+
+#[wasm_bindgen_test]
+async fn a_get_whose_connection_drops_is_a_network_error() {
+    let s = Scenario::new(r#"[{"drop":true}]"#).await;
+    let e = fetch(&s.request("GET"), &options()).await.unwrap_err();
+    assert!(
+        matches!(e, Error::Operation(FetchFailure::Network { .. })),
+        "{e:?}"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn a_slow_attempt_times_out_and_the_next_one_succeeds() {
+    let s = Scenario::new(
+        r#"[{"status":200,"delayMs":2000,"body":"late"},{"status":200,"body":"fast"}]"#,
+    )
+    .await;
+    let opts = options().attempt_timeout_ms(100.0);
+    let r = fetch(&s.request("GET"), &opts).await.unwrap();
+    assert_eq!(text(&r).await, "fast");
+}
+
+#[wasm_bindgen_test]
+async fn the_deadline_gives_deadline_exceeded() {
+    let s = Scenario::new(r#"[{"status":503,"delayMs":30}]"#).await;
+    let policy = RetryPolicy::builder()
+        .max_attempts(100)
+        .base_delay_ms(20.0)
+        .max_delay_ms(20.0)
+        .jitter(Jitter::None)
+        .build()
+        .unwrap();
+    let opts = FetchOptions::new()
+        .policy(policy)
+        .no_breaker()
+        .no_budget()
+        .deadline_ms(150.0);
+    let e = fetch(&s.request("GET"), &opts).await.unwrap_err();
+    assert_eq!(e.code(), Some("DEADLINE_EXCEEDED"), "{e:?}");
+}
+
+#[wasm_bindgen_test]
+async fn the_caller_s_abort_stops_the_request_in_flight() {
+    let s = Scenario::new(r#"[{"status":200,"delayMs":5000}]"#).await;
+    let controller = AbortController::new().unwrap();
+    let opts = options().signal(&controller.signal());
+    let c = controller.clone();
+    let t0 = js_sys::Date::now();
+    let (r, ()) = behaviours::join(fetch(&s.request("GET"), &opts), async move {
+        rt().sleep(30.0).await;
+        c.abort();
+    })
+    .await;
+    assert_eq!(r.unwrap_err().code(), Some("ABORTED"));
+    assert!(
+        js_sys::Date::now() - t0 < 4_000.0,
+        "did not wait for the slow response"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn an_open_breaker_refuses_without_a_request() {
+    let s = Scenario::new(r#"[{"status":503}]"#).await;
+    let breaker = CircuitBreaker::new(BreakerConfig::consecutive(1.0, 60_000.0, None).unwrap());
+    let opts = options().breaker(breaker.clone());
+    assert_eq!(fetch(&s.request("GET"), &opts).await.unwrap().status(), 503);
+    let sent = s.log().await.len();
+    let e = fetch(&s.request("GET"), &opts).await.unwrap_err();
+    assert_eq!(e.code(), Some("CIRCUIT_OPEN"));
+    assert_eq!(s.log().await.len(), sent);
+}
+
+#[wasm_bindgen_test]
+async fn bad_options_are_typed_errors_not_panics() {
+    let s = Scenario::new(r#"[{"status":200}]"#).await;
+    let e = fetch(&s.request("GET"), &options().attempt_timeout_ms(f64::NAN))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Some("INVALID_OPTION"));
+    let e = fetch(
+        &s.request("POST"),
+        &options().idempotency_key(IdempotencyKey::Key("é".into())),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code(), Some("INVALID_KEY"));
+    assert!(s.log().await.is_empty());
+}
