@@ -410,6 +410,51 @@ pub async fn fetch(
     }
 }
 
+/// One attempt of `request`, with the same rules as each attempt of [`fetch`]: a transient answer
+/// (408, 429, 5xx, unless `Stripe-Should-Retry` says otherwise) is [`FetchFailure::Status`] with
+/// the server's Retry-After, a network error is [`FetchFailure::Network`], anything else resolves
+/// with the `Response`. The attempt's signal (deadline, caller's abort) and `timeout_ms` abort it.
+/// Use it as the gateway of [`crate::web::charge_customer`] or inside your own
+/// [`crate::web::retry`]: `FetchFailure` already implements [`Classify`].
+///
+/// ```no_run
+/// # async fn pay(store: steadfast::web::ChargeDeps<String>) {
+/// use steadfast::web::{charge_customer, send, Charge};
+/// let charge = Charge::new("order-42", 4999, "usd").unwrap();
+/// let result = charge_customer(&charge, &store, |charge, attempt| {
+///     let init = web_sys::RequestInit::new();
+///     init.set_method("POST");
+///     let request = web_sys::Request::new_with_str_and_init("/v1/charges", &init).unwrap();
+///     request.headers().set("Idempotency-Key", &charge.idempotency_key).unwrap();
+///     async move {
+///         let response = send(&request, &attempt, Some(5_000.0)).await?;
+///         Ok(response.status().to_string())
+///     }
+/// })
+/// .await;
+/// # }
+/// ```
+pub async fn send(
+    request: &Request,
+    attempt: &Attempt,
+    timeout_ms: Option<f64>,
+) -> Result<Response, FetchFailure> {
+    let bad = |e: JsValue| FetchFailure::Request {
+        message: message_of(&e),
+    };
+    let headers = Headers::new_with_headers(&request.headers()).map_err(bad)?;
+    let unused = RefCell::new(None);
+    one_attempt(
+        request,
+        &request.method(),
+        &headers,
+        attempt.clone(),
+        timeout_ms,
+        &unused,
+    )
+    .await
+}
+
 fn infallible(e: Infallible) -> FetchFailure {
     match e {}
 }
