@@ -106,7 +106,10 @@ impl Checkout {
             // A second click while the first is still charging: the first one will answer.
             Err(Error::DuplicateInFlight { .. }) => return,
             Err(Error::CircuitOpen { .. }) => {
-                return self.show("Payments are unavailable right now: try again shortly", None)
+                return self.show(
+                    "Payments are unavailable right now: try again shortly",
+                    None,
+                )
             }
             Err(Error::Operation(PayError::Declined(reason))) => {
                 ChargeOutcome::Declined { reason, key }
@@ -118,7 +121,9 @@ impl Checkout {
         let text = match &outcome {
             ChargeOutcome::Succeeded { reference, .. } => format!("Paid · {reference}"),
             ChargeOutcome::Declined { reason, .. } => format!("Declined · {reason}"),
-            ChargeOutcome::Unknown { .. } => "We're checking with the bank: you will not be charged twice".into(),
+            ChargeOutcome::Unknown { .. } => {
+                "We're checking with the bank: you will not be charged twice".into()
+            }
         };
         self.show(&text, Some(&outcome));
     }
