@@ -16,7 +16,7 @@
 //! steadfast = { git = "…", features = ["web"] }
 //! ```
 //!
-//! On `wasm32` the default [`Runtime`] is [`WebRuntime`]: `setTimeout` and `Date.now` of the
+//! On `wasm32` the default [`Runtime`] is `WebRuntime`: `setTimeout` and `Date.now` of the
 //! global object (Window, WorkerGlobalScope or Node), randomness from `crypto.getRandomValues`
 //! (seeded once). Natively the same engine runs on [`VirtualTime`], a deterministic virtual
 //! clock for tests and examples.
