@@ -42,32 +42,33 @@ fn clamp_ms(ms: f64) -> f64 {
 }
 
 /// A timer that resolves a promise; clearing it on drop releases the event loop (Node stays
-/// alive while a timer is pending).
+/// alive while a timer is pending) and frees its callback.
 struct Timer {
     id: JsValue,
     done: JsFuture,
+    _callback: Option<Closure<dyn FnMut()>>,
 }
 
 impl Timer {
     fn new(ms: f64, then: Option<Rc<dyn Fn()>>) -> Self {
         let mut id = JsValue::UNDEFINED;
-        let promise = Promise::new(&mut |resolve: Function, _reject: Function| {
-            let handler = match &then {
-                None => resolve,
-                Some(then) => {
-                    let then = Rc::clone(then);
-                    Closure::once_into_js(move || {
-                        then();
-                        let _ = resolve.call0(&JsValue::UNDEFINED);
-                    })
-                    .unchecked_into()
-                }
-            };
-            id = set_timeout(&handler, clamp_ms(ms));
+        let mut callback = None;
+        let promise = Promise::new(&mut |resolve: Function, _reject: Function| match &then {
+            None => id = set_timeout(&resolve, clamp_ms(ms)),
+            Some(then) => {
+                let then = Rc::clone(then);
+                let cb = Closure::<dyn FnMut()>::new(move || {
+                    then();
+                    let _ = resolve.call0(&JsValue::UNDEFINED);
+                });
+                id = set_timeout(cb.as_ref().unchecked_ref(), clamp_ms(ms));
+                callback = Some(cb);
+            }
         });
         Self {
             id,
             done: JsFuture::from(promise),
+            _callback: callback,
         }
     }
 }
