@@ -120,67 +120,128 @@ fn json(v: &JsValue) -> String {
     JSON::stringify(v).unwrap().as_string().unwrap()
 }
 
-#[wasm_bindgen_test]
-fn breaker_snapshots_have_the_js_to_json_shape() {
-    let b = CircuitBreaker::new(BreakerConfig::rate(4.0, 0.5, None, 1_000.0, None).unwrap());
-    let s = b.snapshot().to_js().unwrap();
-    assert_eq!(
-        json(&s),
-        r#"{"version":1,"kind":"rate","state":"closed","openUntil":null,"probeSuccesses":0,"consecutiveFailures":0,"window":[]}"#
-    );
-    // What the JS CircuitBreaker#toJSON() writes for an open circuit restores here.
-    let from_js = JSON::parse(
-        r#"{"version":1,"kind":"rate","state":"open","openUntil":9999999999999,"probeSuccesses":0,"consecutiveFailures":0,"window":[]}"#,
-    )
-    .unwrap();
-    let snap = BreakerSnapshot::from_js(from_js).unwrap();
-    b.restore(&snap).unwrap();
-    assert_eq!(b.state(), steadfast::web::State::Open);
-    // Wrong kind or garbage: refused, state unchanged.
-    let wrong = JSON::parse(r#"{"version":1,"kind":"consecutive","state":"closed","openUntil":null,"probeSuccesses":0,"consecutiveFailures":0,"window":[]}"#).unwrap();
-    assert!(b
-        .restore(&BreakerSnapshot::from_js(wrong).unwrap())
-        .is_err());
-    assert!(BreakerSnapshot::from_js(JsValue::from_str("nope")).is_err());
-    assert_eq!(b.state(), steadfast::web::State::Open);
+/// The JSON the JS package writes for fixed states (checked against the built package by
+/// tests/js/web-shapes.test.mjs).
+fn shape(name: &str) -> String {
+    let all = JSON::parse(include_str!("web/shapes.json")).unwrap();
+    js_sys::Reflect::get(&all, &name.into())
+        .unwrap()
+        .as_string()
+        .unwrap()
+}
+
+fn fixed_clock() -> Clock {
+    Rc::new(|| 5000.0)
 }
 
 #[wasm_bindgen_test]
-fn records_and_outcomes_have_the_js_shapes() {
-    let r: Record<String> = Record::InFlight { started_at_ms: 5.0 };
+async fn breaker_snapshots_write_and_read_the_js_to_json_shape() {
+    let fail =
+        || async { Err::<(), _>(Error::Operation(behaviours::GwError { status: Some(503) })) };
+    let ok = || async { Ok::<_, Error<behaviours::GwError>>(()) };
+    let rate = CircuitBreaker::new(BreakerConfig::rate(4.0, 0.9, None, 1_000.0, None).unwrap())
+        .clock(fixed_clock());
+    rate.execute(ok).await.unwrap();
+    let _ = rate.execute(fail).await;
+    rate.execute(ok).await.unwrap();
     assert_eq!(
-        json(&r.to_js().unwrap()),
-        r#"{"status":"in-flight","startedAt":5}"#
+        json(&rate.snapshot().to_js().unwrap()),
+        shape("breakerRate")
     );
-    let r = Record::Done {
-        result: "ch_1".to_string(),
+    let cons = CircuitBreaker::new(BreakerConfig::consecutive(2.0, 1_000.0, None).unwrap())
+        .clock(fixed_clock());
+    let _ = cons.execute(fail).await;
+    let _ = cons.execute(fail).await;
+    assert_eq!(
+        json(&cons.snapshot().to_js().unwrap()),
+        shape("breakerConsecutiveOpen")
+    );
+    // What JS wrote restores here; a snapshot of the wrong kind or shape is refused.
+    let fresh = CircuitBreaker::new(BreakerConfig::consecutive(2.0, 1_000.0, None).unwrap())
+        .clock(fixed_clock());
+    let from_js =
+        BreakerSnapshot::from_js(JSON::parse(&shape("breakerConsecutiveOpen")).unwrap()).unwrap();
+    fresh.restore(&from_js).unwrap();
+    assert_eq!(fresh.state(), steadfast::web::State::Open);
+    let rate_shape = BreakerSnapshot::from_js(JSON::parse(&shape("breakerRate")).unwrap()).unwrap();
+    assert!(fresh.restore(&rate_shape).is_err());
+    assert!(BreakerSnapshot::from_js(JsValue::from_str("nope")).is_err());
+    assert_eq!(fresh.state(), steadfast::web::State::Open);
+}
+
+#[wasm_bindgen_test]
+async fn store_records_write_and_read_the_js_peek_shape() {
+    let store: steadfast::web::IdempotencyStore<String> =
+        steadfast::web::IdempotencyStore::new().clock(fixed_clock());
+    let running = store.run("in-flight", || async {
+        rt().sleep(10.0).await;
+        Ok::<_, Error<behaviours::GwError>>("late".to_string())
+    });
+    let check = async {
+        let r = store.peek("in-flight").unwrap();
+        assert_eq!(json(&r.to_js().unwrap()), shape("recordInFlight"));
     };
+    let (done, ()) = behaviours::join(running, check).await;
+    assert_eq!(done.unwrap(), "late");
+    store
+        .run("done", || async {
+            Ok::<_, Error<behaviours::GwError>>("ch_1".to_string())
+        })
+        .await
+        .unwrap();
     assert_eq!(
-        json(&r.to_js().unwrap()),
-        r#"{"status":"done","result":"ch_1"}"#
+        json(&store.peek("done").unwrap().to_js().unwrap()),
+        shape("recordDone")
     );
-    let back: Record<String> = Record::from_js(
-        JSON::parse(r#"{"status":"unknown","error":"Error: HTTP 503","startedAt":7}"#).unwrap(),
-    )
-    .unwrap();
+    // The error text is each shell's own rendering; the shape is the same.
+    let _ = store
+        .run("unknown", || async {
+            Err::<String, _>(Error::Operation(behaviours::GwError { status: Some(503) }))
+        })
+        .await;
+    let mine = store.peek("unknown").unwrap().to_js().unwrap();
+    let keys =
+        |v: &JsValue| json(&js_sys::Object::keys(v.unchecked_ref::<js_sys::Object>()).into());
+    let theirs = JSON::parse(&shape("recordUnknown")).unwrap();
+    assert_eq!(keys(&mine), keys(&theirs));
+    let read: Record<String> = Record::from_js(theirs).unwrap();
     assert_eq!(
-        back,
+        read,
         Record::Unknown {
             error: "Error: HTTP 503".into(),
-            started_at_ms: 7.0
+            started_at_ms: 5000.0
         }
     );
-    let o = ChargeOutcome::Succeeded {
-        reference: "ch_1".into(),
-        key: "k".into(),
-    };
-    assert_eq!(
-        json(&o.to_js().unwrap()),
-        r#"{"status":"succeeded","reference":"ch_1","key":"k"}"#
-    );
-    let o =
-        ChargeOutcome::from_js(JSON::parse(r#"{"status":"unknown","key":"k"}"#).unwrap()).unwrap();
-    assert_eq!(o, ChargeOutcome::Unknown { key: "k".into() });
+    assert_eq!(json(&read.to_js().unwrap()), shape("recordUnknown"));
+}
+
+#[wasm_bindgen_test]
+fn charge_outcomes_write_and_read_the_js_checkout_shape() {
+    let key = || "k".to_string();
+    let cases = [
+        (
+            ChargeOutcome::Succeeded {
+                reference: "ch_1".into(),
+                key: key(),
+            },
+            "outcomeSucceeded",
+        ),
+        (
+            ChargeOutcome::Declined {
+                reason: "insufficient_funds".into(),
+                key: key(),
+            },
+            "outcomeDeclined",
+        ),
+        (ChargeOutcome::Unknown { key: key() }, "outcomeUnknown"),
+    ];
+    for (outcome, name) in cases {
+        assert_eq!(json(&outcome.to_js().unwrap()), shape(name));
+        assert_eq!(
+            ChargeOutcome::from_js(JSON::parse(&shape(name)).unwrap()).unwrap(),
+            outcome
+        );
+    }
 }
 
 // ---- fetch against a real local server ---------------------------------------------------------

@@ -49,10 +49,23 @@ test('Rust checkout: Pay clicked twice under two 503s and a slow success → one
     await page.waitForSelector('body[data-outcome]');
     a.deepEqual(JSON.parse(await page.getAttribute('body', 'data-outcome')), outcome);
     a.equal(keys.length, 3);
-    // The only console noise is the browser reporting the two injected 503s.
-    a.deepEqual(browser.problems.filter((m) => !/status of 503/.test(m)), []);
     await page.screenshot({ path: join(OUT, 'rust-checkout.png') });
-    a.done(11);
+
+    // A new page is a new order (a new key). A decline is definitive: shown with the gateway's
+    // reason, not retried, nothing debited.
+    ex.gateway.forceNext('decline');
+    await page.goto(ex.url);
+    await page.waitForSelector('body[data-ready="true"]');
+    const key2 = await page.getAttribute('body', 'data-key');
+    a.ok(key2 !== key, 'one key per page');
+    await page.click('#pay');
+    await page.waitForSelector('body[data-outcome]', { timeout: 20_000 });
+    a.deepEqual(JSON.parse(await page.getAttribute('body', 'data-outcome')), { status: 'declined', reason: 'generic_decline', key: key2 });
+    a.equal(keys.filter((k) => k === key2).length, 1);
+    a.equal(ex.gateway.ledger().length, 1);
+    // The only console noise is the browser reporting the injected 503s and the 402.
+    a.deepEqual(browser.problems.filter((m) => !/status of (503|402)/.test(m)), []);
+    a.done(15);
   } finally {
     await browser.close();
     await ex.close();

@@ -82,6 +82,24 @@ async fn reference_of(response: web_sys::Response) -> Result<String, PayError> {
         .ok_or_else(|| declined("answer without a reference"))
 }
 
+/// Why the gateway said no, as the JS checkout client reads it: `error.decline_code`, else
+/// `error.code`, else "declined".
+async fn decline_reason(response: web_sys::Response) -> String {
+    let body = match response.json() {
+        Ok(p) => JsFuture::from(p).await.unwrap_or(JsValue::UNDEFINED),
+        Err(_) => JsValue::UNDEFINED,
+    };
+    let error = js_sys::Reflect::get(&body, &"error".into()).unwrap_or(JsValue::UNDEFINED);
+    ["decline_code", "code"]
+        .iter()
+        .find_map(|field| {
+            js_sys::Reflect::get(&error, &(*field).into())
+                .ok()?
+                .as_string()
+        })
+        .unwrap_or_else(|| "declined".into())
+}
+
 impl Checkout {
     async fn pay(&self) {
         self.show("Processing…", None);
@@ -95,7 +113,7 @@ impl Checkout {
                 if response.ok() {
                     reference_of(response).await
                 } else {
-                    Err(PayError::Declined(format!("HTTP {}", response.status())))
+                    Err(PayError::Declined(decline_reason(response).await))
                 }
             }
         })
