@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The async Rust API (cargo feature `web`) inside wasm, in Node 24 and/or headless Chromium:
-#   scripts/test-wasm-web.sh [node|chrome|all]   (default all)
+#   scripts/test-wasm-web.sh [node|chrome|worker|all]   (default all)
+# `worker` runs the same tests inside a dedicated Web Worker in headless Chromium (no `window` there:
+# setTimeout, AbortSignal and fetch come from the worker's global object).
 #
 # Starts tests/web/server.mjs on 127.0.0.1 (ephemeral port) and passes its origin to the wasm tests
 # at compile time (STEADFAST_TEST_ORIGIN), then runs `wasm-pack test … --features web --test web_wasm`.
@@ -14,8 +16,8 @@ cd "$STEADFAST_ROOT"
 export WASM_BINDGEN_TEST_TIMEOUT="${WASM_BINDGEN_TEST_TIMEOUT:-60}"
 side="${1:-all}"
 case "$side" in
-  node | chrome | all) ;;
-  *) echo "usage: $0 [node|chrome|all]" >&2; exit 2 ;;
+  node | chrome | worker | all) ;;
+  *) echo "usage: $0 [node|chrome|worker|all]" >&2; exit 2 ;;
 esac
 
 out="$(mktemp)"
@@ -32,6 +34,9 @@ STEADFAST_TEST_ORIGIN="$(sed -n 's/^origin //p' "$out")"
 export STEADFAST_TEST_ORIGIN
 echo "test-wasm-web: server at $STEADFAST_TEST_ORIGIN"
 
+# Each run also says where it runs (STEADFAST_TEST_GLOBAL, compiled in), and a test checks the global
+# object is that one: a worker run that silently ran in a window would fail.
+export STEADFAST_TEST_GLOBAL
 run_side() { # run_side <label> <wasm-pack test flags...>
   local label="$1"; shift
   local log; log="$(mktemp)"
@@ -47,12 +52,19 @@ run_side() { # run_side <label> <wasm-pack test flags...>
   echo "test-wasm-web: $label: $passed passed"
 }
 
-if [ "$side" != chrome ]; then
-  run_side "node $(node --version)" wasm-pack test --node
+if [ "$side" = node ] || [ "$side" = all ]; then
+  STEADFAST_TEST_GLOBAL=node run_side "node $(node --version)" wasm-pack test --node
 fi
 if [ "$side" != node ]; then
   chromedriver="$(command -v chromedriver || true)"
   [ -n "$chromedriver" ] || { echo "test-wasm-web: chromedriver not found; run 'make setup'" >&2; exit 1; }
-  run_side "headless chromium $(chromium --version 2>/dev/null | awk '{print $2}')" \
-    env WASM_BINDGEN_USE_BROWSER=1 wasm-pack test --headless --chrome --chromedriver "$chromedriver"
+  chromium_version="$(chromium --version 2>/dev/null | awk '{print $2}')"
+  if [ "$side" = chrome ] || [ "$side" = all ]; then
+    STEADFAST_TEST_GLOBAL=window run_side "headless chromium $chromium_version" \
+      env WASM_BINDGEN_USE_BROWSER=1 wasm-pack test --headless --chrome --chromedriver "$chromedriver"
+  fi
+  if [ "$side" = worker ] || [ "$side" = all ]; then
+    STEADFAST_TEST_GLOBAL=worker run_side "headless chromium $chromium_version, dedicated worker" \
+      env WASM_BINDGEN_USE_DEDICATED_WORKER=1 wasm-pack test --headless --chrome --chromedriver "$chromedriver"
+  fi
 fi

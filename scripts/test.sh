@@ -8,7 +8,8 @@
 #   wasm-node    wasm-bindgen-test suites (tests/wasm/) in Node 24         ─┐ scripts/test-wasm.sh; each fails
 #   wasm-chrome  the same suites in headless Chromium                      ─┘ if it ran zero tests
 #   wasm-web     the async Rust API (feature `web`): natively on a virtual clock, then inside wasm in
-#                Node and headless Chromium against a local HTTP server   (scripts/test-wasm-web.sh)
+#                Node, headless Chromium and a Chromium dedicated worker, with a local HTTP server
+#                (scripts/test-wasm-web.sh)
 #   js           node --test tests/js/*.test.mjs against the packed package, by name   (scripts/test-js.sh)
 #   consumers    tests/consumers/*.sh, tests/consumers/*/run.sh                        (scripts/test-consumers.sh)
 #   browser      tests/browser/*.test.mjs (Playwright + Debian's chromium)             (scripts/test-browser.sh)

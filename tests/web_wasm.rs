@@ -62,6 +62,27 @@ web_tests!(
 
 // ---- the real platform: setTimeout, AbortSignal ------------------------------------------------
 
+/// The run is where the script says (node, window, worker): `WebRuntime` found `setTimeout`,
+/// `AbortController` and `fetch` on that global object, not on `window`.
+#[wasm_bindgen_test]
+fn runs_on_the_global_object_the_script_asked_for() {
+    let has = |name: &str| {
+        js_sys::Reflect::get(&js_sys::global(), &name.into()).is_ok_and(|v| !v.is_undefined())
+    };
+    let expected =
+        option_env!("STEADFAST_TEST_GLOBAL").expect("run through scripts/test-wasm-web.sh");
+    let actual = if has("WorkerGlobalScope") && !has("window") {
+        "worker"
+    } else if has("window") {
+        "window"
+    } else if has("process") {
+        "node"
+    } else {
+        "unknown"
+    };
+    assert_eq!(actual, expected);
+}
+
 #[wasm_bindgen_test]
 async fn sleep_waits_on_the_real_clock() {
     let rt = rt();
