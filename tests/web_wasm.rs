@@ -69,8 +69,9 @@ fn runs_on_the_global_object_the_script_asked_for() {
     let has = |name: &str| {
         js_sys::Reflect::get(&js_sys::global(), &name.into()).is_ok_and(|v| !v.is_undefined())
     };
-    let expected =
-        option_env!("STEADFAST_TEST_GLOBAL").expect("run through scripts/test-wasm-web.sh");
+    let Some(expected) = option_env!("STEADFAST_TEST_GLOBAL") else {
+        panic!("STEADFAST_TEST_GLOBAL: run through scripts/test-wasm-web.sh");
+    };
     let actual = if has("WorkerGlobalScope") && !has("window") {
         "worker"
     } else if has("window") {

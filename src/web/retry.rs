@@ -32,6 +32,19 @@ pub struct Attempt {
 /// The `on_retry` callback.
 type OnRetry = Rc<dyn Fn(&RetryInfo)>;
 
+impl Attempt {
+    /// An attempt outside a retry loop (to call [`crate::web::send`] once, or to test a
+    /// gateway function): `number` from 1, an optional signal.
+    ///
+    /// ```
+    /// let a = steadfast::web::Attempt::new(1, None);
+    /// assert_eq!(a.number, 1);
+    /// ```
+    pub fn new(number: u32, signal: Option<Signal>) -> Self {
+        Self { number, signal }
+    }
+}
+
 /// What `on_retry` is told before each sleep.
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
