@@ -223,3 +223,63 @@ fn readme_from_rust_blocks_are_the_example_s_code() {
         );
     }
 }
+
+/// The JS `isTransientError` rule for steadfast's own errors, in Rust: what the store parks as
+/// unknown and what a retry around a retry would repeat.
+#[test]
+fn steadfast_errors_classify_like_the_js_ones() {
+    let busy = || Busy(None);
+    let transient: [Error<Busy>; 5] = [
+        Error::Operation(busy()),
+        Error::OutcomeUnknown {
+            key: "k".into(),
+            started_at_ms: 0.0,
+        },
+        Error::DeadlineExceeded {
+            max_elapsed_ms: 1.0,
+            attempt: 1,
+            last_error: None,
+        },
+        Error::Aborted,
+        Error::RetryBudgetExhausted {
+            attempt: 1,
+            last_error: busy(),
+        },
+    ];
+    for e in &transient {
+        assert!(e.is_transient(), "{e:?}");
+    }
+    let permanent: [Error<Busy>; 5] = [
+        Error::CircuitOpen {
+            retry_after_ms: 1.0,
+        },
+        Error::DuplicateInFlight {
+            key: "k".into(),
+            started_at_ms: 0.0,
+        },
+        Error::KeyReused { key: "k".into() },
+        Error::InvalidKey { key: String::new() },
+        Error::RandomUnavailable,
+    ];
+    for e in &permanent {
+        assert!(!e.is_transient(), "{e:?}");
+    }
+    // Codes are the JS ones, and unique.
+    let mut codes: Vec<_> = transient
+        .iter()
+        .chain(&permanent)
+        .filter_map(Error::code)
+        .collect();
+    assert_eq!(codes.len(), 9);
+    codes.sort_unstable();
+    codes.dedup();
+    assert_eq!(codes.len(), 9);
+    assert_eq!(
+        Error::<&str>::OutcomeUnknown {
+            key: "k".into(),
+            started_at_ms: 0.0
+        }
+        .to_string(),
+        "Outcome for k is unknown — reconcile before retrying"
+    );
+}

@@ -376,6 +376,30 @@ async fn retries_end_on_the_last_response_untouched() {
 }
 
 #[wasm_bindgen_test]
+async fn safe_methods_are_retried_without_a_key() {
+    for method in ["PUT", "DELETE", "QUERY"] {
+        let s = Scenario::new(r#"[{"status":503},{"status":200}]"#).await;
+        let r = fetch(&s.request(method), &options()).await.unwrap();
+        assert_eq!(r.status(), 200, "{method}");
+        assert_eq!(
+            s.log().await,
+            vec![(method.to_string(), None); 2],
+            "{method}"
+        );
+    }
+}
+
+#[wasm_bindgen_test]
+async fn the_defaults_work_with_the_shared_breaker_and_budget() {
+    let s = Scenario::new(r#"[{"status":502},{"status":200,"body":"ok"}]"#).await;
+    let r = fetch(&s.request("GET"), &FetchOptions::new())
+        .await
+        .unwrap();
+    assert_eq!(text(&r).await, "ok");
+    assert_eq!(s.log().await.len(), 2);
+}
+
+#[wasm_bindgen_test]
 async fn post_without_a_key_is_never_retried() {
     let s = Scenario::new(r#"[{"status":503},{"status":200}]"#).await;
     let r = fetch(&s.request("POST"), &options()).await.unwrap();

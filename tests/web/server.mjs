@@ -16,7 +16,7 @@ let next = 1;
 
 const CORS = {
   'access-control-allow-origin': '*',
-  'access-control-allow-methods': 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS',
+  'access-control-allow-methods': 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS, QUERY',
   'access-control-allow-headers': 'content-type, idempotency-key',
   'access-control-expose-headers': 'retry-after, stripe-should-retry',
   'access-control-max-age': '600',
