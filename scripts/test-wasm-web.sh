@@ -6,6 +6,9 @@
 #
 # Starts tests/web/server.mjs on 127.0.0.1 (ephemeral port) and passes its origin to the wasm tests
 # at compile time (STEADFAST_TEST_ORIGIN), then runs `wasm-pack test … --features web --test web_wasm`.
+# (wasm-pack builds every test target, and the boundary suite needs the default `exports` feature; the
+# configuration of a Rust app, `--no-default-features --features web`, is what examples/rust-checkout
+# builds and tests/browser/rust-checkout.test.mjs runs.)
 # Like scripts/test-wasm.sh, each run must print "test result: ok. N passed" with N > 0, or this fails
 # (a browser run without WASM_BINDGEN_USE_BROWSER=1 silently runs nothing).
 set -euo pipefail

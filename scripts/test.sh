@@ -34,6 +34,7 @@ run_step() {
       cargo clippy --quiet --target wasm32-unknown-unknown --lib --features sim --target-dir target/sim -- -D warnings
       cargo clippy --quiet --all-targets --features web -- -D warnings
       cargo clippy --quiet --target wasm32-unknown-unknown --lib --tests --features web -- -D warnings
+      cargo clippy --quiet --target wasm32-unknown-unknown --lib --no-default-features --features web -- -D warnings
       ;;
     native) cargo test ;;
     build) scripts/build.sh ;;

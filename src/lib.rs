@@ -25,7 +25,7 @@
 
 pub mod core;
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "exports"))]
 pub mod wasm;
 
 #[cfg(feature = "web")]

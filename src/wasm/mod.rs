@@ -17,7 +17,7 @@ mod breaker;
 mod budget;
 mod classify;
 mod idempotency;
-pub(crate) mod random;
+mod random;
 mod retry;
 #[cfg(feature = "sim")]
 mod sim;

@@ -20,6 +20,7 @@ use web_sys::{AbortController, AbortSignal};
 use super::error::Error;
 use super::runtime::{Runtime, Scope, Signal, Stopped};
 use super::LocalBoxFuture;
+use crate::core::rng::{uuid_v4, Rng, SplitMix64};
 
 #[wasm_bindgen]
 extern "C" {
@@ -86,8 +87,24 @@ impl Drop for Timer {
     }
 }
 
+thread_local! {
+    /// The jitter generator's state, seeded on first use.
+    static JITTER: Cell<Option<u64>> = const { Cell::new(None) };
+}
+
+/// A seed from the platform CSPRNG; without one (no `crypto.getRandomValues`), `Math.random`:
+/// jitter needs spread, not secrecy (keys never take this path).
+fn seed() -> u64 {
+    let mut bytes = [0u8; 8];
+    if getrandom::fill(&mut bytes).is_ok() {
+        return u64::from_le_bytes(bytes);
+    }
+    (js_sys::Math::random() * 9_007_199_254_740_992.0) as u64
+}
+
 /// The platform runtime on wasm32: `setTimeout` of the global object, `Date.now()`, jitter from
-/// a SplitMix64 seeded once from `crypto.getRandomValues` (shared with the npm build's core).
+/// a SplitMix64 seeded once from `crypto.getRandomValues` (one draw costs a few instructions; a
+/// `getRandomValues` call costs microseconds).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct WebRuntime {
     _private: (),
@@ -110,7 +127,12 @@ impl Runtime for WebRuntime {
     }
 
     fn random_unit(&self) -> f64 {
-        crate::wasm::random::unit()
+        JITTER.with(|cell| {
+            let mut rng = SplitMix64::new(cell.get().unwrap_or_else(seed));
+            let u = rng.next_unit();
+            cell.set(Some(rng.state()));
+            u
+        })
     }
 
     fn scope(&self, signal: Option<&Signal>, deadline_ms: Option<f64>) -> Box<dyn Scope> {
@@ -243,5 +265,7 @@ impl Drop for WebScope {
 /// charge and reuse it on every attempt and click. [`Error::RandomUnavailable`] when the platform
 /// has no CSPRNG (never a guessable fallback).
 pub fn new_idempotency_key() -> Result<String, Error<Infallible>> {
-    crate::wasm::random::new_idempotency_key().map_err(|_| Error::RandomUnavailable)
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|_| Error::RandomUnavailable)?;
+    Ok(uuid_v4(bytes))
 }

@@ -13,7 +13,7 @@
 //!
 //! ```toml
 //! [dependencies]
-//! steadfast = { git = "…", features = ["web"] }
+//! steadfast = { git = "…", default-features = false, features = ["web"] }
 //! ```
 //!
 //! On `wasm32` the default [`Runtime`] is `WebRuntime`: `setTimeout` and `Date.now` of the
