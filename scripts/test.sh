@@ -4,12 +4,12 @@
 #   fmt          cargo fmt --check
 #   clippy       cargo clippy --all-targets -D warnings (native) and --target wasm32 --lib
 #   native       cargo test (the pure core, natively)
+#   wasm-web     the async Rust API (feature `web`; run last): natively on a virtual clock, then inside
+#                wasm in Node, headless Chromium and a Chromium dedicated worker, with a local HTTP
+#                server (scripts/test-wasm-web.sh)
 #   build        scripts/build.sh → pkg/ and dist/steadfast-*.tgz
 #   wasm-node    wasm-bindgen-test suites (tests/wasm/) in Node 24         ─┐ scripts/test-wasm.sh; each fails
 #   wasm-chrome  the same suites in headless Chromium                      ─┘ if it ran zero tests
-#   wasm-web     the async Rust API (feature `web`): natively on a virtual clock, then inside wasm in
-#                Node, headless Chromium and a Chromium dedicated worker, with a local HTTP server
-#                (scripts/test-wasm-web.sh)
 #   js           node --test tests/js/*.test.mjs against the packed package, by name   (scripts/test-js.sh)
 #   consumers    tests/consumers/*.sh, tests/consumers/*/run.sh                        (scripts/test-consumers.sh)
 #   browser      tests/browser/*.test.mjs (Playwright + Debian's chromium)             (scripts/test-browser.sh)
@@ -21,8 +21,9 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$STEADFAST_ROOT"
 
-ALL=(fmt clippy native build wasm-node wasm-chrome wasm-web js consumers browser)
+ALL=(fmt clippy native build wasm-node wasm-chrome js consumers browser)
 steps=("$@")
+ALL+=(wasm-web)
 [ "${#steps[@]}" -gt 0 ] || steps=("${ALL[@]}")
 
 run_step() {
@@ -37,14 +38,14 @@ run_step() {
       cargo clippy --quiet --target wasm32-unknown-unknown --lib --no-default-features --features web -- -D warnings
       ;;
     native) cargo test ;;
-    build) scripts/build.sh ;;
-    wasm-node) scripts/test-wasm.sh node ;;
-    wasm-chrome) scripts/test-wasm.sh chrome ;;
     wasm-web)
       cargo test --features web --test web_native
       cargo test --features web --doc
       scripts/test-wasm-web.sh all
       ;;
+    build) scripts/build.sh ;;
+    wasm-node) scripts/test-wasm.sh node ;;
+    wasm-chrome) scripts/test-wasm.sh chrome ;;
     js) scripts/test-js.sh ;;
     consumers) scripts/test-consumers.sh ;;
     browser) scripts/test-browser.sh ;;
