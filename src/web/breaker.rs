@@ -143,6 +143,20 @@ impl CircuitBreaker {
 
     /// Like [`CircuitBreaker::execute`], but a refused call runs `fallback` instead (a
     /// secondary acquirer, with the same idempotency key).
+    ///
+    /// ```
+    /// use std::convert::Infallible;
+    /// use steadfast::web::{BreakerConfig, CircuitBreaker, Error, VirtualTime};
+    /// let time = VirtualTime::new(1);
+    /// let breaker = CircuitBreaker::new(BreakerConfig::consecutive(1.0, 60_000.0, None).unwrap())
+    ///     .clock(time.clock());
+    /// breaker.isolate(); // e.g. the primary acquirer is known to be down
+    /// let r = time.run(breaker.execute_or(
+    ///     || async { Ok::<_, Error<Infallible>>("primary") },
+    ///     || async { Ok("secondary") },
+    /// ));
+    /// assert_eq!(r.unwrap().unwrap(), "secondary");
+    /// ```
     pub async fn execute_or<T, E, Fut, G>(
         &self,
         f: impl FnOnce() -> Fut,

@@ -211,6 +211,22 @@ impl<T: Clone> IdempotencyStore<T> {
 
     /// [`IdempotencyStore::run`], with the request's fingerprint bound to the key: a later run
     /// with the same key and another fingerprint is [`Error::KeyReused`].
+    ///
+    /// ```
+    /// use std::convert::Infallible;
+    /// use steadfast::web::{Error, IdempotencyStore, VirtualTime};
+    /// let time = VirtualTime::new(1);
+    /// let store = IdempotencyStore::new().clock(time.clock());
+    /// let pay = |amount: &'static str| {
+    ///     time.run(store.run_with_fingerprint("order-1", Some(amount), || async {
+    ///         Ok::<_, Error<Infallible>>(format!("charged {amount}"))
+    ///     }))
+    ///     .unwrap()
+    /// };
+    /// assert_eq!(pay("4999 usd").unwrap(), "charged 4999 usd");
+    /// assert_eq!(pay("4999 usd").unwrap(), "charged 4999 usd"); // replayed
+    /// assert_eq!(pay("100 usd").unwrap_err().code(), Some("KEY_REUSED"));
+    /// ```
     pub async fn run_with_fingerprint<E, Fut>(
         &self,
         key: &str,
@@ -308,6 +324,25 @@ impl<T: Clone> IdempotencyStore<T> {
 
     /// Reconciliation: settle an unknown key. Errors (same codes as JS): `KEY_NOT_FOUND`,
     /// `KEY_WRONG_STATE` (the key is not unknown), `INVALID_KEY`.
+    ///
+    /// ```
+    /// use steadfast::web::{Classify, Error, IdempotencyStore, Record, Resolution, VirtualTime};
+    /// #[derive(Debug)]
+    /// struct TimedOut;
+    /// impl Classify for TimedOut {
+    ///     fn is_transient(&self) -> bool { true } // the money may have moved
+    /// }
+    /// let time = VirtualTime::new(1);
+    /// let store = IdempotencyStore::new().clock(time.clock());
+    /// let r = time.run(store.run("order-7", || async { Err::<String, _>(Error::Operation(TimedOut)) }));
+    /// assert!(r.unwrap().is_err());
+    /// assert!(matches!(store.peek("order-7"), Some(Record::Unknown { .. })));
+    /// assert_eq!(store.unknown_keys(), ["order-7"]);
+    /// // The provider's settlement feed says it went through:
+    /// store.resolve("order-7", Resolution::Done("ch_7".to_string())).unwrap();
+    /// assert_eq!(store.peek("order-7"), Some(Record::Done { result: "ch_7".to_string() }));
+    /// assert_eq!(store.resolve("nope", Resolution::Failed).unwrap_err().code(), "KEY_NOT_FOUND");
+    /// ```
     pub fn resolve(&self, key: &str, resolution: Resolution<T>) -> Result<(), crate::core::Error> {
         let now = (self.clock)();
         let mut inner = self.inner.borrow_mut();

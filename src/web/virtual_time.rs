@@ -106,6 +106,18 @@ impl VirtualTime {
     }
 
     /// Run `action` at `delay_ms` from now (a fault, an abort, a second click).
+    ///
+    /// ```
+    /// use std::{cell::Cell, rc::Rc};
+    /// use steadfast::web::{Runtime, VirtualTime};
+    /// let time = VirtualTime::new(1);
+    /// let fired = Rc::new(Cell::new(0.0));
+    /// let (f, t) = (Rc::clone(&fired), time.clone());
+    /// time.schedule(250.0, move || f.set(t.now()));
+    /// let rt = time.runtime();
+    /// time.run(async move { rt.sleep(1_000.0).await }).unwrap();
+    /// assert_eq!(fired.get(), 250.0);
+    /// ```
     pub fn schedule(&self, delay_ms: f64, action: impl FnOnce() + 'static) {
         self.push(delay_ms, Some(Box::new(action)));
     }
