@@ -234,6 +234,7 @@ fn steadfast_errors_classify_like_the_js_ones() {
         Error::OutcomeUnknown {
             key: "k".into(),
             started_at_ms: 0.0,
+            cause: None,
         },
         Error::DeadlineExceeded {
             max_elapsed_ms: 1.0,
@@ -277,9 +278,26 @@ fn steadfast_errors_classify_like_the_js_ones() {
     assert_eq!(
         Error::<&str>::OutcomeUnknown {
             key: "k".into(),
-            started_at_ms: 0.0
+            started_at_ms: 0.0,
+            cause: None,
         }
         .to_string(),
         "Outcome for k is unknown — reconcile before retrying"
     );
+}
+
+#[test]
+fn map_converts_the_error_inside_a_cause_too() {
+    let e: Error<u16> = Error::OutcomeUnknown {
+        key: "k".into(),
+        started_at_ms: 1.0,
+        cause: Some(Box::new(Error::Operation(503))),
+    };
+    let mapped = e.map(|status| format!("HTTP {status}"));
+    match mapped {
+        Error::OutcomeUnknown {
+            cause: Some(cause), ..
+        } => assert_eq!(*cause, Error::Operation("HTTP 503".to_string())),
+        other => panic!("{other:?}"),
+    }
 }

@@ -498,7 +498,14 @@ async fn a_keyed_post_whose_connection_drops_is_outcome_unknown() {
     let opts = options().idempotency_key(IdempotencyKey::Key("order-drop".into()));
     let e = fetch(&s.request("POST"), &opts).await.unwrap_err();
     match e {
-        Error::OutcomeUnknown { key, .. } => assert_eq!(key, "order-drop"),
+        Error::OutcomeUnknown { key, cause, .. } => {
+            assert_eq!(key, "order-drop");
+            let cause = cause.expect("the network error that made it unknown");
+            assert!(
+                matches!(*cause, Error::Operation(FetchFailure::Network { .. })),
+                "{cause:?}"
+            );
+        }
         other => panic!("expected OutcomeUnknown, got {other:?}"),
     }
     let log = s.log().await;

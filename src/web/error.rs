@@ -68,6 +68,9 @@ pub enum Error<E> {
         key: String,
         /// When the unknown run began (ms).
         started_at_ms: f64,
+        /// What made it unknown, when this call saw it (`fetch`: the network error, the timeout
+        /// or the deadline of a keyed POST); `None` when a store refuses a key parked earlier.
+        cause: Option<Box<Error<E>>>,
     },
     /// `KEY_REUSED`: the key was used for a different request (another amount or currency).
     KeyReused {
@@ -158,15 +161,26 @@ impl<E> Error<E> {
     /// assert_eq!(e, Error::Operation(503u32));
     /// ```
     pub fn map<F>(self, mut f: impl FnMut(E) -> F) -> Error<F> {
+        self.map_dyn(&mut f)
+    }
+
+    /// `map` through a trait object, so the recursion into `cause` has one instantiation.
+    fn map_dyn<F>(self, f: &mut dyn FnMut(E) -> F) -> Error<F> {
         match self {
             Error::Operation(e) => Error::Operation(f(e)),
             Error::CircuitOpen { retry_after_ms } => Error::CircuitOpen { retry_after_ms },
             Error::DuplicateInFlight { key, started_at_ms } => {
                 Error::DuplicateInFlight { key, started_at_ms }
             }
-            Error::OutcomeUnknown { key, started_at_ms } => {
-                Error::OutcomeUnknown { key, started_at_ms }
-            }
+            Error::OutcomeUnknown {
+                key,
+                started_at_ms,
+                cause,
+            } => Error::OutcomeUnknown {
+                key,
+                started_at_ms,
+                cause: cause.map(|c| Box::new(c.map_dyn(f))),
+            },
             Error::KeyReused { key } => Error::KeyReused { key },
             Error::RetryBudgetExhausted {
                 attempt,

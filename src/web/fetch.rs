@@ -404,6 +404,7 @@ pub async fn fetch(
             Err(Error::OutcomeUnknown {
                 key,
                 started_at_ms: started_at,
+                cause: Some(Box::new(error)),
             })
         }
         _ => Err(error),

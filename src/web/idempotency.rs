@@ -255,6 +255,7 @@ impl<T: Clone> IdempotencyStore<T> {
                     _ => Err(Error::OutcomeUnknown {
                         key: key.into(),
                         started_at_ms: now,
+                        cause: None,
                     }),
                 };
             }
@@ -268,6 +269,7 @@ impl<T: Clone> IdempotencyStore<T> {
                 return Err(Error::OutcomeUnknown {
                     key: key.into(),
                     started_at_ms,
+                    cause: None,
                 })
             }
             Ok(Begin::Mismatch) => return Err(Error::KeyReused { key: key.into() }),
