@@ -28,7 +28,10 @@ ALL+=(wasm-web)
 
 run_step() {
   case "$1" in
-    fmt) cargo fmt --all --check ;;
+    fmt)
+      cargo fmt --all --check
+      cargo fmt --manifest-path examples/rust-checkout/Cargo.toml --check
+      ;;
     clippy)
       cargo clippy --quiet --all-targets -- -D warnings
       cargo clippy --quiet --target wasm32-unknown-unknown --lib -- -D warnings

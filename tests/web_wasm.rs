@@ -397,6 +397,10 @@ async fn the_defaults_work_with_the_shared_breaker_and_budget() {
         .unwrap();
     assert_eq!(text(&r).await, "ok");
     assert_eq!(s.log().await.len(), 2);
+    // The origin's shared breaker judged the whole call (retries inside it): one success.
+    let b = steadfast::web::origin_breaker(origin()).unwrap();
+    assert_eq!(b.state(), steadfast::web::State::Closed);
+    assert_eq!(b.snapshot().window.last(), Some(&0), "{:?}", b.snapshot());
 }
 
 #[wasm_bindgen_test]

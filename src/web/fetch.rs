@@ -202,6 +202,13 @@ thread_local! {
     static BUDGET: RefCell<Option<RetryBudget>> = const { RefCell::new(None) };
 }
 
+/// The breaker [`fetch`] uses by default for `origin` (e.g. `"https://api.example.com"`), made on
+/// first use: read its state, snapshot it to share with JS code, or `isolate()` it. `None` only
+/// if the default config were invalid (it is not).
+pub fn origin_breaker(origin: &str) -> Option<CircuitBreaker> {
+    shared_breaker(origin)
+}
+
 fn shared_breaker(origin: &str) -> Option<CircuitBreaker> {
     BREAKERS.with(|cell| {
         let mut all = cell.borrow_mut();
