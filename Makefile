@@ -3,11 +3,11 @@
 #
 #   make setup   install/check every tool (idempotent; a no-op in well under a second when all is there)
 #   make build   Rust → wasm → pkg/ → dist/steadfast-<version>.tgz, with a size table
-#   make test    setup, then fmt, clippy, native tests, build, wasm tests (Node + Chromium), JS, consumers,
+#   make test    setup, then fmt, lint-js, clippy, native tests, build, wasm tests (Node + Chromium), JS, consumers,
 #                browser — what CI runs (.ci/run)
 #   make demo    setup, build, node examples/demo.mjs
 #   make bench   setup, build, node benches/run.mjs
-#   make fmt     cargo fmt          make lint   cargo fmt --check + clippy (native and wasm32)
+#   make fmt     cargo fmt          make lint   cargo fmt --check + prettier/eslint + clippy (native and wasm32)
 #   make test-native | test-wasm | test-wasm-web | test-js | test-consumers | test-browser   one part of `make test`
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -29,14 +29,13 @@ demo: build
 	@$(ENV) scripts/install-tarball.sh examples >/dev/null && node examples/demo.mjs
 
 bench: build
-	@$(ENV) if [ -f benches/run.mjs ]; then node benches/run.mjs; \
-	else echo "bench: benches/run.mjs does not exist yet"; fi
+	@$(ENV) node benches/run.mjs
 
 fmt:
 	@$(ENV) cargo fmt --all
 
 lint: setup
-	@scripts/test.sh fmt clippy
+	@scripts/test.sh fmt lint-js clippy
 
 test-native: setup
 	@scripts/test.sh native
@@ -60,7 +59,7 @@ test-browser: build
 soak: build
 	@scripts/install-tarball.sh >/dev/null
 	@$(ENV) node tests/soak/run.mjs
-	@$(ENV) FUZZ_RUNS=$${FUZZ_RUNS:-1000000} node --test --test-reporter=spec tests/js/fuzz-api.test.mjs
+	@$(ENV) FUZZ_RUNS=$${FUZZ_RUNS:-1000000} node --test --test-reporter=spec tests/js/fuzz-*.test.mjs
 	@$(ENV) node --expose-gc tests/soak/load.mjs 100000 5
 
 clean:

@@ -33,9 +33,19 @@ export function seedRandom(seed: number): void;
 /**
  * Whether an error is worth retrying: HTTP 408, 429 and ≥ 500 (`status`, `statusCode` or
  * `response.status`); network codes ECONNRESET, ETIMEDOUT, EAI_AGAIN, ECONNREFUSED, EPIPE,
- * ENOTFOUND… (also nested as `cause.code`); `TimeoutError`/`AbortError`. Every other 4xx is not.
+ * ENOTFOUND… (also nested as `cause.code`); a fetch network error in any engine
+ * (`isFetchNetworkError`); `TimeoutError`/`AbortError`. Every other 4xx is not. Of steadfast's own
+ * errors, an unknown outcome and a deadline are; an open circuit and `OfflineError` are not
+ * (nothing was sent, so a store frees the key).
  */
 export function isTransientError(error: unknown): boolean;
+
+/**
+ * Whether this is the `TypeError` that `fetch` rejects with on a network error: Chromium "Failed to
+ * fetch", Firefox "NetworkError when attempting to fetch resource.", WebKit "Load failed", undici
+ * "fetch failed" (and the other engines `is-network-error` knows). By name and message, across realms.
+ */
+export function isFetchNetworkError(error: unknown): boolean;
 
 /** A `Retry-After` header value (delta-seconds or HTTP-date) in ms from `nowMs`; NaN if unparseable. */
 export function parseRetryAfter(value: string, nowMs: number): number;
@@ -45,6 +55,7 @@ export function parseRetryAfter(value: string, nowMs: number): number;
 
 export type Jitter = 'full' | 'equal' | 'decorrelated' | 'none';
 
+/** Frozen (`Object.freeze`) on every attempt. */
 export interface RetryContext {
   /** This attempt's number, from 1. */
   readonly attempt: number;
@@ -52,6 +63,7 @@ export interface RetryContext {
   readonly signal: AbortSignalLike | undefined;
 }
 
+/** Frozen (`Object.freeze`) on every retry. */
 export interface RetryInfo {
   /** The attempt that just failed, from 1. */
   readonly attempt: number;
@@ -76,8 +88,12 @@ export interface RetryPolicy {
   readonly jitter?: Jitter;
   /** Overall deadline including sleeps (ms). Default: none. On expiry: `DeadlineExceededError`. */
   readonly maxElapsedMs?: number;
-  /** Whether to retry an error. Default `isTransientError`. */
-  readonly isRetryable?: (error: unknown) => boolean;
+  /**
+   * Whether to retry an error. Default `isTransientError`. A Promise is awaited (a rejection rejects
+   * the call); only `true` retries. To stop on an error, return false here: throwing p-retry's
+   * `AbortError` does not stop steadfast (it is just another error to classify).
+   */
+  readonly isRetryable?: (error: unknown) => boolean | PromiseLike<boolean>;
   /** Called before each sleep. A throwing callback rejects the call. */
   readonly onRetry?: (info: RetryInfo) => void;
   /** Consulted before every retry (never the first attempt). Default: none. */
@@ -167,7 +183,7 @@ export class CircuitBreaker {
   isolate(): void;
   /** Close and forget every outcome. */
   reset(): void;
-  /** Open until `untilMs` (breaker clock) because a peer saw it trip. */
+  /** Open until `untilMs` (breaker clock) because a peer saw it trip; clamped to now + openDurationMs. */
   openUntil(untilMs: number): void;
   toJSON(): BreakerSnapshot;
 }
@@ -208,16 +224,59 @@ export class RetryBudget {
 // ---------------------------------------------------------------------------------------------
 // Idempotency
 
+/** What an unknown record keeps for reconciliation (absent when the store was not told). */
+export interface UnknownRecordMeta {
+  /** When its last attempt started (or, when not reported, when the failure was seen), ms. */
+  readonly lastAttemptAt?: number;
+  /** Attempts sent. */
+  readonly attempts?: number;
+  /** The settle window of the limits that produced the unknown (see `reconcile`). */
+  readonly settleAfterMs?: number;
+}
+
 export type IdempotencyRecord<T> =
   | { readonly status: 'in-flight'; readonly startedAt: number }
   | { readonly status: 'done'; readonly result: T }
-  | { readonly status: 'unknown'; readonly error: string; readonly startedAt: number };
+  | ({ readonly status: 'unknown'; readonly error: string; readonly startedAt: number } & UnknownRecordMeta);
 
-export type Resolution<T> = { readonly status: 'done'; readonly result: T } | { readonly status: 'failed' };
+/** Options of `run()`. */
+export interface RunOptions {
+  /** Binds the key to one request: another fingerprint rejects with `IdempotencyKeyReuseError`. */
+  readonly fingerprint?: string;
+  /** The settle window to keep if this run ends unknown (an OutcomeUnknownError's own wins). */
+  readonly settleAfterMs?: number;
+  /** Updated by the caller as attempts start (`attempts`, `lastAttemptAt`); read if the run ends unknown. */
+  readonly progress?: { attempts?: number; lastAttemptAt?: number };
+}
+
+/**
+ * How reconciliation settles an unknown key. With `startedAt` (from `peek()`), only the attempt that
+ * began then is settled (compare-and-set): a stale answer about an earlier attempt cannot free a
+ * newer one (it rejects with `KEY_WRONG_STATE`).
+ */
+export type Resolution<T> =
+  | { readonly status: 'done'; readonly result: T; readonly startedAt?: number }
+  | { readonly status: 'failed'; readonly startedAt?: number };
+
+/**
+ * What binds a key to one request. `fingerprint`: the request (any string; `chargeCustomer` and the
+ * checkout client use the whole charge, canonical JSON). `scope`: the principal a client-supplied key
+ * belongs to (a customer or tenant id): another scope's use of the key is `IdempotencyKeyReuseError`,
+ * never a replay of this one's result. Both are hashed by the core (SHA-256, first 128 bits).
+ */
+export interface RunOptions {
+  readonly fingerprint?: string;
+  readonly scope?: string;
+}
 
 export interface IdempotencyStoreOptions {
   /** How long a done key replays its result (ms). Default 86,400,000 (24 h). Unknown keys never expire. */
   readonly ttlMs?: number;
+  /**
+   * Records held at most (in flight, unknown, done within the TTL). Default 1,000,000. A new key
+   * beyond it rejects with `StoreFullError` before anything runs; nothing live is evicted.
+   */
+  readonly maxRecords?: number;
   /** Clock (ms). Default `Date.now`. */
   readonly clock?: () => number;
   /** Which failures park a key as unknown. Default `isTransientError`. */
@@ -227,10 +286,12 @@ export interface IdempotencyStoreOptions {
 export class IdempotencyStore<T = unknown> {
   constructor(options?: IdempotencyStoreOptions);
   /**
-   * Run `fn` once per key. Keys are 1–255 printable ASCII characters. `fingerprint` binds the key to
-   * one request: another fingerprint rejects with `IdempotencyKeyReuseError`.
+   * Run `fn` once per key. Keys are 1–255 printable ASCII characters, not starting or ending with a
+   * space. `fingerprint` and `scope` bind the key to one request: another request (or none, when the
+   * key was bound to one) rejects with `IdempotencyKeyReuseError`, in every status. A new key in a
+   * full store rejects with `StoreFullError`.
    */
-  run(key: string, fn: () => Promise<T> | T, options?: { readonly fingerprint?: string }): Promise<T>;
+  run(key: string, fn: () => Promise<T> | T, options?: RunOptions): Promise<T>;
   peek(key: string): IdempotencyRecord<T> | undefined;
   /** Settle an unknown key (reconciliation). */
   resolve(key: string, outcome: Resolution<T>): void;
@@ -238,6 +299,8 @@ export class IdempotencyStore<T = unknown> {
   unknownKeys(): string[];
   /** Records held. */
   readonly size: number;
+  /** The `maxRecords` limit. */
+  readonly maxRecords: number;
 }
 
 /** A UUID v4 from the platform CSPRNG. Make it once per logical charge, at the API boundary. */
@@ -250,15 +313,15 @@ export interface ReconcileReport {
   readonly done: number;
   /** Settled as failed (the charge never happened; the key is free). */
   readonly failed: number;
+  /** Answered failed inside the settle window: not believed yet, left unknown. */
+  readonly deferred: number;
   /** Left unknown (lookup answered undefined, threw, or answered nonsense). */
   readonly stillUnknown: number;
+  /** When deferred > 0: ms until the earliest deferred key's "failed" may be believed; else undefined. */
+  readonly retryAfterMs: number | undefined;
   readonly errors: ReadonlyArray<{ readonly key: string; readonly error: unknown }>;
 }
 
-/**
- * Settle every unknown key of `store` through `lookup(key)` (e.g. the gateway's settlement listing):
- * `{ status: 'done', result }`, `{ status: 'failed' }`, or `undefined` to leave it unknown.
- */
 /** What `reconcile` needs of a store: `IdempotencyStore` or a shared (Redis) one (async is fine). */
 export interface ReconcilableStore<T> {
   unknownKeys(): string[] | Promise<string[]>;
@@ -266,10 +329,25 @@ export interface ReconcilableStore<T> {
   resolve(key: string, outcome: Resolution<T>): void | Promise<void>;
 }
 
+/**
+ * Settle every unknown key of `store` through `lookup(key, record)` (e.g. the gateway's settlement
+ * listing): `{ status: 'done', result }`, `{ status: 'failed' }`, or `undefined` to leave it unknown.
+ * A `done` is applied at once. A `failed` ("never happened") is applied only once the record's
+ * settle window has passed since its last attempt — a request the client gave up on may still be
+ * processed — and is `deferred` until then. Prefer `createCheckoutClient(...).reconcile()` (re-sends
+ * the same key) against a gateway that honours idempotency keys.
+ */
 export function reconcile<T>(
   store: ReconcilableStore<T>,
-  lookup: (key: string) => Promise<Resolution<T> | undefined> | Resolution<T> | undefined,
-  options?: { readonly concurrency?: number },
+  lookup: (key: string, record: IdempotencyRecord<T> & { readonly status: 'unknown' }) => Promise<Resolution<T> | undefined> | Resolution<T> | undefined,
+  options?: {
+    /** Keys looked up at once. Default 8. */
+    readonly concurrency?: number;
+    /** The window for records that carry none (ms). Default 120,000 (2 × 60 s: nothing bounded the attempts). */
+    readonly settleAfterMs?: number;
+    /** Clock (ms). Default `Date.now`. */
+    readonly clock?: () => number;
+  },
 ): Promise<ReconcileReport>;
 
 // ---------------------------------------------------------------------------------------------
@@ -289,7 +367,7 @@ export interface ChargeResult {
 
 /** What `chargeCustomer` needs of a store: `IdempotencyStore` or a shared (Redis) one. */
 export interface IdempotencyRunner<T> {
-  run(key: string, fn: () => Promise<T> | T, options?: { readonly fingerprint?: string }): Promise<T>;
+  run(key: string, fn: () => Promise<T> | T, options?: RunOptions): Promise<T>;
 }
 
 /** What the pipelines need of a breaker: `CircuitBreaker` or a shared (Redis) one. */
@@ -302,12 +380,17 @@ export interface ChargeDeps<C extends Charge = Charge, R = ChargeResult> {
   readonly breaker: Executor;
   readonly gateway: (charge: C, ctx: RetryContext) => Promise<R>;
   readonly policy: RetryPolicy;
+  /** The principal a client-supplied key belongs to: part of the key's binding (see `RunOptions`). */
+  readonly scope?: string;
+  /** The settle window (ms) kept on the key if the charge ends unknown (see `reconcile`). Default: none (reconcile's default). */
+  readonly settleAfterMs?: number;
 }
 
 /**
  * `store.run(key, () => breaker.execute(() => withRetry(() => gateway(charge), policy)))`:
- * idempotency outside, breaker in the middle, retry inside. The key's fingerprint is the amount and
- * currency.
+ * idempotency outside, breaker in the middle, retry inside. The key's fingerprint is the whole charge
+ * (every own field but `idempotencyKey`, canonical JSON): the same key for another amount, currency
+ * or customer is `IdempotencyKeyReuseError`, never a replay. Options are read from own properties.
  */
 export function chargeCustomer<C extends Charge = Charge, R = ChargeResult>(charge: C, deps: ChargeDeps<C, R>): Promise<R>;
 
@@ -327,7 +410,9 @@ export type SteadfastErrorCode =
   | 'INVALID_KEY'
   | 'RANDOM_UNAVAILABLE'
   | 'CHECKOUT_REJECTED'
-  | 'STORE_UNAVAILABLE';
+  | 'STORE_UNAVAILABLE'
+  | 'STORE_FULL'
+  | 'OFFLINE';
 
 /** Base class of steadfast's errors. */
 export class SteadfastError extends Error {
@@ -351,10 +436,21 @@ export class DuplicateRequestError extends SteadfastError {
   readonly startedAt: number;
 }
 export class OutcomeUnknownError extends SteadfastError {
-  constructor(key: string, startedAt: number, options?: { cause?: unknown });
+  constructor(key: string, startedAt: number, options?: { cause?: unknown; attempts?: number; lastAttemptAt?: number; settleAfterMs?: number });
   readonly code: 'OUTCOME_UNKNOWN';
   readonly key: string;
   readonly startedAt: number;
+  /** Attempts sent (resilientFetch and the checkout client set it). */
+  readonly attempts?: number;
+  /** When the last attempt started (ms). */
+  readonly lastAttemptAt?: number;
+  /** The settle window of the limits that produced it (ms). */
+  readonly settleAfterMs?: number;
+}
+/** `navigator.onLine` was false before sending: nothing was sent. Not transient for a store (frees the key). */
+export class OfflineError extends SteadfastError {
+  constructor(message?: string);
+  readonly code: 'OFFLINE';
 }
 export class IdempotencyKeyReuseError extends SteadfastError {
   constructor(key: string);
@@ -444,22 +540,41 @@ export interface ResilientFetchOptions {
   readonly budget?: RetryBudget | false;
   /** Send this Idempotency-Key (or make one with 'auto', once, before the first attempt). */
   readonly idempotencyKey?: string | 'auto';
+  /**
+   * The settle window an `OutcomeUnknownError` carries (how long after its last attempt your
+   * server may still process a request, ms). Default: 2 × the smaller of `attemptTimeoutMs` and
+   * `deadlineMs` (120,000 when neither is set).
+   */
+  readonly settleAfterMs?: number;
+  /**
+   * A `ReadableStream` body can be read once, so it is sent once (never retried). `true` reads it
+   * into memory before the first attempt, so a retryable request (e.g. a keyed POST) can be
+   * re-sent with the same bytes. Default false.
+   */
+  readonly bufferBody?: boolean;
   readonly onRetry?: (info: RetryInfo) => void;
 }
 
 /**
- * `fetch` with retries done right. Retries GET/HEAD/OPTIONS/TRACE/PUT/DELETE, and POST/PATCH only
- * with an Idempotency-Key (the same on every attempt); retries network errors, 408, 429, 5xx (or
- * what `Stripe-Should-Retry` says), never other 4xx; honours Retry-After. Resolves with the final
- * Response, untouched, for any status. Rejects with `OutcomeUnknownError` when a keyed POST/PATCH
- * may have been processed (timeout or lost connection after sending).
+ * `fetch` with retries done right. Retries GET/HEAD/OPTIONS/PUT/DELETE/QUERY, and POST/PATCH only
+ * with an Idempotency-Key (the same on every attempt); never TRACE (fetch refuses it: a TypeError
+ * before anything is sent). Retries network errors (any rejection of the fetch call that is not
+ * the caller's abort), 408, 429, 5xx (or what `Stripe-Should-Retry` says), never other 4xx;
+ * honours Retry-After. A `ReadableStream` body is sent once unless `bufferBody`. Resolves with the
+ * final Response, untouched, for any status. Rejects with `OutcomeUnknownError` when a keyed
+ * POST/PATCH may have been processed (any attempt may have reached the server), `OfflineError`
+ * when `navigator.onLine` was false before sending, `CircuitOpenError` when the breaker refused.
  */
 export function resilientFetch(input: FetchInput, init?: FetchInit, options?: ResilientFetchOptions): Promise<FetchResponse>;
 
 /** One CircuitBreaker per origin, all with the same options. */
 export class BreakerRegistry {
-  /** Default options: `{ windowSize: 20, minimumCalls: 10, failureRateThreshold: 0.5, openDurationMs: 30_000 }`. */
-  constructor(breakerOptions?: CircuitBreakerOptions);
+  /**
+   * Default options: `{ windowSize: 20, minimumCalls: 10, failureRateThreshold: 0.5, openDurationMs: 30_000 }`.
+   * `maxOrigins` (default 1000): past it, the oldest closed origin's breaker is dropped (the oldest of
+   * all when none is closed), so origins taken from client input cannot grow memory without bound.
+   */
+  constructor(breakerOptions?: CircuitBreakerOptions & { readonly maxOrigins?: number });
   get(origin: string): CircuitBreaker;
   origins(): string[];
 }
@@ -467,7 +582,19 @@ export class BreakerRegistry {
 export type ChargeOutcome =
   | { readonly status: 'succeeded'; readonly reference: string; readonly key: string }
   | { readonly status: 'declined'; readonly reason: string; readonly key: string }
-  | { readonly status: 'unknown'; readonly key: string };
+  /** It may have been processed: show "we're checking", never "try again"; the key refuses a blind retry until reconciled. */
+  | { readonly status: 'unknown'; readonly key: string; readonly retryAfterMs?: number }
+  /**
+   * Provably nothing was sent — an open circuit, offline, a refused connection (Node), a shared store
+   * that could not record the start. The key is free: charge again with it after `retryAfterMs` (the
+   * circuit's cooldown; 1,000 ms otherwise, a hint).
+   */
+  | {
+      readonly status: 'unavailable';
+      readonly reason: 'circuit-open' | 'offline' | 'connection-refused' | 'store-unavailable';
+      readonly retryAfterMs: number;
+      readonly key: string;
+    };
 
 /** A store the checkout client can use: an `IdempotencyStore`, or a shared (Redis) one. */
 export type CheckoutStore = IdempotencyRunner<ChargeOutcome> & ReconcilableStore<ChargeOutcome>;
@@ -480,15 +607,21 @@ export interface CheckoutClientOptions<S extends CheckoutStore = IdempotencyStor
   readonly fetch?: FetchFn;
   /** Default: `{ maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 10_000 }`. */
   readonly retry?: FetchRetryOptions;
-  /** A breaker, a registry, or options for a per-origin registry. Default: DEFAULT_BREAKER options. */
-  readonly breaker?: Executor | BreakerRegistry | CircuitBreakerOptions;
+  /** A breaker, a registry, options for a per-origin registry, or `false` for none. Default: DEFAULT_BREAKER options. */
+  readonly breaker?: Executor | BreakerRegistry | CircuitBreakerOptions | false;
   /** Default: a RetryBudget({ ratio: 0.2, minRetriesPerSec: 10, windowMs: 10_000 }) per client. */
   readonly budget?: RetryBudget;
   /** Default: a new IdempotencyStore per client. */
   readonly store?: S;
-  /** Default 10,000 ms. */
+  /** Default 10,000 ms. With `deadlineMs`, sets the settle window an unknown keeps (2 × the smaller). */
   readonly attemptTimeoutMs?: number;
   readonly deadlineMs?: number;
+  /**
+   * How long after its last attempt a request may still be processed by your gateway (ms): the settle
+   * window an unknown charge keeps, before which `reconcile()` never believes "it never happened".
+   * Default: 2 × the smaller of `attemptTimeoutMs` and `deadlineMs`.
+   */
+  readonly settleAfterMs?: number;
   /** Called before every HTTP attempt (logging, UI). */
   readonly onAttempt?: (info: { readonly attempt: number; readonly key: string; readonly url: string }) => void;
 }
@@ -504,9 +637,21 @@ export interface CheckoutClient<S extends CheckoutStore = IdempotencyStore<Charg
   readonly store: S;
   /**
    * One logical charge per key (default: a new key per call). A second call with the same key while
-   * the first is in flight returns the same promise; declines and unknowns are outcomes, not errors.
+   * the first is in flight returns the same promise. Resolves for everything the network or the
+   * gateway can do (succeeded, declined, unknown, unavailable); rejects only for programming errors
+   * (bad input, `CheckoutRequestError`, `IdempotencyKeyReuseError`) and with the signal's reason when
+   * the caller aborts (the key is then unknown if anything may have been sent).
    */
   charge(charge: ChargeRequest, options?: { readonly idempotencyKey?: string; readonly signal?: AbortSignalLike }): Promise<ChargeOutcome>;
+  /**
+   * Get an unknown charge out of unknown by re-sending it with the SAME key: a gateway that honours
+   * keys replays the first outcome, processes it once, or answers 409 while it still runs (then it
+   * stays `unknown`). The outcome also settles the store (succeeded → replayed from now on; declined
+   * → key free). `charge` is needed only when this client did not make the charge (after a reload).
+   * Without a key: every unknown key of the store, one after another.
+   */
+  reconcile(key: string, charge?: ChargeRequest): Promise<ChargeOutcome>;
+  reconcile(): Promise<ChargeOutcome[]>;
 }
 
 export function createCheckoutClient<S extends CheckoutStore = IdempotencyStore<ChargeOutcome>>(options: CheckoutClientOptions<S>): CheckoutClient<S>;
@@ -530,6 +675,13 @@ export class StateStoreUnavailableError extends SteadfastError {
   readonly key?: string;
 }
 
+/** A store holds `maxRecords` live records: a NEW key is refused before anything runs (nothing live is evicted). */
+export class StoreFullError extends SteadfastError {
+  readonly code: 'STORE_FULL';
+  readonly key: string;
+  readonly maxRecords: number;
+}
+
 /** What `onStoreError` receives. */
 export interface StoreErrorEvent {
   readonly op: string;
@@ -550,17 +702,22 @@ export interface BreakerStoreHandle {
 }
 
 export interface IdempotencyStoreHandle {
+  /** `fingerprint`: the fingerprint TEXT (the store hashes it with the core's SHA-256/128). */
   begin(key: string, fingerprint: string | undefined, token: string): Promise<
     | { status: 'run'; startedAt?: number; token: unknown }
     | { status: 'done'; result: unknown }
     | { status: 'in-flight'; startedAt: number }
     | { status: 'unknown'; startedAt: number; error: string }
     | { status: 'mismatch' }
+    | { status: 'full'; maxRecords: number }
   >;
-  complete(key: string, token: unknown, outcome: 'done' | 'unknown' | 'failed', value: unknown): Promise<boolean>;
+  /**
+   * `meta`: what an unknown record keeps for reconcile. 'late': the record was settled (or taken by
+   * another attempt) before this owner reported.
+   */
+  complete(key: string, token: unknown, outcome: 'done' | 'unknown' | 'failed', value: unknown, meta?: UnknownRecordMeta): Promise<'ok' | 'late'>;
   peek(key: string): Promise<IdempotencyRecord<unknown> | undefined>;
-  /** 1 settled, -2 no record, -3 not unknown. */
-  resolve(key: string, outcome: 'done' | 'failed', result?: unknown): Promise<1 | -2 | -3>;
+  resolve(key: string, outcome: 'done' | 'failed', result?: unknown, startedAt?: number): Promise<'resolved' | 'not-found' | 'wrong-state'>;
   unknownKeys(): Promise<string[]>;
 }
 
@@ -568,10 +725,14 @@ export interface IdempotencyStoreHandle {
 export interface StateStore {
   readonly kind: string;
   breaker(name: string, config: object): BreakerStoreHandle;
-  idempotency(options: { readonly ttlMs: number; readonly inFlightLeaseMs: number }): IdempotencyStoreHandle;
+  /** `maxRecords` and `unknownTtlMs` default to the core's (1,000,000 and 30 days). */
+  idempotency(options: { readonly ttlMs: number; readonly inFlightLeaseMs: number; readonly maxRecords?: number; readonly unknownTtlMs?: number }): IdempotencyStoreHandle;
 }
 
-/** In-process store (the default): the wasm core decides, through CircuitBreaker and IdempotencyStore. */
+/**
+ * In-process store (the default): handles directly on the wasm core (BreakerCore, StoreCore). At most
+ * 10,000 breaker names (past it the oldest closed one is dropped); each record set is bounded by its `maxRecords`.
+ */
 export function memoryStateStore(): StateStore;
 
 /** A node-redis (4+) or ioredis (5+) client, connected by you. steadfast depends on neither. */
@@ -579,10 +740,18 @@ export type RedisClientLike = { sendCommand(args: string[]): Promise<unknown> } 
 
 export interface RedisStoreOptions {
   readonly client: RedisClientLike;
-  /** Key namespace. Default 'steadfast'. */
+  /** Key namespace. Default 'steadfast'. Give each service its own (the default is shared). */
   readonly prefix?: string;
   /** Bound on every Redis call (ms). Default 250. */
   readonly timeoutMs?: number;
+  /**
+   * Redis's maxmemory-policy may evict keys (anything but 'noeviction'): 'refuse' (default) rejects
+   * idempotency calls with StateStoreUnavailableError (op 'policy'); 'warn' goes on and calls
+   * `onWarning` once. Checked on first use and at most once a minute; a Redis that forbids CONFIG
+   * cannot be checked and is used as is.
+   */
+  readonly evictionPolicy?: 'refuse' | 'warn';
+  readonly onWarning?: (message: string) => void;
 }
 
 /** Every decision is one Lua script on Redis's clock (TIME); every call is bounded by timeoutMs. */
@@ -628,6 +797,15 @@ export interface SharedIdempotencyStoreOptions {
   readonly ttlMs?: number;
   /** An in-flight record whose owner has not reported for this long reads as unknown. Default 120_000. */
   readonly inFlightLeaseMs?: number;
+  /** Live records held at most; a new key beyond it rejects with StoreFullError. Default 1,000,000. */
+  readonly maxRecords?: number;
+  /** How long Redis keeps an unknown record for reconciliation (ms). Default 2,592,000,000 (30 days). */
+  readonly unknownTtlMs?: number;
+  /**
+   * An owner reported after its record was settled by someone else (its lease lapsed and reconcile
+   * resolved it). A late success or unknown re-parks the key as unknown (back on the worklist).
+   */
+  readonly onLateCompletion?: (event: { readonly key: string; readonly outcome: 'done' | 'unknown' | 'failed' }) => void;
   readonly isTransient?: (error: unknown) => boolean;
   readonly onStoreError?: (event: StoreErrorEvent) => void;
 }
@@ -636,7 +814,7 @@ export interface SharedIdempotencyStoreOptions {
 export class SharedIdempotencyStore<T = unknown> {
   constructor(options?: SharedIdempotencyStoreOptions);
   /** Rejects with StateStoreUnavailableError without calling `fn` when the start cannot be recorded. */
-  run(key: string, fn: () => Promise<T> | T, options?: { readonly fingerprint?: string }): Promise<T>;
+  run(key: string, fn: () => Promise<T> | T, options?: RunOptions): Promise<T>;
   peek(key: string): Promise<IdempotencyRecord<T> | undefined>;
   resolve(key: string, outcome: Resolution<T>): Promise<void>;
   unknownKeys(): Promise<string[]>;
@@ -653,7 +831,7 @@ export interface TabSharing {
 /** Share a CircuitBreaker's trips with the origin's other tabs (BroadcastChannel). */
 export function shareBreakerAcrossTabs(
   breaker: CircuitBreaker,
-  options?: { readonly channel?: string; readonly BroadcastChannel?: unknown; readonly onRemote?: (event: { type: 'open'; until: number } | { type: 'closed' }) => void },
+  options?: { readonly channel?: string; readonly BroadcastChannel?: unknown; readonly onRemote?: (event: { type: 'open'; until: number } | { type: 'closed' } | { type: 'invalid'; reason: string }) => void },
 ): TabSharing;
 
 export type CheckoutKeyStatus = 'new' | 'in-flight' | 'unknown' | 'succeeded' | 'declined' | 'replaced';
@@ -683,4 +861,8 @@ export function persistentCheckoutKey(options: {
   readonly storage?: { getItem(key: string): string | null; setItem(key: string, value: string): void; removeItem?(key: string): void };
   /** Default navigator.locks; null to go without (no cross-tab mutual exclusion). */
   readonly locks?: unknown;
+  /** Entries older than this are pruned (ms). Default 86,400,000 (the gateway's key retention). */
+  readonly maxAgeMs?: number;
+  /** Carts kept per storage, oldest pruned first. Default 100. */
+  readonly maxEntries?: number;
 }): Promise<PersistentCheckoutKey>;

@@ -116,10 +116,10 @@ cp "$bindgen"/steadfast_core.js "$bindgen"/steadfast_core_bg.wasm \
   "$bindgen"/steadfast_sim.js "$bindgen"/steadfast_sim_bg.wasm pkg/
 
 # Fail the build, not the tests, when the optimised module does not load.
-if [ -f pkg/api.js ]; then entry=index.node.js; else entry=init.node.js; fi
+entry=index.node.js
 step "load check: require('./pkg/$entry') on Node $(node --version)"
 node -e 'require(process.argv[1])' "$STEADFAST_ROOT/pkg/$entry"
-if [ -f pkg/sim.node.js ]; then node -e 'require(process.argv[1])' "$STEADFAST_ROOT/pkg/sim.node.js"; fi
+node -e 'require(process.argv[1])' "$STEADFAST_ROOT/pkg/sim.node.js"
 
 mkdir -p dist
 rm -f dist/steadfast-*.tgz

@@ -14,8 +14,8 @@ cd "$STEADFAST_ROOT"
 shopt -s nullglob
 files=(tests/browser/*.test.mjs)
 if [ "${#files[@]}" -eq 0 ]; then
-  echo "test-browser: no tests/browser/*.test.mjs yet; skipped"
-  exit 0
+  echo "test-browser: no tests/browser/*.test.mjs found (a step that tests nothing must not pass)" >&2
+  exit 1
 fi
 [ -n "$STEADFAST_CHROMIUM" ] || { echo "test-browser: chromium not found; run 'make setup'" >&2; exit 1; }
 scripts/install-tarball.sh >/dev/null

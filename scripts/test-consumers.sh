@@ -15,8 +15,8 @@ cd "$STEADFAST_ROOT"
 shopt -s nullglob
 suites=(tests/consumers/*.sh tests/consumers/*/run.sh)
 if [ "${#suites[@]}" -eq 0 ]; then
-  echo "test-consumers: no tests/consumers/*.sh or tests/consumers/*/run.sh yet; skipped"
-  exit 0
+  echo "test-consumers: no tests/consumers/*.sh or tests/consumers/*/run.sh found (a step that tests nothing must not pass)" >&2
+  exit 1
 fi
 tarballs=(dist/steadfast-*.tgz)
 [ "${#tarballs[@]}" -eq 1 ] || { echo "test-consumers: expected one dist/steadfast-*.tgz; run 'make build'" >&2; exit 1; }

@@ -36,8 +36,8 @@ mkdir -p tests/js
 mapfile -t files < <(find tests/js -type f \( -name '*.test.mjs' -o -name '*.test.js' -o -name '*.test.cjs' \) \
   -not -path '*/node_modules/*' | sort)
 if [ "${#files[@]}" -eq 0 ]; then
-  echo "test-js: no tests/js/*.test.mjs yet; skipped"
-  exit 0
+  echo "test-js: no tests/js/*.test.mjs found (a step that tests nothing must not pass)" >&2
+  exit 1
 fi
 
 log="$(mktemp)"

@@ -2,6 +2,7 @@
 # Everything `make test` (and so CI's .ci/run) checks, in order, stopping at the first failure:
 #
 #   fmt          cargo fmt --check
+#   lint-js      prettier --check and eslint on the JS files scripts/lint-js.sh covers
 #   clippy       cargo clippy --all-targets -D warnings (native) and --target wasm32 --lib
 #   native       cargo test (the pure core, natively)
 #   wasm-web     the async Rust API (feature `web`; run last): natively on a virtual clock, then inside
@@ -21,7 +22,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$STEADFAST_ROOT"
 
-ALL=(fmt clippy native build wasm-node wasm-chrome js consumers browser)
+ALL=(fmt lint-js clippy native build wasm-node wasm-chrome js consumers browser)
 steps=("$@")
 ALL+=(wasm-web)
 [ "${#steps[@]}" -gt 0 ] || steps=("${ALL[@]}")
@@ -32,6 +33,7 @@ run_step() {
       cargo fmt --all --check
       cargo fmt --manifest-path examples/rust-checkout/Cargo.toml --check
       ;;
+    lint-js) scripts/lint-js.sh ;;
     clippy)
       cargo clippy --quiet --all-targets -- -D warnings
       cargo clippy --quiet --target wasm32-unknown-unknown --lib -- -D warnings

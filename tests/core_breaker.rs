@@ -502,7 +502,7 @@ fn a_permit_from_before_a_trip_stays_stale_across_an_in_place_restore() {
         "stale before restore"
     );
     let snapshot = b.snapshot();
-    b.restore_in_place(&snapshot).unwrap(); // what BreakerCore::restore does
+    b.restore_in_place(&snapshot, 0.0).unwrap(); // what BreakerCore::restore does
     assert_eq!(
         b.record(slow, Outcome::Failure, 102.0),
         None,

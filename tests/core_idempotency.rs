@@ -1,19 +1,105 @@
 //! Model-based idempotency test: random begin / complete / resolve / peek / clock sequences over a
-//! few keys, checked step by step against a reference model of the documented lifecycle.
+//! few keys, checked step by step against a reference model of the documented lifecycle. The core's
+//! `Records` is driven exactly as the JS shell drives it: a key → slot index kept by the caller
+//! ([`Index`] here, a `Map` in `lib/idempotency.js`), expired slots drained before a slot is used.
 //!
 //! Why: the invariant that matters is "no double charge": a key never gets a second `Run` until
 //! the first one is known not to have charged (definitive rejection, reconciled as failed) or its
-//! success record expired. Slots must also be freed exactly once, or the caller leaks or drops
-//! someone else's stored result.
+//! success record expired, and never for another request. Slots must also be freed exactly once,
+//! or the caller leaks or drops someone else's stored result. The store never holds more than
+//! `max_records` records and never evicts a live one to make room.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use proptest::prelude::*;
 use steadfast::core::error::Error;
-use steadfast::core::idempotency::{Begin, Completion, IdempotencyTable, Peek, Resolution, Status};
+use steadfast::core::idempotency::{
+    fingerprint, validate_key, Begin, Completion, Fingerprint, Peek, Records, Resolution, Status,
+    StoreConfig,
+};
 
 const KEYS: [&str; 4] = ["a", "b", "order 42", "~"];
 const FINGERPRINTS: [Option<&str>; 3] = [None, Some("amount=100"), Some("amount=999")];
+
+/// The caller's key → slot index, as `lib/idempotency.js` keeps it.
+struct Index {
+    records: Records,
+    by_key: HashMap<&'static str, u32>,
+    key_of: HashMap<u32, &'static str>,
+    /// Slots freed by expiry during the last begin (for the model to check).
+    swept: Vec<u32>,
+}
+
+impl Index {
+    fn new(config: StoreConfig) -> Self {
+        Self {
+            records: Records::new(config),
+            by_key: HashMap::new(),
+            key_of: HashMap::new(),
+            swept: Vec::new(),
+        }
+    }
+
+    fn forget(&mut self, slot: u32) {
+        if let Some(key) = self.key_of.remove(&slot) {
+            if self.by_key.get(key) == Some(&slot) {
+                self.by_key.remove(key);
+            }
+        }
+    }
+
+    fn begin(&mut self, key: &'static str, fp: Option<Fingerprint>, now: f64) -> Begin {
+        let known = self.by_key.get(key).copied();
+        let got = self.records.begin(known, fp, now);
+        self.swept.clear();
+        if self.records.has_expired() {
+            for slot in self.records.take_expired() {
+                self.forget(slot);
+                self.swept.push(slot);
+            }
+        }
+        if let (Begin::Run { slot }, None) = (got, known) {
+            self.by_key.insert(key, slot);
+            self.key_of.insert(slot, key);
+        }
+        got
+    }
+
+    fn complete(&mut self, slot: u32, c: Completion, now: f64) -> bool {
+        let freed = self.records.complete(slot, c, now);
+        if freed {
+            self.forget(slot);
+        }
+        freed
+    }
+
+    fn resolve(
+        &mut self,
+        key: &str,
+        r: Resolution,
+        at: Option<f64>,
+        now: f64,
+    ) -> Result<u32, Error> {
+        let slot = *self.by_key.get(key).ok_or(Error::UnknownKey)?;
+        self.records.resolve(slot, r, at, now)?;
+        if r == Resolution::Failed {
+            self.forget(slot);
+        }
+        Ok(slot)
+    }
+
+    fn peek(&self, key: &str, now: f64) -> Option<Peek> {
+        self.records.peek(*self.by_key.get(key)?, now)
+    }
+
+    fn unknown_keys(&self) -> Vec<&'static str> {
+        self.records
+            .unknown_slots()
+            .into_iter()
+            .filter_map(|(s, _)| self.key_of.get(&s).copied())
+            .collect()
+    }
+}
 
 #[derive(Debug, Clone, Copy)]
 struct Rec {
@@ -28,7 +114,8 @@ struct Rec {
 enum Op {
     Begin(usize, usize),
     Complete(usize, Completion),
-    Resolve(usize, Resolution),
+    /// Resolve, with a compare-and-set on the attempt's start: none, the right one, a wrong one.
+    Resolve(usize, Resolution, u8),
     Peek(usize),
     Advance(f64),
 }
@@ -43,7 +130,7 @@ fn ops() -> impl Strategy<Value = Vec<Op>> {
     let op = prop_oneof![
         6 => (0..KEYS.len(), 0..FINGERPRINTS.len()).prop_map(|(k, f)| Op::Begin(k, f)),
         4 => (any::<usize>(), completion).prop_map(|(i, c)| Op::Complete(i, c)),
-        2 => (0..KEYS.len(), resolution).prop_map(|(k, r)| Op::Resolve(k, r)),
+        2 => (0..KEYS.len(), resolution, 0u8..3).prop_map(|(k, r, c)| Op::Resolve(k, r, c)),
         2 => (0..KEYS.len()).prop_map(Op::Peek),
         3 => prop_oneof![0u32..20, 0u32..3000].prop_map(|ms| Op::Advance(f64::from(ms))),
     ];
@@ -58,12 +145,13 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 1500, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
-    fn idempotency_table_matches_the_reference_model(
+    fn records_match_the_reference_model(
         ttl in prop_oneof![Just(1.0), Just(10.0), Just(1000.0), 1.0f64..5000.0],
+        max_records in prop_oneof![1u32..4, Just(1_000_000)],
         start in 0.0f64..1e9,
         ops in ops(),
     ) {
-        let mut t = IdempotencyTable::new(Some(ttl)).unwrap();
+        let mut t = Index::new(StoreConfig::new(Some(ttl), Some(f64::from(max_records))).unwrap());
         let mut model: BTreeMap<&str, Rec> = BTreeMap::new();
         let mut running: Vec<(u32, &str)> = Vec::new(); // Run handed out, not yet completed
         let mut owned: BTreeSet<u32> = BTreeSet::new(); // slots the caller stores a result under
@@ -71,11 +159,11 @@ proptest! {
         for (step, op) in ops.iter().enumerate() {
             match *op {
                 Op::Begin(k, f) => {
-                    let (key, fingerprint) = (KEYS[k], FINGERPRINTS[f]);
-                    let got = t.begin(key, fingerprint, now).unwrap();
+                    let (key, fp_text) = (KEYS[k], FINGERPRINTS[f]);
+                    let got = t.begin(key, fp_text.map(fingerprint), now);
                     // Slots freed by a sweep during this begin are reported before its slot is
                     // used: each must be an expired Done record, and is freed exactly once.
-                    for slot in t.take_expired() {
+                    for &slot in &t.swept {
                         let (&k2, r) = model.iter().find(|(_, r)| r.slot == slot)
                             .ok_or_else(|| TestCaseError::fail(format!("slot {slot} not held")))?;
                         prop_assert!(r.status == Status::Done && now >= r.expires, "{:?} swept", r);
@@ -83,15 +171,16 @@ proptest! {
                         prop_assert!(owned.remove(&slot), "slot {} freed twice", slot);
                     }
                     let existing = model.get(key).copied().filter(|r| live(r, now));
+                    let full = !model.contains_key(key)
+                        && model.values().filter(|r| live(r, now)).count() >= max_records as usize;
                     let want = match existing {
-                        Some(r) if matches!((r.fingerprint, fingerprint), (Some(a), Some(b)) if a != b) => {
-                            Begin::Mismatch
-                        }
+                        Some(r) if r.fingerprint != fp_text => Begin::Mismatch,
                         Some(r) => match r.status {
                             Status::Done => Begin::Replay { slot: r.slot },
                             Status::InFlight => Begin::InFlight { started_at_ms: r.started },
                             Status::Unknown => Begin::Unknown { slot: r.slot, started_at_ms: r.started },
                         },
+                        None if full => Begin::Full,
                         None => {
                             // No double charge: a Run only for an absent key or an expired success.
                             let Begin::Run { slot } = got else {
@@ -103,12 +192,13 @@ proptest! {
                             prop_assert!(in_place || owned.insert(slot), "slot {} handed out twice", slot);
                             running.push((slot, key));
                             model.insert(key, Rec {
-                                slot, status: Status::InFlight, fingerprint, started: now, expires: f64::INFINITY,
+                                slot, status: Status::InFlight, fingerprint: fp_text, started: now, expires: f64::INFINITY,
                             });
                             got
                         }
                     };
                     prop_assert_eq!(got, want, "step {}", step);
+                    prop_assert!(t.records.len() <= max_records as usize, "bound exceeded");
                 }
                 Op::Complete(i, completion) if !running.is_empty() => {
                     let (slot, key) = running.swap_remove(i % running.len());
@@ -127,12 +217,18 @@ proptest! {
                     prop_assert!(!t.complete(slot, Completion::Definitive, now));
                 }
                 Op::Complete(..) => {}
-                Op::Resolve(k, resolution) => {
+                Op::Resolve(k, resolution, cas) => {
                     let key = KEYS[k];
-                    let got = t.resolve(key, resolution, now);
-                    let want = match model.get(key).copied() {
+                    let rec = model.get(key).copied();
+                    let at = match cas {
+                        0 => None,
+                        1 => rec.map(|r| r.started),
+                        _ => Some(rec.map_or(-1.0, |r| r.started - 1.0)),
+                    };
+                    let got = t.resolve(key, resolution, at, now);
+                    let want = match rec {
                         None => Err(Error::UnknownKey),
-                        Some(r) if r.status != Status::Unknown => Err(Error::WrongState),
+                        Some(r) if r.status != Status::Unknown || cas == 2 => Err(Error::WrongState),
                         Some(r) => {
                             if resolution == Resolution::Failed {
                                 model.remove(key);
@@ -154,7 +250,7 @@ proptest! {
                 Op::Advance(ms) => now += ms,
             }
             // Only a begin sweeps: nothing else may have been reported.
-            prop_assert!(t.take_expired().is_empty());
+            prop_assert!(!t.records.has_expired());
             // Unknown keys are the reconciliation worklist, and never expire on their own.
             let mut unknown: Vec<_> = t.unknown_keys().into_iter().map(String::from).collect();
             unknown.sort();
@@ -168,34 +264,33 @@ proptest! {
     #[test]
     fn keys_are_validated(key in prop_oneof![
         "[ -~]{0,300}",
+        " [ -~]{0,5}",
+        "[ -~]{0,5} ",
         "\\PC{0,40}",
         prop::collection::vec(any::<u8>(), 0..300).prop_map(|b| String::from_utf8_lossy(&b).into_owned()),
     ]) {
-        let valid = !key.is_empty() && key.len() <= 255 && key.bytes().all(|b| (0x20..=0x7e).contains(&b));
-        let mut t = IdempotencyTable::new(None).unwrap();
-        let begun = t.begin(&key, None, 0.0);
-        prop_assert_eq!(begun.is_ok(), valid, "{:?}", key);
+        let valid = !key.is_empty() && key.len() <= 255 && key.bytes().all(|b| (0x20..=0x7e).contains(&b))
+            && !key.starts_with(' ') && !key.ends_with(' ');
+        prop_assert_eq!(validate_key(&key).is_ok(), valid, "{:?}", key);
         if !valid {
-            prop_assert_eq!(begun, Err(Error::InvalidKey));
-            prop_assert_eq!(t.resolve(&key, Resolution::Done, 0.0), Err(Error::InvalidKey));
-            prop_assert!(t.is_empty());
-        } else {
-            prop_assert_eq!(t.len(), 1);
+            prop_assert_eq!(validate_key(&key), Err(Error::InvalidKey));
         }
     }
 }
 
 #[test]
 fn boundary_keys() {
-    let mut t = IdempotencyTable::new(None).unwrap();
-    assert!(t.begin(&"k".repeat(255), None, 0.0).is_ok());
+    assert!(validate_key(&"k".repeat(255)).is_ok());
+    assert!(validate_key("a b").is_ok());
     for bad in [
         String::new(),
         "k".repeat(256),
         "a\u{7f}".into(),
         "né".into(),
         "a\nb".into(),
+        "k ".into(),
+        " k".into(),
     ] {
-        assert_eq!(t.begin(&bad, None, 0.0), Err(Error::InvalidKey), "{bad:?}");
+        assert_eq!(validate_key(&bad), Err(Error::InvalidKey), "{bad:?}");
     }
 }

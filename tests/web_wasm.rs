@@ -231,7 +231,10 @@ async fn store_records_write_and_read_the_js_peek_shape() {
         read,
         Record::Unknown {
             error: "Error: HTTP 503".into(),
-            started_at_ms: 5000.0
+            started_at_ms: 5000.0,
+            last_attempt_at_ms: Some(5000.0),
+            attempts: None,
+            settle_after_ms: None,
         }
     );
     assert_eq!(json(&read.to_js().unwrap()), shape("recordUnknown"));

@@ -2,12 +2,10 @@
 // machine (rate window or consecutive failures, one half-open probe, stale outcomes ignored) is
 // the Rust core's; this class asks it for a permit, runs the call, and reports the outcome.
 
-import { BreakerCore } from '../steadfast_core.js';
 import { CircuitOpenError } from './errors.js';
 import * as o from './options.js';
+import { NOT_CLOSED, STATES, TRANSITION, readBreakerOptions } from './breaker-options.js';
 
-const STATES = ['closed', 'open', 'half-open', 'isolated'];
-const TRANSITION = 2 ** 32;
 const always = () => true;
 
 export class CircuitBreaker {
@@ -35,35 +33,11 @@ export class CircuitBreaker {
     this.#clock = o.clock(opts, where);
     this.#onStateChange = o.fn(opts, 'onStateChange', where);
     this.#isFailure = o.fn(opts, 'isFailure', where) ?? always;
-    const values = {
-      windowSize: o.num(opts, 'windowSize', where),
-      failureRateThreshold: o.num(opts, 'failureRateThreshold', where),
-      minimumCalls: o.num(opts, 'minimumCalls', where),
-      failureThreshold: o.num(opts, 'failureThreshold', where),
-      openDurationMs: o.num(opts, 'openDurationMs', where),
-      probesToClose: o.num(opts, 'probesToClose', where),
-    };
-    const consecutive = values.failureThreshold !== undefined;
-    const rate = values.windowSize !== undefined || values.failureRateThreshold !== undefined || values.minimumCalls !== undefined;
-    if (consecutive === rate) {
-      throw o.typeError(
-        where,
-        'options',
-        '{ windowSize, failureRateThreshold, openDurationMs } or { failureThreshold, openDurationMs } (not both)',
-        opts,
-      );
-    }
-    const required = consecutive ? ['failureThreshold', 'openDurationMs'] : ['windowSize', 'failureRateThreshold', 'openDurationMs'];
-    for (const name of required) {
-      if (values[name] === undefined) throw o.typeError(where, name, 'a number', undefined);
-    }
-    this.#kind = consecutive ? 'consecutive' : 'rate';
-    this.#core = o.core(where, values, () =>
-      consecutive
-        ? BreakerCore.consecutive(values.failureThreshold, values.openDurationMs, values.probesToClose)
-        : BreakerCore.rate(values.windowSize, values.failureRateThreshold, values.minimumCalls, values.openDurationMs, values.probesToClose),
-    );
-    if (opts.state !== undefined) this.#restore(opts.state);
+    const { core, config } = readBreakerOptions(opts, where);
+    this.#kind = config.kind;
+    this.#core = core;
+    const state = o.own(opts, 'state');
+    if (state !== undefined) this.#restore(state);
   }
 
   /** 'closed' | 'open' | 'half-open' (an isolated breaker reads 'open'). */
@@ -86,7 +60,7 @@ export class CircuitBreaker {
     // A closed circuit admits without looking at the time: no clock read on the hot path.
     let permit = this.#core.tryAcquireClosed();
     let now;
-    if (permit === -2) permit = this.#core.tryAcquire((now = this.#clock()));
+    if (permit === NOT_CLOSED) permit = this.#core.tryAcquire((now = this.#clock()));
     if (permit < 0) {
       if (fallback !== undefined) {
         if (typeof fallback !== 'function') return Promise.reject(o.typeError('execute', 'fallback', 'a function', fallback));
@@ -181,15 +155,22 @@ export class CircuitBreaker {
     if (t !== 0) this.#emit(t);
   }
 
-  /** Open until `untilMs` (on this breaker's clock) because a peer saw it trip. */
+  /**
+   * Open until `untilMs` (on this breaker's clock) because a peer saw it trip. The deadline is
+   * clamped to now + openDurationMs: a peer cannot hold this breaker open longer than one trip would
+   * (isolate() holds it open indefinitely). A deadline already past changes nothing.
+   */
   openUntil(untilMs) {
     if (typeof untilMs !== 'number') throw o.typeError('openUntil', 'untilMs', 'a number', untilMs);
     if (!Number.isFinite(untilMs)) throw o.rangeError('openUntil', 'untilMs', 'a finite time (isolate() holds it open indefinitely)', untilMs);
-    const t = this.#core.openUntil(untilMs);
+    const t = this.#core.openUntil(untilMs, this.#clock());
     if (t !== 0) this.#emit(t);
   }
 
-  /** Plain-data snapshot; pass it back as `new CircuitBreaker({ ...options, state })`. */
+  /**
+   * Plain-data snapshot; pass it back as `new CircuitBreaker({ ...options, state })`. A restored
+   * open deadline is clamped to now + openDurationMs (storage may have been tampered with).
+   */
   toJSON() {
     const [s, openUntil, probeSuccesses, consecutiveFailures, ...window] = this.#core.snapshot();
     return {
@@ -207,14 +188,16 @@ export class CircuitBreaker {
     const where = 'CircuitBreaker';
     const bad = (why) => o.rangeError(where, 'state', `a snapshot from toJSON() (${why})`, state);
     if (state === null || typeof state !== 'object') throw o.typeError(where, 'state', 'a snapshot from toJSON()', state);
-    if (state.version !== 1) throw bad('version 1');
-    if (state.kind !== this.#kind) throw bad(`kind '${this.#kind}'`);
-    const s = STATES.indexOf(state.state);
+    const field = (name) => o.own(state, name);
+    if (field('version') !== 1) throw bad('version 1');
+    if (field('kind') !== this.#kind) throw bad(`kind '${this.#kind}'`);
+    const s = STATES.indexOf(field('state'));
     if (s < 0) throw bad('unknown state');
-    const window = state.window ?? [];
+    const window = field('window') ?? [];
     if (!Array.isArray(window)) throw bad('window must be an array');
-    const data = [s, s === 1 ? state.openUntil : 0, state.probeSuccesses ?? 0, state.consecutiveFailures ?? 0, ...window];
+    if (window.length > 100_000) throw bad('window longer than any breaker keeps');
+    const data = [s, s === 1 ? field('openUntil') : 0, field('probeSuccesses') ?? 0, field('consecutiveFailures') ?? 0, ...window];
     if (!data.every((v) => typeof v === 'number')) throw bad('numbers expected');
-    o.core(where, { state }, () => this.#core.restore(new Float64Array(data)));
+    o.core(where, { state }, () => this.#core.restore(new Float64Array(data), this.#clock()));
   }
 }

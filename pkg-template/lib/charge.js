@@ -4,16 +4,19 @@
 
 import * as o from './options.js';
 import { withRetry, checkPolicy } from './retry.js';
+import { canonicalCharge } from './idempotency-key.js';
 
 /**
  * store.run(key, () => breaker.execute(() => withRetry(() => gateway(charge), policy))), with the
- * charge's amount and currency as the key's fingerprint (reusing a key for another amount is an
- * error, not a replay).
+ * whole charge (every own field but the key, canonical JSON) as the key's fingerprint: reusing a key
+ * for another amount, currency or customer is an error (KEY_REUSED), never a replay. `deps.scope`
+ * (the principal a client-supplied key belongs to) is part of the fingerprint too.
  */
 export function chargeCustomer(charge, deps) {
   const where = 'chargeCustomer';
   const c = o.object(charge, where);
-  if (typeof c.idempotencyKey !== 'string') return Promise.reject(o.typeError(where, 'idempotencyKey', 'a string', c.idempotencyKey));
+  const key = o.own(c, 'idempotencyKey'); // own only: a polluted prototype must not supply a key
+  if (typeof key !== 'string') return Promise.reject(o.typeError(where, 'idempotencyKey', 'a string', key));
   if (!Number.isSafeInteger(c.amountCents) || c.amountCents <= 0) {
     return Promise.reject((typeof c.amountCents === 'number' ? o.rangeError : o.typeError)(where, 'amountCents', 'a positive integer', c.amountCents));
   }
@@ -22,19 +25,41 @@ export function chargeCustomer(charge, deps) {
   }
   const d = o.object(deps, where);
   // Structural: an IdempotencyStore or a shared (Redis) one, a CircuitBreaker or a shared one.
-  if (typeof d.store?.run !== 'function') return Promise.reject(o.typeError(where, 'store', 'an IdempotencyStore (an object with run())', d.store));
-  if (typeof d.breaker?.execute !== 'function') return Promise.reject(o.typeError(where, 'breaker', 'a CircuitBreaker (an object with execute())', d.breaker));
-  if (typeof d.gateway !== 'function') return Promise.reject(o.typeError(where, 'gateway', 'a function', d.gateway));
-  const { store, breaker, gateway, policy } = d;
+  const [store, breaker, gateway, policy, scope, settleAfterMs] = ['store', 'breaker', 'gateway', 'policy', 'scope', 'settleAfterMs'].map((k) => o.own(d, k));
+  if (typeof store?.run !== 'function') return Promise.reject(o.typeError(where, 'store', 'an IdempotencyStore (an object with run())', store));
+  if (typeof breaker?.execute !== 'function') return Promise.reject(o.typeError(where, 'breaker', 'a CircuitBreaker (an object with execute())', breaker));
+  if (typeof gateway !== 'function') return Promise.reject(o.typeError(where, 'gateway', 'a function', gateway));
+  if (scope !== undefined && typeof scope !== 'string') return Promise.reject(o.typeError(where, 'scope', 'a string', scope));
+  if (settleAfterMs !== undefined && !(typeof settleAfterMs === 'number' && settleAfterMs >= 0)) {
+    return Promise.reject((typeof settleAfterMs === 'number' ? o.rangeError : o.typeError)(where, 'settleAfterMs', 'a number >= 0', settleAfterMs));
+  }
   // A bad policy must fail here, not inside breaker.execute where it would count as a gateway failure.
   try {
     checkPolicy(policy);
   } catch (e) {
     return Promise.reject(e);
   }
+  let fingerprint;
+  try {
+    fingerprint = canonicalCharge(c);
+  } catch (e) {
+    return Promise.reject(e);
+  }
+  // What an unknown record keeps for reconcile: how many attempts were sent (the store stamps the
+  // time it saw the failure, on its own clock) and the caller's settle window, if given.
+  const progress = { attempts: 0 };
+  const runOptions = { fingerprint, progress };
+  if (scope !== undefined) runOptions.scope = scope;
+  if (settleAfterMs !== undefined) runOptions.settleAfterMs = settleAfterMs;
   return store.run(
-    c.idempotencyKey,
-    () => breaker.execute(() => withRetry((ctx) => gateway(c, ctx), policy)),
-    { fingerprint: `${c.amountCents} ${c.currency}` },
+    key,
+    () =>
+      breaker.execute(() =>
+        withRetry((ctx) => {
+          progress.attempts = ctx.attempt;
+          return gateway(c, ctx);
+        }, policy),
+      ),
+    runOptions,
   );
 }

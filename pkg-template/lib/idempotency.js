@@ -1,19 +1,17 @@
 // Why: one logical charge, however many attempts happen underneath. A timeout is not a failure but
 // an unknown: the key is parked and blind retries are refused until reconciliation. The record
-// lifecycle (in-flight / done / unknown, fingerprints, TTL) is the Rust core's, by slot. This file
-// keeps the key -> slot index in a Map (V8's seeded string hash; a known key never crosses into
-// wasm as a string) and the results under their slots.
+// lifecycle (in-flight / done / unknown, fingerprints, TTL, the maxRecords bound) is the Rust
+// core's, by slot. `MemoryRecords` keeps the key -> slot index in a Map (V8's seeded string hash; a
+// known key never crosses into wasm as a string) and the results under their slots; it is the one
+// in-process handle that both IdempotencyStore and the memory state store drive.
 
-import { StoreCore, keyRule, newIdempotencyKey as coreKey } from '../steadfast_core.js';
-import {
-  brand,
-  DuplicateRequestError,
-  IdempotencyKeyReuseError,
-  IdempotencyStateError,
-  OutcomeUnknownError,
-} from './errors.js';
+import { StoreCore, newIdempotencyKey as coreKey } from '../steadfast_core.js';
+import { brand, DuplicateRequestError, IdempotencyKeyReuseError, IdempotencyStateError, OutcomeUnknownError } from './errors.js';
+import { StoreFullError } from './shared/errors.js';
 import * as o from './options.js';
 import { isTransientError, leavesOutcomeUnknown } from './classify.js';
+import { BEGIN, RESOLVE, checkKey, fingerprintText, fingerprintWords, invalidKey, validKey } from './idempotency-key.js';
+import { unknownMeta } from './unknown.js';
 
 /** A new UUID v4 from the platform CSPRNG: make it once per logical charge, reuse it on every attempt. */
 export function newIdempotencyKey() {
@@ -27,132 +25,204 @@ export function newIdempotencyKey() {
   }
 }
 
-function invalidKey(key) {
-  return brand(
-    new RangeError(`steadfast: idempotency key must be 1 to 255 printable ASCII characters, got ${o.show(key)}`),
-    'INVALID_KEY',
-    { key },
-  );
-}
-
-function checkKey(key, where) {
-  if (typeof key !== 'string') throw brand(new TypeError(`steadfast: ${where} key must be a string, got ${o.show(key)}`), 'INVALID_KEY');
-}
-
-/** The core's key rule (length and byte range), read once, applied to keys the store has not seen. */
-let rule;
-function validKey(key) {
-  rule ??= keyRule();
-  const [min, max, lo, hi] = rule;
-  if (key.length < min || key.length > max) return false;
-  for (let i = 0; i < key.length; i++) {
-    const c = key.charCodeAt(i);
-    if (c < lo || c > hi) return false;
-  }
-  return true;
-}
-
 /**
- * A fingerprint's hash for the core to compare: two 32-bit FNV-1a lanes folded into 53 bits (an
- * integer a JS number holds exactly). Only equality matters; the string never crosses into wasm.
+ * The in-process records handle: StoreCore plus the key index and the values stored by slot.
+ * Synchronous; every decision is the core's. Keys must be valid (callers check).
+ * @internal
  */
-function fingerprintHash(text) {
-  let a = 0x811c9dc5;
-  let b = 0x01000193 ^ 0x5bd1e995;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193);
-    b = Math.imul(b ^ c, 0x5bd1e995) ^ (b >>> 15);
-  }
-  return (b >>> 11) * 4294967296 + (a >>> 0);
-}
-
-export class IdempotencyStore {
+export class MemoryRecords {
   #core;
-  #clock;
-  #isTransient;
   /** key -> slot (the index; the core holds the records by slot). */
   #index = new Map();
   /** slot -> key, to list unknown keys and to drop index entries when the core frees a slot. */
   #keys = [];
-  /** slot -> the result (done) or the error text (unknown); the core knows which. No wrapper object per record. */
+  /** slot -> the result (done) or the error text (unknown); the core knows which. */
   #slots = [];
+  /** slot -> what reconciliation needs of an unknown record (attempts, lastAttemptAt, settleAfterMs). */
+  #meta = [];
 
-  /** @param {object} [options] `{ ttlMs = 86_400_000, clock = Date.now, isTransient = isTransientError }` */
+  /** @param {StoreCore} core */
+  constructor(core) {
+    this.#core = core;
+  }
+
+  get maxRecords() {
+    return this.#core.maxRecords;
+  }
+
+  /** `{ kind, slot }` with kind one of BEGIN's codes. `fp`: fingerprint text or undefined. */
+  begin(key, fp, now) {
+    const known = this.#index.get(key);
+    const [a, b, c, d] = fingerprintWords(fp);
+    const code = this.#core.begin(known ?? -1, a, b, c, d, now);
+    const kind = code % 8;
+    const slot = Math.floor(code / 16);
+    // Slots freed by expiry are dropped BEFORE this slot is used (the same begin may hand one out).
+    if (code % 16 >= BEGIN.EXPIRED_FLAG) for (const s of this.#core.takeExpired()) this.#forget(s);
+    if (kind === BEGIN.RUN && known === undefined) {
+      this.#index.set(key, slot);
+      this.#keys[slot] = key;
+    }
+    return { kind, slot: kind === BEGIN.IN_FLIGHT || kind === BEGIN.MISMATCH ? known : slot };
+  }
+
+  /**
+   * Report how the run in `slot` ended: 0 success (`value` replays), 1 unknown (`value` = error
+   * text, `meta` = unknownMeta()), 2 definitive.
+   */
+  complete(slot, kind, value, now, meta) {
+    if (kind !== 2) this.#slots[slot] = value;
+    if (kind === 1) this.#meta[slot] = meta;
+    if (this.#core.complete(slot, kind, now)) this.#forget(slot);
+  }
+
+  /** The value stored under `slot` (a done record's result): the replay path, no crossing. */
+  value(slot) {
+    return this.#slots[slot];
+  }
+
+  /** The record in `slot` (of `key`), as the public shape, or undefined. */
+  peekSlot(slot, now) {
+    const p = this.#core.peek(slot, now);
+    if (p.length === 0) return undefined;
+    const [status, startedAt] = p;
+    if (status === 0) return { status: 'in-flight', startedAt };
+    if (status === 1) return { status: 'done', result: this.#slots[slot] };
+    return { status: 'unknown', error: this.#slots[slot], startedAt, ...this.#meta[slot] };
+  }
+
+  peek(key, now) {
+    const slot = this.#index.get(key);
+    return slot === undefined ? undefined : this.peekSlot(slot, now);
+  }
+
+  /** RESOLVE code. `expectStartedAt` (optional) makes it a compare-and-set on the attempt. */
+  resolve(key, done, result, expectStartedAt, now) {
+    const slot = this.#index.get(key);
+    if (slot === undefined) return RESOLVE.NOT_FOUND;
+    const r = this.#core.resolve(slot, done, expectStartedAt, now);
+    if (r === RESOLVE.RESOLVED) {
+      if (done) {
+        this.#slots[slot] = result;
+        this.#meta[slot] = undefined;
+      } else this.#forget(slot);
+    }
+    return r;
+  }
+
+  unknownKeys() {
+    return Array.from(this.#core.unknownSlots(), (s) => this.#keys[s]);
+  }
+
+  size(now) {
+    this.#core.sweep(now);
+    for (const s of this.#core.takeExpired()) this.#forget(s);
+    return this.#core.size;
+  }
+
+  /** The core freed `slot`: drop its key from the index and its value. */
+  #forget(slot) {
+    const key = this.#keys[slot];
+    if (key !== undefined && this.#index.get(key) === slot) this.#index.delete(key);
+    this.#keys[slot] = undefined;
+    this.#slots[slot] = undefined;
+    this.#meta[slot] = undefined;
+  }
+}
+
+/** A StoreCore from validated numbers (RangeError naming the option otherwise). @internal */
+export function makeStoreCore(where, values) {
+  return o.core(where, values, () => new StoreCore(values.ttlMs, values.maxRecords));
+}
+
+function checkResolution(outcome) {
+  const out = o.object(outcome, 'resolve');
+  const status = o.own(out, 'status');
+  if (status !== 'done' && status !== 'failed') throw o.typeError('resolve', 'status', "'done' or 'failed'", status);
+  const startedAt = o.num(out, 'startedAt', 'resolve');
+  return { done: status === 'done', result: o.own(out, 'result'), startedAt };
+}
+
+/** The IdempotencyStateError for a RESOLVE code, or undefined when settled. @internal */
+export function resolveError(key, r) {
+  if (r === RESOLVE.NOT_FOUND) return new IdempotencyStateError(key, 'KEY_NOT_FOUND', `No record for idempotency key ${key}`);
+  if (r === RESOLVE.WRONG_STATE) {
+    return new IdempotencyStateError(
+      key,
+      'KEY_WRONG_STATE',
+      `Idempotency key ${key} is not unknown (or not the attempt that began at startedAt): only unknown keys can be resolved`,
+    );
+  }
+  return undefined;
+}
+export { checkResolution };
+
+export class IdempotencyStore {
+  #records;
+  #clock;
+  #isTransient;
+
+  /**
+   * @param {object} [options] `{ ttlMs = 86_400_000, maxRecords = 1_000_000, clock = Date.now,
+   *   isTransient = isTransientError }`
+   */
   constructor(options) {
     const where = 'IdempotencyStore';
     const opts = o.object(options, where, true);
     this.#clock = o.clock(opts, where);
     this.#isTransient = o.fn(opts, 'isTransient', where) ?? isTransientError;
-    const values = { ttlMs: o.num(opts, 'ttlMs', where) };
-    this.#core = o.core(where, values, () => new StoreCore(values.ttlMs));
+    const values = { ttlMs: o.num(opts, 'ttlMs', where), maxRecords: o.num(opts, 'maxRecords', where) };
+    this.#records = new MemoryRecords(makeStoreCore(where, values));
   }
 
   /**
    * Run `fn` once for `key`: a done key replays its result; an in-flight key rejects with
    * DuplicateRequestError; an unknown key rejects with OutcomeUnknownError; a different fingerprint
-   * rejects with IdempotencyKeyReuseError. A transient failure parks the key as unknown; any other
-   * failure frees it.
+   * or scope rejects with IdempotencyKeyReuseError; a new key in a full store rejects with
+   * StoreFullError. A transient failure parks the key as unknown; any other failure frees it.
    */
   run(key, fn, options) {
     if (typeof key !== 'string') {
       return Promise.reject(brand(new TypeError(`steadfast: run key must be a string, got ${o.show(key)}`), 'INVALID_KEY'));
     }
     if (typeof fn !== 'function') return Promise.reject(o.typeError('run', 'fn', 'a function', fn));
-    let fingerprint = NaN;
-    if (options !== undefined) {
-      if (options === null || typeof options !== 'object') return Promise.reject(o.typeError('run', 'options', 'an object', options));
-      const f = options.fingerprint;
-      if (f !== undefined && typeof f !== 'string') return Promise.reject(o.typeError('run', 'fingerprint', 'a string', f));
-      if (f !== undefined) fingerprint = fingerprintHash(f);
-    }
-    const known = this.#index.get(key);
-    if (known === undefined && !validKey(key)) return Promise.reject(invalidKey(key));
+    let fp;
     let now;
     try {
+      if (options !== undefined) fp = fingerprintText(o.object(options, 'run'), 'run');
+      if (!validKey(key)) throw invalidKey(key);
       now = this.#clock();
     } catch (e) {
-      return Promise.reject(e); // a user clock that throws: nothing has started
+      return Promise.reject(e); // bad options, a bad key or a user clock that throws: nothing has started
     }
-    const code = this.#core.begin(known ?? -1, fingerprint, now);
-    const kind = code % 8;
-    const slot = Math.floor(code / 16);
+    const { kind, slot } = this.#records.begin(key, fp, now);
     switch (kind) {
-      case 0:
-        if (known === undefined) {
-          this.#index.set(key, slot);
-          this.#keys[slot] = key;
-        }
-        if (code % 16 >= 8) this.#sweep(now);
-        return this.#execute(slot, fn, now);
-      case 1:
-        return Promise.resolve(this.#slots[slot]);
-      case 2:
-        return Promise.reject(new DuplicateRequestError(key, this.#core.peek(slot, now)[1]));
-      case 3:
-        return Promise.reject(new OutcomeUnknownError(key, this.#core.peek(slot, now)[1]));
+      case BEGIN.RUN:
+        return this.#execute(slot, fn, now, options);
+      case BEGIN.REPLAY:
+        return Promise.resolve(this.#records.value(slot));
+      case BEGIN.IN_FLIGHT:
+        return Promise.reject(new DuplicateRequestError(key, this.#records.peekSlot(slot, now)?.startedAt));
+      case BEGIN.UNKNOWN:
+        return Promise.reject(new OutcomeUnknownError(key, this.#records.peekSlot(slot, now)?.startedAt));
+      case BEGIN.FULL:
+        return Promise.reject(new StoreFullError(key, this.#records.maxRecords));
       default:
         return Promise.reject(new IdempotencyKeyReuseError(key));
     }
   }
 
-  async #execute(slot, fn, startedAt) {
+  async #execute(slot, fn, startedAt, options) {
     let result;
     try {
       result = await fn();
     } catch (error) {
       const transient = leavesOutcomeUnknown(this.#isTransient, error);
-      if (transient) {
-        this.#slots[slot] = String(error);
-        this.#core.complete(slot, 1, this.#completedAt(startedAt));
-      } else {
-        this.#core.complete(slot, 2, this.#completedAt(startedAt));
-        this.#forget(slot);
-      }
+      const completedAt = this.#completedAt(startedAt);
+      this.#records.complete(slot, transient ? 1 : 2, String(error), completedAt, transient ? unknownMeta(error, options, completedAt) : undefined);
       throw error;
     }
-    this.#slots[slot] = result;
-    this.#core.complete(slot, 0, this.#completedAt(startedAt));
+    this.#records.complete(slot, 0, result, this.#completedAt(startedAt));
     return result;
   }
 
@@ -165,69 +235,37 @@ export class IdempotencyStore {
     }
   }
 
-  /** The core freed `slot`: drop its key from the index and its result. */
-  #forget(slot) {
-    const key = this.#keys[slot];
-    if (key !== undefined && this.#index.get(key) === slot) this.#index.delete(key);
-    this.#keys[slot] = undefined;
-    this.#slots[slot] = undefined;
-  }
-
-  /** Let the core drop expired done records, and forget their slots here. */
-  #sweep(now) {
-    this.#core.sweep(now);
-    for (const s of this.#core.takeExpired()) this.#forget(s);
-  }
-
-  /** The slot of a known key; for an unknown one, validate it (throws INVALID_KEY) and answer undefined. */
-  #slotOf(key) {
-    const slot = this.#index.get(key);
-    if (slot === undefined && !validKey(key)) throw invalidKey(key);
-    return slot;
-  }
-
   /** The record for `key`, or undefined. */
   peek(key) {
     checkKey(key, 'peek');
-    const slot = this.#slotOf(key);
-    if (slot === undefined) return undefined;
-    const p = this.#core.peek(slot, this.#clock());
-    if (p.length === 0) return undefined;
-    const [status, startedAt] = p;
-    if (status === 0) return { status: 'in-flight', startedAt };
-    if (status === 1) return { status: 'done', result: this.#slots[slot] };
-    return { status: 'unknown', error: this.#slots[slot], startedAt };
+    return this.#records.peek(key, this.#clock());
   }
 
   /**
    * Reconciliation: settle an unknown key as `{ status: 'done', result }` (replayed from now on)
-   * or `{ status: 'failed' }` (the charge never happened: the key is free again).
+   * or `{ status: 'failed' }` (the charge never happened: the key is free again). With `startedAt`
+   * (from peek()), only the attempt that began then is settled: a stale answer about an earlier
+   * attempt cannot free a newer one (KEY_WRONG_STATE).
    */
   resolve(key, outcome) {
     checkKey(key, 'resolve');
-    const out = o.object(outcome, 'resolve');
-    if (out.status !== 'done' && out.status !== 'failed') {
-      throw o.typeError('resolve', 'status', "'done' or 'failed'", out.status);
-    }
-    const done = out.status === 'done';
-    const slot = this.#slotOf(key);
-    const r = slot === undefined ? -2 : this.#core.resolve(slot, done, this.#clock());
-    if (r === -2) throw new IdempotencyStateError(key, 'KEY_NOT_FOUND', `No record for idempotency key ${key}`);
-    if (r === -3) {
-      throw new IdempotencyStateError(key, 'KEY_WRONG_STATE', `Idempotency key ${key} is not unknown: only unknown keys can be resolved`);
-    }
-    if (done) this.#slots[slot] = out.result;
-    else this.#forget(slot);
+    const { done, result, startedAt } = checkResolution(outcome);
+    const e = resolveError(key, this.#records.resolve(key, done, result, startedAt, this.#clock()));
+    if (e !== undefined) throw e;
   }
 
   /** Keys whose outcome is unknown, oldest first: the reconciliation worklist. */
   unknownKeys() {
-    return Array.from(this.#core.unknownSlots(), (s) => this.#keys[s]);
+    return this.#records.unknownKeys();
   }
 
   /** Records held (in flight, done within the TTL, unknown). */
   get size() {
-    this.#sweep(this.#clock());
-    return this.#core.size;
+    return this.#records.size(this.#clock());
+  }
+
+  /** The most records this store holds (new keys beyond it are refused with StoreFullError). */
+  get maxRecords() {
+    return this.#records.maxRecords;
   }
 }

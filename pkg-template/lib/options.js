@@ -43,23 +43,31 @@ export function object(value, where, optional = false) {
   return value;
 }
 
+/**
+ * An option's value, read from the options object's OWN properties only: a property inherited from
+ * a polluted Object.prototype (`Object.prototype.ttlMs = 1`) must never steer an option.
+ */
+export function own(opts, name) {
+  return opts !== null && opts !== undefined && Object.hasOwn(opts, name) ? opts[name] : undefined;
+}
+
 /** A number option (range checked later by the core), or undefined when absent. */
 export function num(opts, name, where) {
-  const v = opts[name];
+  const v = own(opts, name);
   if (v === undefined || typeof v === 'number') return v;
   throw typeError(where, name, 'a number', v);
 }
 
 /** A function option, or undefined when absent. */
 export function fn(opts, name, where) {
-  const v = opts[name];
+  const v = own(opts, name);
   if (v === undefined || typeof v === 'function') return v;
   throw typeError(where, name, 'a function', v);
 }
 
 /** One of a fixed set of strings; returns its index. */
 export function oneOf(opts, name, where, choices, fallback) {
-  const v = opts[name];
+  const v = own(opts, name);
   if (v === undefined) return fallback;
   const i = choices.indexOf(v);
   if (typeof v === 'string' && i >= 0) return i;
@@ -96,7 +104,7 @@ export function core(where, values, make) {
 
 /** An AbortSignal-like value, or undefined. */
 export function signal(opts, name, where) {
-  const v = opts[name];
+  const v = own(opts, name);
   if (v === undefined) return v;
   if (v !== null && typeof v === 'object' && typeof v.addEventListener === 'function' && 'aborted' in v) return v;
   throw typeError(where, name, 'an AbortSignal', v);

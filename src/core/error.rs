@@ -7,7 +7,7 @@
 
 use core::fmt;
 
-/// Every option the core validates, named as the JS API spells it.
+/// Every option the core validates, named as the JS API spells it (see [`OPTIONS`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 #[allow(missing_docs)]
@@ -45,88 +45,71 @@ pub enum Opt {
     OutageStartMs,
     OutageDurationMs,
     DurationMs,
+    MaxRecords,
+    InFlightLeaseMs,
+    UnknownTtlMs,
+    MaxOrigins,
 }
 
-impl Opt {
-    /// All options, in id order (the id is the index).
-    pub const ALL: [Opt; 33] = [
-        Opt::MaxAttempts,
-        Opt::BaseDelayMs,
-        Opt::MaxDelayMs,
-        Opt::MaxElapsedMs,
-        Opt::Jitter,
-        Opt::WindowSize,
-        Opt::FailureRateThreshold,
-        Opt::MinimumCalls,
-        Opt::FailureThreshold,
-        Opt::OpenDurationMs,
-        Opt::ProbesToClose,
-        Opt::Capacity,
-        Opt::RefillPerSec,
-        Opt::Ratio,
-        Opt::MinRetriesPerSec,
-        Opt::WindowMs,
-        Opt::TtlMs,
-        Opt::Attempt,
-        Opt::PreviousDelayMs,
-        Opt::State,
-        Opt::Strategy,
-        Opt::Clients,
-        Opt::Seed,
-        Opt::BucketMs,
-        Opt::Samples,
-        Opt::ThinkTimeMs,
-        Opt::LatencyMs,
-        Opt::TimeoutMs,
-        Opt::CapacityPerTick,
-        Opt::TickMs,
-        Opt::OutageStartMs,
-        Opt::OutageDurationMs,
-        Opt::DurationMs,
-    ];
+/// The one table of option names: id (the index), variant, and the name users write (camelCase,
+/// units in the name). The wasm boundary exports names by id from here.
+pub const OPTIONS: [(Opt, &str); 37] = [
+    (Opt::MaxAttempts, "maxAttempts"),
+    (Opt::BaseDelayMs, "baseDelayMs"),
+    (Opt::MaxDelayMs, "maxDelayMs"),
+    (Opt::MaxElapsedMs, "maxElapsedMs"),
+    (Opt::Jitter, "jitter"),
+    (Opt::WindowSize, "windowSize"),
+    (Opt::FailureRateThreshold, "failureRateThreshold"),
+    (Opt::MinimumCalls, "minimumCalls"),
+    (Opt::FailureThreshold, "failureThreshold"),
+    (Opt::OpenDurationMs, "openDurationMs"),
+    (Opt::ProbesToClose, "probesToClose"),
+    (Opt::Capacity, "capacity"),
+    (Opt::RefillPerSec, "refillPerSec"),
+    (Opt::Ratio, "ratio"),
+    (Opt::MinRetriesPerSec, "minRetriesPerSec"),
+    (Opt::WindowMs, "windowMs"),
+    (Opt::TtlMs, "ttlMs"),
+    (Opt::Attempt, "attempt"),
+    (Opt::PreviousDelayMs, "previousDelayMs"),
+    (Opt::State, "state"),
+    (Opt::Strategy, "strategy"),
+    (Opt::Clients, "clients"),
+    (Opt::Seed, "seed"),
+    (Opt::BucketMs, "bucketMs"),
+    (Opt::Samples, "samples"),
+    (Opt::ThinkTimeMs, "thinkTimeMs"),
+    (Opt::LatencyMs, "latencyMs"),
+    (Opt::TimeoutMs, "timeoutMs"),
+    (Opt::CapacityPerTick, "capacityPerTick"),
+    (Opt::TickMs, "tickMs"),
+    (Opt::OutageStartMs, "outageStartMs"),
+    (Opt::OutageDurationMs, "outageDurationMs"),
+    (Opt::DurationMs, "durationMs"),
+    (Opt::MaxRecords, "maxRecords"),
+    (Opt::InFlightLeaseMs, "inFlightLeaseMs"),
+    (Opt::UnknownTtlMs, "unknownTtlMs"),
+    (Opt::MaxOrigins, "maxOrigins"),
+];
 
-    /// The option's name as users write it (camelCase, units in the name).
-    pub const fn name(self) -> &'static str {
-        match self {
-            Opt::MaxAttempts => "maxAttempts",
-            Opt::BaseDelayMs => "baseDelayMs",
-            Opt::MaxDelayMs => "maxDelayMs",
-            Opt::MaxElapsedMs => "maxElapsedMs",
-            Opt::Jitter => "jitter",
-            Opt::WindowSize => "windowSize",
-            Opt::FailureRateThreshold => "failureRateThreshold",
-            Opt::MinimumCalls => "minimumCalls",
-            Opt::FailureThreshold => "failureThreshold",
-            Opt::OpenDurationMs => "openDurationMs",
-            Opt::ProbesToClose => "probesToClose",
-            Opt::Capacity => "capacity",
-            Opt::RefillPerSec => "refillPerSec",
-            Opt::Ratio => "ratio",
-            Opt::MinRetriesPerSec => "minRetriesPerSec",
-            Opt::WindowMs => "windowMs",
-            Opt::TtlMs => "ttlMs",
-            Opt::Attempt => "attempt",
-            Opt::PreviousDelayMs => "previousDelayMs",
-            Opt::State => "state",
-            Opt::Strategy => "strategy",
-            Opt::Clients => "clients",
-            Opt::Seed => "seed",
-            Opt::BucketMs => "bucketMs",
-            Opt::Samples => "samples",
-            Opt::ThinkTimeMs => "thinkTimeMs",
-            Opt::LatencyMs => "latencyMs",
-            Opt::TimeoutMs => "timeoutMs",
-            Opt::CapacityPerTick => "capacityPerTick",
-            Opt::TickMs => "tickMs",
-            Opt::OutageStartMs => "outageStartMs",
-            Opt::OutageDurationMs => "outageDurationMs",
-            Opt::DurationMs => "durationMs",
-        }
+impl Opt {
+    /// The option's name as users write it.
+    pub fn name(self) -> &'static str {
+        OPTIONS
+            .iter()
+            .find(|(o, _)| *o == self)
+            .map_or("", |(_, n)| n)
     }
 
-    /// Stable numeric id (index in [`Opt::ALL`]).
+    /// Stable numeric id (index in [`OPTIONS`]).
     pub fn id(self) -> u32 {
-        Opt::ALL.iter().position(|o| *o == self).unwrap_or(0) as u32
+        OPTIONS.iter().position(|(o, _)| *o == self).unwrap_or(0) as u32
+    }
+
+    /// The option with id `id`.
+    pub fn from_id(id: u32) -> Option<Opt> {
+        OPTIONS.get(id as usize).map(|(o, _)| *o)
     }
 }
 
@@ -186,12 +169,15 @@ pub enum Error {
         /// What it must be.
         expected: Expect,
     },
-    /// An idempotency key is empty, longer than 255 bytes, or not printable ASCII.
+    /// An idempotency key is empty, longer than 255 bytes, not printable ASCII, or starts or ends
+    /// with a space.
     InvalidKey,
     /// The idempotency key is unknown to the store (for `resolve`).
     UnknownKey,
     /// The key is not in a state that allows the operation (e.g. resolving an in-flight key).
     WrongState,
+    /// The store holds `maxRecords` live records: a new key is refused (nothing is evicted).
+    StoreFull,
 }
 
 impl Error {
@@ -202,6 +188,7 @@ impl Error {
             Error::InvalidKey => "INVALID_KEY",
             Error::UnknownKey => "KEY_NOT_FOUND",
             Error::WrongState => "KEY_WRONG_STATE",
+            Error::StoreFull => "STORE_FULL",
         }
     }
 
@@ -282,6 +269,7 @@ impl fmt::Display for Error {
             }
             Error::UnknownKey => f.write_str("no record for this idempotency key"),
             Error::WrongState => f.write_str("the record is not in a state that allows this"),
+            Error::StoreFull => f.write_str("the store holds maxRecords live records"),
         }
     }
 }
@@ -340,13 +328,15 @@ mod tests {
 
     #[test]
     fn ids_are_indices_and_names_unique() {
-        for (i, o) in Opt::ALL.iter().enumerate() {
+        for (i, (o, name)) in OPTIONS.iter().enumerate() {
             assert_eq!(o.id() as usize, i);
+            assert_eq!(o.name(), *name);
+            assert_eq!(Opt::from_id(i as u32), Some(*o));
         }
-        let mut names: Vec<_> = Opt::ALL.iter().map(|o| o.name()).collect();
+        let mut names: Vec<_> = OPTIONS.iter().map(|(_, n)| *n).collect();
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), Opt::ALL.len());
+        assert_eq!(names.len(), OPTIONS.len());
     }
 
     #[test]

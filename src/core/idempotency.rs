@@ -2,33 +2,85 @@
 //!
 //! Why `unknown`: a timeout is not a failure, it is an absence of information — the money may have
 //! moved. A key whose attempt ended in a transient failure is parked as `Unknown` and every further
-//! run with it is refused until reconciliation says what happened ([`IdempotencyTable::resolve`]).
+//! run with it is refused until reconciliation says what happened ([`Records::resolve`]).
 //! A definitive rejection (a 400, a declined card) frees the key: the charge never happened.
 //!
 //! Lifecycle: absent → `InFlight` (begin) → `Done` (success) | `Unknown` (transient) | absent
 //! (definitive). `Unknown` → `Done` | absent (resolve). A duplicate `begin` while in flight is
-//! refused, not replayed. A key is bound to its request fingerprint: reusing it for a different
-//! request is an error. `Done` records expire `ttl_ms` after completion; `InFlight` and `Unknown`
-//! records never expire on their own (an unknown that silently expired would allow exactly the
-//! blind retry this module exists to prevent).
+//! refused, not replayed. A key is bound to its request [`fingerprint`]: a `begin` whose
+//! fingerprint differs from the record's (a request without one differs from a request with one)
+//! is [`Begin::Mismatch`], whatever the record's status — one key buys only its own order. `Done`
+//! records expire `ttl_ms` after completion; `InFlight` and `Unknown` records never expire on their
+//! own (an unknown that silently expired would allow exactly the blind retry this module exists to
+//! prevent).
+//!
+//! Bounded: at most `max_records` records are held. A new key that would exceed it is refused
+//! ([`Begin::Full`]) after expired `Done` records are dropped; nothing live is ever evicted to make
+//! room (evicting an unknown or in-flight record would allow a second charge, evicting a done one
+//! a second charge on retry).
 //!
 //! Results themselves are not stored here: each record owns a numeric `slot`, and the caller keeps
-//! the result (a JS value) under that slot. Contract for callers: complete each `Run` slot exactly
-//! once (an in-flight slot is never freed by anything else, so it cannot be reused under a late
-//! report), and drain [`IdempotencyTable::take_expired`] right after `begin` returns, before storing
-//! anything under a slot (expiry may free a slot that the same `begin` hands out again).
+//! the key → slot index and the result (a JS value) under that slot. Contract for callers: complete
+//! each `Run` slot exactly once (an in-flight slot is never freed by anything else, so it cannot be
+//! reused under a late report), and drain [`Records::take_expired`] right after `begin` returns,
+//! before storing anything under a slot (expiry may free a slot that the same `begin` hands out
+//! again).
 //!
 //! # Default
-//! `ttl_ms = 86_400_000` (24 h, like Stripe's key retention).
-
-use std::collections::HashMap;
+//! `ttl_ms = 86_400_000` (24 h, like Stripe's key retention), `max_records = 1_000_000`; for shared
+//! stores `in_flight_lease_ms = 120_000` and `unknown_ttl_ms = 2_592_000_000` (30 days).
 
 use super::error::{check, Error, Opt};
+use super::sha256::sha256;
 
 /// 24 hours.
 pub const DEFAULT_TTL_MS: f64 = 86_400_000.0;
+/// Records one store holds by default.
+pub const DEFAULT_MAX_RECORDS: u32 = 1_000_000;
+/// Largest accepted `maxRecords`.
+pub const MAX_MAX_RECORDS: u32 = 1 << 30;
+/// Shared stores: an in-flight record whose owner has not reported for this long reads as unknown.
+pub const DEFAULT_IN_FLIGHT_LEASE_MS: f64 = 120_000.0;
+/// Shared stores: how long an unknown record is kept for reconciliation (30 days). Redis must bound
+/// every key's life; reconciliation has to settle an unknown key within this time.
+pub const DEFAULT_UNKNOWN_TTL_MS: f64 = 2_592_000_000.0;
 /// Longest accepted key, in bytes.
 pub const MAX_KEY_LEN: usize = 255;
+
+/// A store's validated limits.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StoreConfig {
+    /// How long a done record replays its result.
+    pub ttl_ms: f64,
+    /// Records held at most (refuse new keys beyond it).
+    pub max_records: u32,
+}
+
+impl Default for StoreConfig {
+    fn default() -> Self {
+        Self {
+            ttl_ms: DEFAULT_TTL_MS,
+            max_records: DEFAULT_MAX_RECORDS,
+        }
+    }
+}
+
+impl StoreConfig {
+    /// Validate: `ttl_ms` finite > 0, `max_records` an integer in 1..=2^30; `None` = default.
+    pub fn new(ttl_ms: Option<f64>, max_records: Option<f64>) -> Result<Self, Error> {
+        let d = Self::default();
+        Ok(Self {
+            ttl_ms: match ttl_ms {
+                None => d.ttl_ms,
+                Some(t) => check::positive(Opt::TtlMs, t)?,
+            },
+            max_records: match max_records {
+                None => d.max_records,
+                Some(m) => check::count(Opt::MaxRecords, m, MAX_MAX_RECORDS)?,
+            },
+        })
+    }
+}
 
 /// Where a record stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,10 +104,10 @@ impl Status {
     }
 }
 
-/// Answer of [`IdempotencyTable::begin`].
+/// Answer of [`Records::begin`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Begin {
-    /// New (or expired) key: run the operation, then [`IdempotencyTable::complete`] the slot.
+    /// New (or expired) key: run the operation, then [`Records::complete`] the slot.
     Run {
         /// The record's slot.
         slot: u32,
@@ -79,6 +131,8 @@ pub enum Begin {
     },
     /// The key was used for a different request (fingerprint mismatch).
     Mismatch,
+    /// A new key, and the store already holds `max_records` live records: refused, nothing run.
+    Full,
 }
 
 /// How a run ended.
@@ -112,24 +166,53 @@ pub struct Peek {
     pub started_at_ms: f64,
 }
 
+/// A request fingerprint: the first 128 bits of SHA-256 over the request's canonical text.
+pub type Fingerprint = u128;
+
+/// The fingerprint of `text` (the same value in memory, in Redis — as [`fingerprint_hex`] — and
+/// in JS, which asks the core for it).
+pub fn fingerprint(text: &str) -> Fingerprint {
+    let d = sha256(text.as_bytes());
+    let mut b = [0u8; 16];
+    b.copy_from_slice(d.get(..16).unwrap_or(&[0; 16]));
+    u128::from_be_bytes(b)
+}
+
+/// `fp` as 32 lowercase hex digits (what the Redis store keeps).
+pub fn fingerprint_hex(fp: Fingerprint) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(32);
+    for i in (0..32).rev() {
+        let nibble = ((fp >> (i * 4)) & 0xf) as usize;
+        s.push(char::from(HEX.get(nibble).copied().unwrap_or(b'0')));
+    }
+    s
+}
+
 #[derive(Debug, Clone)]
 struct Record {
     status: Status,
-    fingerprint: Option<u64>,
+    fingerprint: Option<Fingerprint>,
     started_at_ms: f64,
     expires_at_ms: f64,
 }
 
-/// The key rule, as data: `[min length, max length, lowest byte, highest byte]`. [`validate_key`]
-/// applies it here; the JS shell reads it (through the wasm boundary) and applies the same numbers
-/// to keys it has not seen, so that a new key need not cross into wasm as a string.
-pub const KEY_RULE: [u32; 4] = [1, MAX_KEY_LEN as u32, 0x20, 0x7e];
+/// The key rule, as data: `[min length, max length, lowest byte, highest byte, lowest edge
+/// byte]`: 1 to 255 printable ASCII characters (space to `~`), neither starting nor ending with a
+/// space (HTTP trims header values, so `'k'` and `'k '` would be two records here and one key at
+/// the gateway). [`validate_key`] applies it; the JS shell reads it through the wasm boundary and
+/// applies the same numbers to keys it has not seen, so a new key need not cross as a string.
+pub const KEY_RULE: [u32; 5] = [1, MAX_KEY_LEN as u32, 0x20, 0x7e, 0x21];
 
-/// Validate an idempotency key: 1 to 255 printable ASCII characters (space to `~`).
+/// Validate an idempotency key against [`KEY_RULE`].
 pub fn validate_key(key: &str) -> Result<(), Error> {
-    let [min, max, lo, hi] = KEY_RULE;
-    let ok = (min as usize..=max as usize).contains(&key.len())
-        && key.bytes().all(|b| (lo..=hi).contains(&u32::from(b)));
+    let [min, max, lo, hi, edge] = KEY_RULE;
+    let b = key.as_bytes();
+    let edge_ok = |c: Option<&u8>| c.is_some_and(|&c| u32::from(c) >= edge);
+    let ok = (min as usize..=max as usize).contains(&b.len())
+        && b.iter().all(|&c| (lo..=hi).contains(&u32::from(c)))
+        && edge_ok(b.first())
+        && edge_ok(b.last());
     if ok {
         Ok(())
     } else {
@@ -137,41 +220,38 @@ pub fn validate_key(key: &str) -> Result<(), Error> {
     }
 }
 
-/// FNV-1a, 64 bit: fingerprints are compared by hash so a large request body costs 8 bytes.
-pub fn fingerprint_hash(fingerprint: &str) -> u64 {
-    fingerprint.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
-}
-
 /// The record state machine, by slot: every rule of the module docs, with no keys. Whoever owns
-/// the key → slot index ([`IdempotencyTable`] natively, a JS `Map` in the package) passes the slot
-/// of a known key, or `None` for a new one, and hashes the fingerprint.
+/// the key → slot index (a JS `Map` in the package, a `HashMap` in the native tests) passes the
+/// slot of a known key, or `None` for a new one.
 #[derive(Debug, Clone)]
 pub struct Records {
-    ttl_ms: f64,
+    config: StoreConfig,
     slots: Vec<Option<Record>>,
     free: Vec<u32>,
     expired: Vec<u32>,
     live: usize,
     next_sweep_ms: f64,
+    /// No done record expires before this (a full store sweeps only when something can go).
+    earliest_expiry_ms: f64,
 }
 
 impl Records {
-    /// Validate `ttl_ms` (finite > 0; `None` = 24 h).
-    pub fn new(ttl_ms: Option<f64>) -> Result<Self, Error> {
-        let ttl_ms = match ttl_ms {
-            None => DEFAULT_TTL_MS,
-            Some(t) => check::positive(Opt::TtlMs, t)?,
-        };
-        Ok(Self {
-            ttl_ms,
+    /// An empty record set with `config`'s limits.
+    pub fn new(config: StoreConfig) -> Self {
+        Self {
+            config,
             slots: Vec::new(),
             free: Vec::new(),
             expired: Vec::new(),
             live: 0,
             next_sweep_ms: f64::NEG_INFINITY,
-        })
+            earliest_expiry_ms: f64::INFINITY,
+        }
+    }
+
+    /// The limits.
+    pub fn config(&self) -> StoreConfig {
+        self.config
     }
 
     /// Records held: in flight, unknown, and done until swept after their TTL.
@@ -195,14 +275,21 @@ impl Records {
     }
 
     /// Start a run at `now_ms`: `slot` is the record of a known key (`None`: a new key). An
-    /// expired `Done` record (or an empty slot) is started afresh in place.
-    pub fn begin(&mut self, slot: Option<u32>, fingerprint: Option<u64>, now_ms: f64) -> Begin {
+    /// expired `Done` record (or an empty slot) is started afresh in place. A new key beyond
+    /// `max_records` is refused with [`Begin::Full`] once expired records are swept. Expired
+    /// records are swept here when due (at most every `min(ttl/4, 60 s)`) or when the store is
+    /// full: drain [`Records::take_expired`] (when [`Records::has_expired`]) before storing
+    /// anything under the returned slot.
+    pub fn begin(
+        &mut self,
+        slot: Option<u32>,
+        fingerprint: Option<Fingerprint>,
+        now_ms: f64,
+    ) -> Begin {
         if let Some(slot) = slot {
             if let Some(r) = self.live_record(slot, now_ms) {
-                if let (Some(a), Some(b)) = (r.fingerprint, fingerprint) {
-                    if a != b {
-                        return Begin::Mismatch;
-                    }
+                if r.fingerprint != fingerprint {
+                    return Begin::Mismatch;
                 }
                 return match r.status {
                     Status::Done => Begin::Replay { slot },
@@ -216,6 +303,18 @@ impl Records {
                 };
             }
         }
+        let known = slot.filter(|&s| (s as usize) < self.slots.len());
+        let occupied = known.is_some_and(|s| self.record(s).is_some());
+        if !occupied && self.live >= self.config.max_records as usize {
+            // Only expired done records may go, and only when one can have expired: a refusal
+            // costs O(1) while the store is full of live records.
+            if now_ms >= self.earliest_expiry_ms {
+                self.sweep(now_ms);
+            }
+            if self.live >= self.config.max_records as usize {
+                return Begin::Full;
+            }
+        }
         let record = Record {
             status: Status::InFlight,
             fingerprint,
@@ -225,7 +324,7 @@ impl Records {
         // A known key's slot restarts in place (its Done record expired). A slot the caller names
         // that holds nothing (an index out of step with the records) is taken off the free list
         // first; a new key takes a free slot or a new one.
-        let slot = match slot.filter(|&s| (s as usize) < self.slots.len()) {
+        let slot = match known {
             Some(s) => {
                 if self.record(s).is_none() {
                     if let Some(i) = self.free.iter().rposition(|&f| f == s) {
@@ -248,28 +347,42 @@ impl Records {
             }
             *cell = Some(record);
         }
+        // Amortised expiry: the slot just begun is in flight, so the sweep cannot free it.
+        if self.sweep_due(now_ms) {
+            self.sweep(now_ms);
+        }
         Begin::Run { slot }
+    }
+
+    fn mark_done(&mut self, slot: u32, now_ms: f64) {
+        let expires = now_ms + self.config.ttl_ms;
+        if let Some(Some(r)) = self.slots.get_mut(slot as usize) {
+            r.status = Status::Done;
+            r.expires_at_ms = expires;
+            // A NaN clock never expires (and never lowers the bound).
+            if expires < self.earliest_expiry_ms {
+                self.earliest_expiry_ms = expires;
+            }
+        }
     }
 
     /// Report how the run that began with `Begin::Run { slot }` ended. Returns `true` when the
     /// slot was freed (the caller drops what it stored there). A slot that is not in flight is
     /// left alone (a double report changes nothing).
     pub fn complete(&mut self, slot: u32, completion: Completion, now_ms: f64) -> bool {
-        let ttl = self.ttl_ms;
-        let Some(Some(r)) = self.slots.get_mut(slot as usize) else {
-            return false;
-        };
-        if r.status != Status::InFlight {
-            return false;
+        match self.record(slot) {
+            Some(r) if r.status == Status::InFlight => {}
+            _ => return false,
         }
         match completion {
             Completion::Success => {
-                r.status = Status::Done;
-                r.expires_at_ms = now_ms + ttl;
+                self.mark_done(slot, now_ms);
                 false
             }
             Completion::Transient => {
-                r.status = Status::Unknown;
+                if let Some(Some(r)) = self.slots.get_mut(slot as usize) {
+                    r.status = Status::Unknown;
+                }
                 false
             }
             Completion::Definitive => {
@@ -280,19 +393,25 @@ impl Records {
     }
 
     /// Reconciliation: settle the `Unknown` record in `slot`; with `Failed` the slot is freed.
-    pub fn resolve(&mut self, slot: u32, resolution: Resolution, now_ms: f64) -> Result<(), Error> {
-        let ttl = self.ttl_ms;
-        let Some(Some(r)) = self.slots.get_mut(slot as usize) else {
+    /// `expect_started_at_ms` makes it a compare-and-set: when given, only the attempt that began
+    /// then is settled (an answer about an earlier attempt must not free a newer one) and any
+    /// other is [`Error::WrongState`].
+    pub fn resolve(
+        &mut self,
+        slot: u32,
+        resolution: Resolution,
+        expect_started_at_ms: Option<f64>,
+        now_ms: f64,
+    ) -> Result<(), Error> {
+        let Some(r) = self.record(slot) else {
             return Err(Error::UnknownKey);
         };
-        if r.status != Status::Unknown {
+        let stale = expect_started_at_ms.is_some_and(|at| at != r.started_at_ms);
+        if r.status != Status::Unknown || stale {
             return Err(Error::WrongState);
         }
         match resolution {
-            Resolution::Done => {
-                r.status = Status::Done;
-                r.expires_at_ms = now_ms + ttl;
-            }
+            Resolution::Done => self.mark_done(slot, now_ms),
             Resolution::Failed => self.remove(slot),
         }
         Ok(())
@@ -323,6 +442,11 @@ impl Records {
         v
     }
 
+    /// Whether [`Records::take_expired`] has anything.
+    pub fn has_expired(&self) -> bool {
+        !self.expired.is_empty()
+    }
+
     /// Slots freed by expiry since the last call: the caller drops what it stored there (and its
     /// index entry).
     pub fn take_expired(&mut self) -> Vec<u32> {
@@ -343,16 +467,22 @@ impl Records {
         if now_ms.is_nan() {
             return;
         }
-        self.next_sweep_ms = now_ms + (self.ttl_ms / 4.0).clamp(1.0, 60_000.0);
-        let expired: Vec<u32> = self
-            .slots
-            .iter()
-            .enumerate()
-            .filter_map(|(i, r)| match r {
-                Some(r) if r.status == Status::Done && now_ms >= r.expires_at_ms => Some(i as u32),
-                _ => None,
-            })
-            .collect();
+        self.next_sweep_ms = now_ms + (self.config.ttl_ms / 4.0).clamp(1.0, 60_000.0);
+        let mut earliest = f64::INFINITY;
+        let mut expired = Vec::new();
+        for (i, r) in self.slots.iter().enumerate() {
+            match r {
+                Some(r) if r.status == Status::Done => {
+                    if now_ms >= r.expires_at_ms {
+                        expired.push(i as u32);
+                    } else if r.expires_at_ms < earliest {
+                        earliest = r.expires_at_ms;
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.earliest_expiry_ms = earliest;
         for slot in expired {
             self.remove(slot);
             self.expired.push(slot);
@@ -369,305 +499,94 @@ impl Records {
     }
 }
 
-/// All records of one store, by key: [`Records`] plus a key index. See the module docs.
-#[derive(Debug, Clone)]
-pub struct IdempotencyTable {
-    records: Records,
-    index: HashMap<Box<str>, u32>,
-    keys: Vec<Option<Box<str>>>,
-    expired: Vec<u32>,
-}
-
-impl IdempotencyTable {
-    /// Validate `ttl_ms` (finite > 0; `None` = 24 h).
-    pub fn new(ttl_ms: Option<f64>) -> Result<Self, Error> {
-        Ok(Self {
-            records: Records::new(ttl_ms)?,
-            index: HashMap::new(),
-            keys: Vec::new(),
-            expired: Vec::new(),
-        })
-    }
-
-    /// Number of records held: in flight, unknown, and done until swept after their TTL (see
-    /// [`IdempotencyTable::sweep`]).
-    pub fn len(&self) -> usize {
-        self.records.len()
-    }
-
-    /// Whether no record is held.
-    pub fn is_empty(&self) -> bool {
-        self.records.is_empty()
-    }
-
-    /// Start a run with `key` at `now_ms`.
-    pub fn begin(
-        &mut self,
-        key: &str,
-        fingerprint: Option<&str>,
-        now_ms: f64,
-    ) -> Result<Begin, Error> {
-        validate_key(key)?;
-        if self.records.sweep_due(now_ms) {
-            self.sweep(now_ms);
-        }
-        let known = self.index.get(key).copied();
-        let begin = self
-            .records
-            .begin(known, fingerprint.map(fingerprint_hash), now_ms);
-        if let (Begin::Run { slot }, None) = (begin, known) {
-            self.index.insert(key.into(), slot);
-            if self.keys.len() <= slot as usize {
-                self.keys.resize(slot as usize + 1, None);
-            }
-            if let Some(k) = self.keys.get_mut(slot as usize) {
-                *k = Some(key.into());
-            }
-        }
-        Ok(begin)
-    }
-
-    /// Report how the run that began with `Begin::Run { slot }` ended. Returns `true` when the
-    /// slot was freed (the caller drops what it stored there). A slot that is not in flight is
-    /// left alone (a double report changes nothing).
-    pub fn complete(&mut self, slot: u32, completion: Completion, now_ms: f64) -> bool {
-        let freed = self.records.complete(slot, completion, now_ms);
-        if freed {
-            self.forget(slot);
-        }
-        freed
-    }
-
-    /// Reconciliation: settle an `Unknown` key. Returns the slot; with `Failed` the slot is freed.
-    pub fn resolve(
-        &mut self,
-        key: &str,
-        resolution: Resolution,
-        now_ms: f64,
-    ) -> Result<u32, Error> {
-        validate_key(key)?;
-        let slot = *self.index.get(key).ok_or(Error::UnknownKey)?;
-        self.records.resolve(slot, resolution, now_ms)?;
-        if resolution == Resolution::Failed {
-            self.forget(slot);
-        }
-        Ok(slot)
-    }
-
-    /// The live record for `key`, if any.
-    pub fn peek(&self, key: &str, now_ms: f64) -> Option<Peek> {
-        self.records.peek(*self.index.get(key)?, now_ms)
-    }
-
-    /// Keys whose outcome is unknown, oldest first (ties by key): the reconciliation worklist.
-    pub fn unknown_keys(&self) -> Vec<&str> {
-        let mut v: Vec<(&str, f64)> = self
-            .records
-            .unknown_slots()
-            .into_iter()
-            .filter_map(|(slot, at)| Some((self.keys.get(slot as usize)?.as_deref()?, at)))
-            .collect();
-        v.sort_unstable_by(|a, b| a.1.total_cmp(&b.1).then_with(|| a.0.cmp(b.0)));
-        v.into_iter().map(|(k, _)| k).collect()
-    }
-
-    /// Slots freed by expiry since the last call: the caller drops what it stored there.
-    pub fn take_expired(&mut self) -> Vec<u32> {
-        std::mem::take(&mut self.expired)
-    }
-
-    /// Whether [`IdempotencyTable::take_expired`] has anything.
-    pub fn has_expired(&self) -> bool {
-        !self.expired.is_empty()
-    }
-
-    /// Drop every `Done` record expired at `now_ms` (their slots go to
-    /// [`IdempotencyTable::take_expired`]), so that [`IdempotencyTable::len`] counts live records.
-    pub fn sweep(&mut self, now_ms: f64) {
-        self.records.sweep(now_ms);
-        for slot in self.records.take_expired() {
-            self.forget(slot);
-            self.expired.push(slot);
-        }
-    }
-
-    fn forget(&mut self, slot: u32) {
-        if let Some(key) = self.keys.get_mut(slot as usize).and_then(Option::take) {
-            self.index.remove(&key);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn table() -> IdempotencyTable {
-        IdempotencyTable::new(Some(1000.0)).unwrap()
+    fn records(max: u32) -> Records {
+        Records::new(StoreConfig {
+            ttl_ms: 1000.0,
+            max_records: max,
+        })
+    }
+
+    fn run(r: &mut Records, fp: Option<Fingerprint>, now: f64) -> u32 {
+        match r.begin(None, fp, now) {
+            Begin::Run { slot } => slot,
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
-    fn same_key_runs_once_then_replays() {
-        let mut t = table();
-        let Begin::Run { slot } = t.begin("k1", None, 0.0).unwrap() else {
-            panic!()
-        };
-        assert!(!t.complete(slot, Completion::Success, 5.0));
-        assert_eq!(t.begin("k1", None, 6.0).unwrap(), Begin::Replay { slot });
-        assert_eq!(t.peek("k1", 6.0).unwrap().status, Status::Done);
-    }
-
-    #[test]
-    fn a_concurrent_duplicate_is_refused_not_replayed() {
-        let mut t = table();
-        t.begin("k", None, 3.0).unwrap();
+    fn fingerprints_are_sha256_prefixes_and_hex_round_trips() {
         assert_eq!(
-            t.begin("k", None, 4.0).unwrap(),
-            Begin::InFlight { started_at_ms: 3.0 }
+            fingerprint_hex(fingerprint("abc")),
+            "ba7816bf8f01cfea414140de5dae2223"
         );
+        assert_ne!(fingerprint("1 usd"), fingerprint("100000 usd"));
     }
 
     #[test]
-    fn a_transient_failure_parks_the_key_as_unknown_until_resolved() {
-        let mut t = table();
-        let Begin::Run { slot } = t.begin("k", None, 1.0).unwrap() else {
-            panic!()
-        };
-        t.complete(slot, Completion::Transient, 2.0);
-        assert_eq!(
-            t.begin("k", None, 3.0).unwrap(),
-            Begin::Unknown {
-                slot,
-                started_at_ms: 1.0
-            }
-        );
-        // Unknown never expires on its own.
-        assert!(matches!(
-            t.begin("k", None, 1e12).unwrap(),
-            Begin::Unknown { .. }
-        ));
-        assert_eq!(t.unknown_keys(), vec!["k"]);
-        assert_eq!(t.resolve("k", Resolution::Done, 10.0), Ok(slot));
-        assert_eq!(t.begin("k", None, 11.0).unwrap(), Begin::Replay { slot });
-        assert!(t.unknown_keys().is_empty());
+    fn a_different_fingerprint_is_refused_in_every_status() {
+        let (a, b) = (Some(fingerprint("1 usd")), Some(fingerprint("1000 usd")));
+        let mut r = records(10);
+        let slot = run(&mut r, a, 0.0);
+        // In flight: the $1,000 order must not be told "in flight" (and later replay) — mismatch.
+        assert_eq!(r.begin(Some(slot), b, 1.0), Begin::Mismatch);
+        assert_eq!(r.begin(Some(slot), None, 1.0), Begin::Mismatch);
+        r.complete(slot, Completion::Success, 2.0);
+        assert_eq!(r.begin(Some(slot), b, 3.0), Begin::Mismatch);
+        assert_eq!(r.begin(Some(slot), a, 3.0), Begin::Replay { slot });
     }
 
     #[test]
-    fn a_definitive_rejection_frees_the_key() {
-        let mut t = table();
-        let Begin::Run { slot } = t.begin("k", None, 0.0).unwrap() else {
-            panic!()
-        };
-        assert!(t.complete(slot, Completion::Definitive, 1.0));
-        assert!(t.peek("k", 1.0).is_none());
-        assert!(matches!(
-            t.begin("k", None, 2.0).unwrap(),
-            Begin::Run { .. }
-        ));
+    fn a_full_store_refuses_new_keys_and_never_evicts_live_records() {
+        let mut r = records(2);
+        let a = run(&mut r, None, 0.0);
+        let b = run(&mut r, None, 0.0);
+        r.complete(b, Completion::Transient, 0.0);
+        assert_eq!(r.begin(None, None, 5000.0), Begin::Full);
+        // The in-flight and unknown records are intact.
+        assert_eq!(r.peek(a, 5000.0).map(|p| p.status), Some(Status::InFlight));
+        assert_eq!(r.peek(b, 5000.0).map(|p| p.status), Some(Status::Unknown));
+        // A done record frees its place once expired, not before.
+        r.complete(a, Completion::Success, 5000.0);
+        assert_eq!(r.begin(None, None, 5999.0), Begin::Full);
+        assert!(matches!(r.begin(None, None, 6000.0), Begin::Run { .. }));
+        assert_eq!(r.take_expired(), vec![a]);
     }
 
     #[test]
-    fn resolving_failed_frees_and_wrong_states_are_errors() {
-        let mut t = table();
+    fn resolve_compare_and_set_on_the_attempt() {
+        let mut r = records(10);
+        let slot = run(&mut r, None, 7.0);
+        r.complete(slot, Completion::Transient, 8.0);
         assert_eq!(
-            t.resolve("nope", Resolution::Done, 0.0),
-            Err(Error::UnknownKey)
-        );
-        let Begin::Run { slot } = t.begin("k", None, 0.0).unwrap() else {
-            panic!()
-        };
-        assert_eq!(
-            t.resolve("k", Resolution::Done, 0.0),
+            r.resolve(slot, Resolution::Failed, Some(6.0), 9.0),
             Err(Error::WrongState)
         );
-        t.complete(slot, Completion::Transient, 1.0);
-        assert_eq!(t.resolve("k", Resolution::Failed, 2.0), Ok(slot));
-        assert!(t.peek("k", 2.0).is_none());
-        assert_eq!(t.len(), 0);
-    }
-
-    #[test]
-    fn fingerprint_mismatch_is_detected() {
-        let mut t = table();
-        let Begin::Run { slot } = t.begin("k", Some("amount=100"), 0.0).unwrap() else {
-            panic!()
-        };
+        assert_eq!(r.resolve(slot, Resolution::Failed, Some(7.0), 9.0), Ok(()));
         assert_eq!(
-            t.begin("k", Some("amount=999"), 1.0).unwrap(),
-            Begin::Mismatch
+            r.resolve(slot, Resolution::Failed, None, 9.0),
+            Err(Error::UnknownKey)
         );
-        t.complete(slot, Completion::Success, 1.0);
-        assert_eq!(
-            t.begin("k", Some("amount=999"), 2.0).unwrap(),
-            Begin::Mismatch
-        );
-        assert_eq!(
-            t.begin("k", Some("amount=100"), 2.0).unwrap(),
-            Begin::Replay { slot }
-        );
-        assert_eq!(t.begin("k", None, 2.0).unwrap(), Begin::Replay { slot });
-    }
-
-    #[test]
-    fn done_records_expire_after_the_ttl() {
-        let mut t = table();
-        let Begin::Run { slot } = t.begin("k", None, 0.0).unwrap() else {
-            panic!()
-        };
-        t.complete(slot, Completion::Success, 100.0);
-        assert!(t.peek("k", 1099.0).is_some());
-        assert!(t.peek("k", 1100.0).is_none());
-        // Reuse after expiry runs again (in the same slot).
-        assert_eq!(t.begin("k", None, 1100.0).unwrap(), Begin::Run { slot });
-    }
-
-    #[test]
-    fn the_sweep_frees_expired_slots_for_the_caller() {
-        let mut t = table();
-        for i in 0..10 {
-            let Begin::Run { slot } = t.begin(&format!("k{i}"), None, 0.0).unwrap() else {
-                panic!()
-            };
-            t.complete(slot, Completion::Success, 0.0);
-        }
-        assert_eq!(t.len(), 10);
-        t.begin("other", None, 5000.0).unwrap();
-        assert_eq!(t.len(), 1);
-        let mut freed = t.take_expired();
-        freed.sort_unstable();
-        assert_eq!(freed.len(), 10);
-        assert!(!t.has_expired());
     }
 
     #[test]
     fn keys_are_validated() {
-        let mut t = table();
-        for bad in ["", "tab\there", "é", &"x".repeat(256)] {
-            assert_eq!(t.begin(bad, None, 0.0), Err(Error::InvalidKey), "{bad:?}");
+        for bad in ["", "tab\there", "é", " k", "k ", " ", &"x".repeat(256)] {
+            assert_eq!(validate_key(bad), Err(Error::InvalidKey), "{bad:?}");
         }
-        assert!(t.begin(&"x".repeat(255), None, 0.0).is_ok());
-        assert!(t.begin("order 42 / charge ~1", None, 0.0).is_ok());
-    }
-
-    #[test]
-    fn completing_twice_or_a_bogus_slot_changes_nothing() {
-        let mut t = table();
-        let Begin::Run { slot } = t.begin("k", None, 0.0).unwrap() else {
-            panic!()
-        };
-        t.complete(slot, Completion::Success, 0.0);
-        assert!(!t.complete(slot, Completion::Definitive, 0.0));
-        assert!(!t.complete(999, Completion::Definitive, 0.0));
-        assert_eq!(t.begin("k", None, 1.0).unwrap(), Begin::Replay { slot });
+        assert!(validate_key(&"x".repeat(255)).is_ok());
+        assert!(validate_key("order 42 / charge ~1").is_ok());
+        assert!(validate_key("k").is_ok());
     }
 
     #[test]
     fn records_reuse_freed_slots_without_scanning_and_heal_a_stale_slot() {
-        let mut r = Records::new(Some(10.0)).unwrap();
+        let mut r = records(100);
         for _ in 0..3 {
-            let Begin::Run { slot } = r.begin(None, None, 0.0) else {
-                panic!()
-            };
+            let slot = run(&mut r, None, 0.0);
             r.complete(slot, Completion::Definitive, 0.0);
         }
         assert_eq!(r.len(), 0);
@@ -680,9 +599,13 @@ mod tests {
     }
 
     #[test]
-    fn ttl_validation() {
-        assert!(IdempotencyTable::new(Some(0.0)).is_err());
-        assert!(IdempotencyTable::new(Some(f64::NAN)).is_err());
-        assert!(IdempotencyTable::new(Some(f64::INFINITY)).is_err());
+    fn config_validation_and_defaults() {
+        assert_eq!(StoreConfig::new(None, None), Ok(StoreConfig::default()));
+        assert!(StoreConfig::new(Some(0.0), None).is_err());
+        assert!(StoreConfig::new(Some(f64::NAN), None).is_err());
+        assert!(StoreConfig::new(Some(f64::INFINITY), None).is_err());
+        assert!(StoreConfig::new(None, Some(0.0)).is_err());
+        assert!(StoreConfig::new(None, Some(1.5)).is_err());
+        assert!(StoreConfig::new(None, Some(f64::from(MAX_MAX_RECORDS) + 1.0)).is_err());
     }
 }

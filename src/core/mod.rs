@@ -10,8 +10,10 @@ pub mod budget;
 pub mod classify;
 pub mod error;
 pub mod idempotency;
+pub mod reconcile;
 pub mod retry;
 pub mod rng;
+pub mod sha256;
 pub mod sim;
 
 pub use error::Error;

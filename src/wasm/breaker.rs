@@ -3,7 +3,9 @@
 use wasm_bindgen::prelude::*;
 
 use super::throw;
-use crate::core::breaker::{Acquire, Breaker, BreakerConfig, Outcome, Permit, Snapshot, State};
+use crate::core::breaker::{
+    Acquire, Breaker, BreakerConfig, Outcome, Permit, Snapshot, State, Trip,
+};
 use crate::core::error::{Error, Expect, Opt};
 
 /// A breaker. `tryAcquire` / `recordSuccess` / `recordFailure` are the hot path: numbers only.
@@ -112,6 +114,46 @@ impl BreakerCore {
         self.breaker.state(now_ms).id()
     }
 
+    /// The validated configuration with every default filled in, as the core holds it:
+    /// `[kind (0 rate, 1 consecutive), windowSize, failureRateThreshold, minimumCalls,
+    /// failureThreshold, openDurationMs, probesToClose]` (fields of the other kind are 0). The JS
+    /// shell hands this to the shared stores, so options are parsed once, here.
+    pub fn config(&self) -> Vec<f64> {
+        let c = self.breaker.config();
+        let (kind, window, threshold, minimum, failures) = match c.trip() {
+            Trip::Rate {
+                window_size,
+                failure_rate_threshold,
+                minimum_calls,
+            } => (
+                0.0,
+                f64::from(window_size),
+                failure_rate_threshold,
+                f64::from(minimum_calls),
+                0.0,
+            ),
+            Trip::Consecutive { failure_threshold } => {
+                (1.0, 0.0, 0.0, 0.0, f64::from(failure_threshold))
+            }
+        };
+        vec![
+            kind,
+            window,
+            threshold,
+            minimum,
+            failures,
+            c.open_duration_ms(),
+            f64::from(c.probes_to_close()),
+        ]
+    }
+
+    /// Remaining cooldown at `now_ms` (0 unless open; `Infinity` when isolated): what a state
+    /// query needs, without serialising the window.
+    #[wasm_bindgen(js_name = retryInMs)]
+    pub fn retry_in_ms(&self, now_ms: f64) -> f64 {
+        self.breaker.retry_in_ms(now_ms)
+    }
+
     /// Hold open until reset. Returns a transition code like `recordFailure`.
     pub fn isolate(&mut self) -> u32 {
         transition(self.breaker.isolate())
@@ -122,13 +164,11 @@ impl BreakerCore {
         transition(self.breaker.reset())
     }
 
-    /// Open until `until_ms` because a peer saw it trip. Returns a transition code.
+    /// Open until `until_ms` because a peer saw it trip, clamped to `now_ms + openDurationMs`
+    /// (non-finite or past deadlines are ignored). Returns a transition code.
     #[wasm_bindgen(js_name = openUntil)]
-    pub fn open_until(&mut self, until_ms: f64) -> u32 {
-        if until_ms.is_nan() {
-            return 0;
-        }
-        transition(self.breaker.open_until(until_ms))
+    pub fn open_until(&mut self, until_ms: f64, now_ms: f64) -> u32 {
+        transition(self.breaker.open_until(until_ms, now_ms))
     }
 
     /// `[state, openUntilMs, probeSuccesses, consecutiveFailures, ...window (1 = failure)]`.
@@ -144,8 +184,9 @@ impl BreakerCore {
         v
     }
 
-    /// Replace the state with a `snapshot()` array (validated against this breaker's options).
-    pub fn restore(&mut self, data: &[f64]) -> Result<(), JsValue> {
+    /// Replace the state with a `snapshot()` array (validated against this breaker's options; an
+    /// open deadline is clamped to `now_ms + openDurationMs`).
+    pub fn restore(&mut self, data: &[f64], now_ms: f64) -> Result<(), JsValue> {
         let bad = || throw(Error::option(Opt::State, Expect::Snapshot));
         let count = |v: f64| -> Result<u32, JsValue> {
             if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= f64::from(u32::MAX) {
@@ -173,7 +214,9 @@ impl BreakerCore {
             consecutive_failures: count(*consecutive)?,
             window_failures,
         };
-        self.breaker.restore_in_place(&snapshot).map_err(throw)
+        self.breaker
+            .restore_in_place(&snapshot, now_ms)
+            .map_err(throw)
     }
 }
 

@@ -1,13 +1,17 @@
 //! The idempotency records across the boundary, by slot. The key → slot index lives in JS (a
 //! `Map`: V8's seeded string hash, and a known key never crosses into wasm as a string); results
 //! stay in JS too, indexed by slot. Every rule of the record lifecycle is the core's
-//! ([`crate::core::idempotency::Records`]).
+//! ([`crate::core::idempotency::Records`]), and so are the fingerprint (SHA-256/128 of the
+//! request's canonical text) and the key rule, which JS reads from here.
 
 use wasm_bindgen::prelude::*;
 
 use super::throw;
 use crate::core::error::Error;
-use crate::core::idempotency::{Begin, Completion, Records, Resolution, KEY_RULE};
+use crate::core::idempotency::{
+    fingerprint, fingerprint_hex, Begin, Completion, Records, Resolution, StoreConfig,
+    DEFAULT_IN_FLIGHT_LEASE_MS, DEFAULT_UNKNOWN_TTL_MS, KEY_RULE,
+};
 
 /// Records of one `IdempotencyStore`.
 #[wasm_bindgen]
@@ -15,52 +19,57 @@ pub struct StoreCore {
     records: Records,
 }
 
-/// `begin` result kinds (low 3 bits); bit 3 = a sweep is due (call `sweep`, then `takeExpired`).
+/// `begin` result kinds (low 3 bits); bit 3 = expired slots to drain (`takeExpired`) first.
+/// Mirrored by name in `pkg-template/lib/idempotency-key.js` (`BEGIN`).
 const RUN: f64 = 0.0;
 const REPLAY: f64 = 1.0;
 const IN_FLIGHT: f64 = 2.0;
 const UNKNOWN: f64 = 3.0;
 const MISMATCH: f64 = 4.0;
+const FULL: f64 = 5.0;
+
+/// `resolve` answers, mirrored in JS (`RESOLVE`).
+const RESOLVED: f64 = 0.0;
+const NOT_FOUND: f64 = 1.0;
+const WRONG_STATE: f64 = 2.0;
 
 /// A slot from JS: a non-negative integer below 2^32, else `None` (a new key).
 fn slot_of(v: f64) -> Option<u32> {
     (v >= 0.0 && v <= f64::from(u32::MAX) && v.fract() == 0.0).then_some(v as u32)
 }
 
-/// A fingerprint hash from JS: an integer in [0, 2^53), else `None` (no fingerprint).
-fn fingerprint_of(v: f64) -> Option<u64> {
-    ((0.0..9_007_199_254_740_992.0).contains(&v) && v.fract() == 0.0).then_some(v as u64)
-}
-
 #[wasm_bindgen]
 impl StoreCore {
-    /// `ttl_ms` undefined = 24 h.
+    /// `ttl_ms` undefined = 24 h, `max_records` undefined = 1,000,000.
     #[wasm_bindgen(constructor)]
-    pub fn new(ttl_ms: Option<f64>) -> Result<StoreCore, JsValue> {
-        Records::new(ttl_ms)
-            .map(|records| StoreCore { records })
+    pub fn new(ttl_ms: Option<f64>, max_records: Option<f64>) -> Result<StoreCore, JsValue> {
+        StoreConfig::new(ttl_ms, max_records)
+            .map(|c| StoreCore {
+                records: Records::new(c),
+            })
             .map_err(throw)
     }
 
-    /// Start a run: `slot` of a known key or −1 for a new one; `fingerprint` a 53-bit hash or
-    /// NaN. Encoded as `slot * 16 + sweepDue * 8 + kind` (kind: 0 run, 1 replay, 2 in flight,
-    /// 3 unknown, 4 mismatch; for "in flight" and "mismatch" the slot part is the given slot).
-    pub fn begin(&mut self, slot: f64, fingerprint: f64, now_ms: f64) -> f64 {
+    /// Start a run: `slot` of a known key or −1 for a new one; the fingerprint as four 32-bit words,
+    /// most significant first (`fingerprintOf`'s hex, split), or `fp0` NaN for none: four numbers
+    /// cross far cheaper than a string. Encoded as `slot * 16 + expired * 8 + kind`
+    /// (kind: 0 run, 1 replay, 2 in flight, 3 unknown, 4 mismatch, 5 full; for "in flight",
+    /// "mismatch" and "full" the slot part is the given slot, or 0). With the expired bit set,
+    /// drop the slots `takeExpired` returns BEFORE storing anything under this slot.
+    pub fn begin(&mut self, slot: f64, fp0: f64, fp1: f64, fp2: f64, fp3: f64, now_ms: f64) -> f64 {
         let given = slot_of(slot);
-        let begin = self
-            .records
-            .begin(given, fingerprint_of(fingerprint), now_ms);
-        let flag = if self.records.sweep_due(now_ms) {
-            8.0
-        } else {
-            0.0
-        };
+        let word = |w: f64| u128::from(w as u32);
+        let fp = (!fp0.is_nan())
+            .then(|| word(fp0) << 96 | word(fp1) << 64 | word(fp2) << 32 | word(fp3));
+        let begin = self.records.begin(given, fp, now_ms);
+        let flag = if self.records.has_expired() { 8.0 } else { 0.0 };
         let (slot, kind) = match begin {
             Begin::Run { slot } => (slot, RUN),
             Begin::Replay { slot } => (slot, REPLAY),
             Begin::InFlight { .. } => (given.unwrap_or(0), IN_FLIGHT),
             Begin::Unknown { slot, .. } => (slot, UNKNOWN),
             Begin::Mismatch => (given.unwrap_or(0), MISMATCH),
+            Begin::Full => (0, FULL),
         };
         f64::from(slot) * 16.0 + flag + kind
     }
@@ -76,17 +85,24 @@ impl StoreCore {
         self.records.complete(slot, completion, now_ms)
     }
 
-    /// Settle the unknown record in `slot`: 0, or −2 no record, −3 not unknown.
-    pub fn resolve(&mut self, slot: u32, done: bool, now_ms: f64) -> f64 {
+    /// Settle the unknown record in `slot` (only the attempt that began at `expect_started_at`,
+    /// when given): 0 settled, 1 no record, 2 not unknown (or another attempt).
+    pub fn resolve(
+        &mut self,
+        slot: u32,
+        done: bool,
+        expect_started_at: Option<f64>,
+        now_ms: f64,
+    ) -> f64 {
         let r = if done {
             Resolution::Done
         } else {
             Resolution::Failed
         };
-        match self.records.resolve(slot, r, now_ms) {
-            Ok(()) => 0.0,
-            Err(Error::UnknownKey) => -2.0,
-            Err(_) => -3.0,
+        match self.records.resolve(slot, r, expect_started_at, now_ms) {
+            Ok(()) => RESOLVED,
+            Err(Error::UnknownKey) => NOT_FOUND,
+            Err(_) => WRONG_STATE,
         }
     }
 
@@ -125,11 +141,35 @@ impl StoreCore {
     pub fn size(&self) -> u32 {
         self.records.len() as u32
     }
+
+    /// The limit on records held.
+    #[wasm_bindgen(getter, js_name = maxRecords)]
+    pub fn max_records(&self) -> u32 {
+        self.records.config().max_records
+    }
 }
 
-/// The key rule `[min length, max length, lowest byte, highest byte]` (see
+/// The key rule `[min length, max length, lowest byte, highest byte, lowest edge byte]` (see
 /// `core::idempotency::KEY_RULE`), for the JS side to apply to keys it has not seen.
 #[wasm_bindgen(js_name = keyRule)]
 pub fn key_rule() -> Vec<u32> {
     KEY_RULE.to_vec()
+}
+
+/// The fingerprint of a request's canonical text as 32 hex digits (what Redis stores).
+#[wasm_bindgen(js_name = fingerprintOf)]
+pub fn fingerprint_of(text: &str) -> String {
+    fingerprint_hex(fingerprint(text))
+}
+
+/// The core's idempotency defaults: `[ttlMs, maxRecords, inFlightLeaseMs, unknownTtlMs]`.
+#[wasm_bindgen(js_name = storeDefaults)]
+pub fn store_defaults() -> Vec<f64> {
+    let d = StoreConfig::default();
+    vec![
+        d.ttl_ms,
+        f64::from(d.max_records),
+        DEFAULT_IN_FLIGHT_LEASE_MS,
+        DEFAULT_UNKNOWN_TTL_MS,
+    ]
 }

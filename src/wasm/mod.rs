@@ -18,15 +18,20 @@ mod budget;
 mod classify;
 mod idempotency;
 mod random;
+mod reconcile;
 mod retry;
 #[cfg(feature = "sim")]
 mod sim;
 
 pub use breaker::BreakerCore;
 pub use budget::BudgetCore;
-pub use classify::{is_transient_code, is_transient_status, parse_retry_after, parse_should_retry};
-pub use idempotency::{key_rule, StoreCore};
+pub use classify::{
+    is_transient_code, is_transient_status, method_is_retryable, parse_retry_after,
+    parse_should_retry,
+};
+pub use idempotency::{fingerprint_of, key_rule, store_defaults, StoreCore};
 pub use random::{new_idempotency_key, seed_random};
+pub use reconcile::{failed_verdict_wait_ms, settle_after_ms};
 pub use retry::{jitter_delay, RetryCore};
 #[cfg(feature = "sim")]
 pub use sim::*;
@@ -37,10 +42,10 @@ pub fn version() -> String {
     env!("CARGO_PKG_VERSION").into()
 }
 
-/// The name of option `id` (see `Opt::ALL`), for messages built in JS.
+/// The name of option `id` (see `core::error::OPTIONS`), for messages built in JS.
 #[wasm_bindgen(js_name = optionName)]
 pub fn option_name(id: u32) -> String {
-    Opt::ALL.get(id as usize).map_or("", |o| o.name()).into()
+    Opt::from_id(id).map_or("", Opt::name).into()
 }
 
 /// Encode a core error as the thrown value (see the module docs).

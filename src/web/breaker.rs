@@ -213,13 +213,13 @@ impl CircuitBreaker {
         self.emit(t);
     }
 
-    /// Open until `until_ms` (this breaker's clock) because a peer saw it trip. Non-finite times
-    /// are ignored (use [`CircuitBreaker::isolate`] to hold it open).
+    /// Open until `until_ms` (this breaker's clock) because a peer saw it trip. The core clamps
+    /// it to one open duration from now; non-finite or past times are ignored (use
+    /// [`CircuitBreaker::isolate`] to hold it open).
     pub fn open_until(&self, until_ms: f64) {
-        if until_ms.is_finite() {
-            let t = self.core.borrow_mut().open_until(until_ms);
-            self.emit(t);
-        }
+        let now = (self.clock)();
+        let t = self.core.borrow_mut().open_until(until_ms, now);
+        self.emit(t);
     }
 
     /// The JS `toJSON()` shape: persist it, or hand it to JS code on the same page.
@@ -236,12 +236,13 @@ impl CircuitBreaker {
     /// `toJSON()`), validated against this breaker's config: a bad one is `INVALID_OPTION`
     /// (option `state`) and changes nothing.
     pub fn restore(&self, snapshot: &BreakerSnapshot) -> Result<(), crate::core::Error> {
+        let now = (self.clock)();
         let mut core = self.core.borrow_mut();
         let kind = match core.config().trip() {
             Trip::Rate { .. } => "rate",
             Trip::Consecutive { .. } => "consecutive",
         };
         let s = snapshot.to_core(kind)?;
-        core.restore_in_place(&s)
+        core.restore_in_place(&s, now)
     }
 }

@@ -77,6 +77,14 @@ pub enum Error<E> {
         /// The key.
         key: String,
     },
+    /// `STORE_FULL`: a new key, and the store already holds `max_records` live records: refused,
+    /// nothing run.
+    StoreFull {
+        /// The refused key.
+        key: String,
+        /// The store's limit.
+        max_records: u32,
+    },
     /// `RETRY_BUDGET_EXHAUSTED`: the shared budget refused a retry: failing fast instead of
     /// adding load.
     RetryBudgetExhausted {
@@ -130,6 +138,7 @@ impl<E> Error<E> {
             Error::DuplicateInFlight { .. } => "DUPLICATE_IN_FLIGHT",
             Error::OutcomeUnknown { .. } => "OUTCOME_UNKNOWN",
             Error::KeyReused { .. } => "KEY_REUSED",
+            Error::StoreFull { .. } => "STORE_FULL",
             Error::RetryBudgetExhausted { .. } => "RETRY_BUDGET_EXHAUSTED",
             Error::DeadlineExceeded { .. } => "DEADLINE_EXCEEDED",
             Error::Aborted => "ABORTED",
@@ -182,6 +191,7 @@ impl<E> Error<E> {
                 cause: cause.map(|c| Box::new(c.map_dyn(f))),
             },
             Error::KeyReused { key } => Error::KeyReused { key },
+            Error::StoreFull { key, max_records } => Error::StoreFull { key, max_records },
             Error::RetryBudgetExhausted {
                 attempt,
                 last_error,
@@ -250,6 +260,10 @@ impl<E: fmt::Display> fmt::Display for Error<E> {
             Error::KeyReused { key } => write!(
                 f,
                 "Idempotency key {key} was already used for a different request"
+            ),
+            Error::StoreFull { key, max_records } => write!(
+                f,
+                "Idempotency store is full ({max_records} records): refused new key {key}"
             ),
             Error::RetryBudgetExhausted { .. } => {
                 f.write_str("Retry budget exhausted: failing fast instead of adding load")

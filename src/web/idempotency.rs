@@ -16,12 +16,16 @@ use serde::{Deserialize, Serialize};
 
 use super::error::{Classify, Error};
 use super::runtime::Clock;
+use std::collections::HashMap;
+
 use crate::core::idempotency::{
-    Begin, Completion, IdempotencyTable, Resolution as CoreResolution, Status,
+    fingerprint as fingerprint_of, validate_key, Begin, Completion, Records,
+    Resolution as CoreResolution, Status, StoreConfig,
 };
 
 /// A record as the JS store's `peek()` returns it: `{ status: 'in-flight', startedAt }`,
-/// `{ status: 'done', result }` or `{ status: 'unknown', error, startedAt }`.
+/// `{ status: 'done', result }` or `{ status: 'unknown', error, startedAt, lastAttemptAt?,
+/// attempts?, settleAfterMs? }`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "kebab-case")]
 pub enum Record<T> {
@@ -43,6 +47,23 @@ pub enum Record<T> {
         /// When the run began (ms).
         #[serde(rename = "startedAt")]
         started_at_ms: f64,
+        /// When its last attempt started, or when the failure was seen (ms).
+        #[serde(
+            rename = "lastAttemptAt",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )]
+        last_attempt_at_ms: Option<f64>,
+        /// Attempts sent, when the caller reported them.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        attempts: Option<u32>,
+        /// The settle window reconciliation should wait before believing "not found" (ms).
+        #[serde(
+            rename = "settleAfterMs",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )]
+        settle_after_ms: Option<f64>,
     },
 }
 
@@ -57,44 +78,62 @@ pub enum Resolution<T> {
 
 enum Stored<T> {
     Result(T),
-    Error(String),
+    /// The error text and when the failure was seen.
+    Error(String, f64),
 }
 
 struct Inner<T> {
-    table: IdempotencyTable,
+    /// The record state machine, by slot (the core's).
+    records: Records,
+    /// key -> slot, and slot -> key (to list unknown keys and forget freed slots).
+    index: HashMap<String, u32>,
+    keys: Vec<Option<String>>,
+    /// slot -> the result (done) or the error text (unknown).
     slots: Vec<Option<Stored<T>>>,
 }
 
-impl<T> Inner<T> {
-    fn put(&mut self, slot: u32, v: Stored<T>) {
-        let i = slot as usize;
-        if self.slots.len() <= i {
-            self.slots.resize_with(i + 1, || None);
-        }
-        if let Some(cell) = self.slots.get_mut(i) {
-            *cell = Some(v);
-        }
+fn put_at<V>(v: &mut Vec<Option<V>>, slot: u32, value: V) {
+    let i = slot as usize;
+    if v.len() <= i {
+        v.resize_with(i + 1, || None);
     }
+    if let Some(cell) = v.get_mut(i) {
+        *cell = Some(value);
+    }
+}
 
-    fn drop_slot(&mut self, slot: u32) {
+impl<T> Inner<T> {
+    /// The core freed `slot`: drop its key and what was stored under it.
+    fn forget(&mut self, slot: u32) {
+        if let Some(key) = self.keys.get_mut(slot as usize).and_then(Option::take) {
+            if self.index.get(&key) == Some(&slot) {
+                self.index.remove(&key);
+            }
+        }
         if let Some(cell) = self.slots.get_mut(slot as usize) {
             *cell = None;
         }
     }
 
     fn drain_expired(&mut self) {
-        for slot in self.table.take_expired() {
-            self.drop_slot(slot);
+        if self.records.has_expired() {
+            for slot in self.records.take_expired() {
+                self.forget(slot);
+            }
         }
     }
 
     fn complete(&mut self, slot: u32, completion: Completion, stored: Option<Stored<T>>, now: f64) {
         if let Some(v) = stored {
-            self.put(slot, v);
+            put_at(&mut self.slots, slot, v);
         }
-        if self.table.complete(slot, completion, now) {
-            self.drop_slot(slot);
+        if self.records.complete(slot, completion, now) {
+            self.forget(slot);
         }
+    }
+
+    fn peek(&self, key: &str, now: f64) -> Option<crate::core::idempotency::Peek> {
+        self.records.peek(*self.index.get(key)?, now)
     }
 }
 
@@ -131,7 +170,7 @@ impl<T> Clone for IdempotencyStore<T> {
 impl<T> Debug for IdempotencyStore<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("IdempotencyStore")
-            .field("len", &self.inner.borrow().table.len())
+            .field("len", &self.inner.borrow().records.len())
             .finish_non_exhaustive()
     }
 }
@@ -155,7 +194,7 @@ impl<T> Drop for InFlight<'_, T> {
         if self.armed {
             let now = (self.clock)();
             if let Ok(mut inner) = self.inner.try_borrow_mut() {
-                let text = Stored::Error("dropped before it completed".into());
+                let text = Stored::Error("dropped before it completed".into(), now);
                 inner.complete(self.slot, Completion::Transient, Some(text), now);
             }
         }
@@ -163,12 +202,10 @@ impl<T> Drop for InFlight<'_, T> {
 }
 
 impl<T: Clone> IdempotencyStore<T> {
-    /// An empty store with the 24-hour TTL and the platform clock.
+    /// An empty store with the default limits (24-hour TTL, the core's default `max_records`)
+    /// and the platform clock.
     pub fn new() -> Self {
-        // The default TTL is a valid constant: this cannot fail.
-        #[allow(clippy::expect_used)]
-        let table = IdempotencyTable::new(None).expect("the default TTL is valid");
-        Self::build(table)
+        Self::build(StoreConfig::default())
     }
 
     /// An empty store whose done records expire `ttl_ms` after completion (finite > 0).
@@ -179,13 +216,35 @@ impl<T: Clone> IdempotencyStore<T> {
     /// assert_eq!(IdempotencyStore::<u32>::with_ttl_ms(0.0).unwrap_err().code(), "INVALID_OPTION");
     /// ```
     pub fn with_ttl_ms(ttl_ms: f64) -> Result<Self, crate::core::Error> {
-        Ok(Self::build(IdempotencyTable::new(Some(ttl_ms))?))
+        Self::with_limits(Some(ttl_ms), None)
     }
 
-    fn build(table: IdempotencyTable) -> Self {
+    /// An empty store with these limits (`None` = the default): done records replay for
+    /// `ttl_ms` (finite > 0); at most `max_records` live records, a new key beyond that is
+    /// [`Error::StoreFull`] (an integer from 1 to 2^30).
+    ///
+    /// ```
+    /// use std::convert::Infallible;
+    /// use steadfast::web::{Error, IdempotencyStore, VirtualTime};
+    /// let time = VirtualTime::new(1);
+    /// let store = IdempotencyStore::with_limits(None, Some(1.0)).unwrap().clock(time.clock());
+    /// let run = |key: &str| time.run(store.run(key, || async { Ok::<_, Error<Infallible>>(1) })).unwrap();
+    /// assert!(run("a").is_ok());
+    /// assert_eq!(run("b").unwrap_err().code(), Some("STORE_FULL"));
+    /// ```
+    pub fn with_limits(
+        ttl_ms: Option<f64>,
+        max_records: Option<f64>,
+    ) -> Result<Self, crate::core::Error> {
+        Ok(Self::build(StoreConfig::new(ttl_ms, max_records)?))
+    }
+
+    fn build(config: StoreConfig) -> Self {
         Self {
             inner: Rc::new(RefCell::new(Inner {
-                table,
+                records: Records::new(config),
+                index: HashMap::new(),
+                keys: Vec::new(),
                 slots: Vec::new(),
             })),
             clock: super::breaker::default_clock(),
@@ -237,17 +296,34 @@ impl<T: Clone> IdempotencyStore<T> {
         Fut: Future<Output = Result<T, Error<E>>>,
         E: Classify + Debug,
     {
+        if validate_key(key).is_err() {
+            return Err(Error::InvalidKey { key: key.into() });
+        }
         let now = (self.clock)();
         let begin = {
             let mut inner = self.inner.borrow_mut();
-            let begin = inner.table.begin(key, fingerprint, now);
+            let known = inner.index.get(key).copied();
+            let begin = inner
+                .records
+                .begin(known, fingerprint.map(fingerprint_of), now);
+            // Expiry may free a slot this very begin hands out again: drain it first.
             inner.drain_expired();
+            if let (Begin::Run { slot }, None) = (begin, known) {
+                inner.index.insert(key.into(), slot);
+                put_at(&mut inner.keys, slot, key.to_string());
+            }
             begin
         };
         let slot = match begin {
-            Err(_) => return Err(Error::InvalidKey { key: key.into() }),
-            Ok(Begin::Run { slot }) => slot,
-            Ok(Begin::Replay { slot }) => {
+            Begin::Run { slot } => slot,
+            Begin::Full => {
+                let max_records = self.inner.borrow().records.config().max_records;
+                return Err(Error::StoreFull {
+                    key: key.into(),
+                    max_records,
+                });
+            }
+            Begin::Replay { slot } => {
                 let inner = self.inner.borrow();
                 return match inner.slots.get(slot as usize) {
                     Some(Some(Stored::Result(v))) => Ok(v.clone()),
@@ -259,20 +335,20 @@ impl<T: Clone> IdempotencyStore<T> {
                     }),
                 };
             }
-            Ok(Begin::InFlight { started_at_ms }) => {
+            Begin::InFlight { started_at_ms } => {
                 return Err(Error::DuplicateInFlight {
                     key: key.into(),
                     started_at_ms,
                 })
             }
-            Ok(Begin::Unknown { started_at_ms, .. }) => {
+            Begin::Unknown { started_at_ms, .. } => {
                 return Err(Error::OutcomeUnknown {
                     key: key.into(),
                     started_at_ms,
                     cause: None,
                 })
             }
-            Ok(Begin::Mismatch) => return Err(Error::KeyReused { key: key.into() }),
+            Begin::Mismatch => return Err(Error::KeyReused { key: key.into() }),
         };
         let mut guard = InFlight {
             inner: &self.inner,
@@ -294,7 +370,7 @@ impl<T: Clone> IdempotencyStore<T> {
             Err(e) if e.is_transient() => inner.complete(
                 slot,
                 Completion::Transient,
-                Some(Stored::Error(format!("{e:?}"))),
+                Some(Stored::Error(format!("{e:?}"), now)),
                 now,
             ),
             Err(_) => inner.complete(slot, Completion::Definitive, None, now),
@@ -306,20 +382,26 @@ impl<T: Clone> IdempotencyStore<T> {
     pub fn peek(&self, key: &str) -> Option<Record<T>> {
         let now = (self.clock)();
         let inner = self.inner.borrow();
-        let p = inner.table.peek(key, now)?;
+        let p = inner.peek(key, now)?;
         let stored = inner.slots.get(p.slot as usize).and_then(Option::as_ref);
         Some(match (p.status, stored) {
             (Status::InFlight, _) => Record::InFlight {
                 started_at_ms: p.started_at_ms,
             },
             (Status::Done, Some(Stored::Result(v))) => Record::Done { result: v.clone() },
-            (Status::Unknown, Some(Stored::Error(e))) => Record::Unknown {
+            (Status::Unknown, Some(Stored::Error(e, at))) => Record::Unknown {
                 error: e.clone(),
                 started_at_ms: p.started_at_ms,
+                last_attempt_at_ms: Some(*at),
+                attempts: None,
+                settle_after_ms: None,
             },
             (_, _) => Record::Unknown {
                 error: String::new(),
                 started_at_ms: p.started_at_ms,
+                last_attempt_at_ms: None,
+                attempts: None,
+                settle_after_ms: None,
             },
         })
     }
@@ -352,22 +434,24 @@ impl<T: Clone> IdempotencyStore<T> {
             Resolution::Done(v) => (CoreResolution::Done, Some(v)),
             Resolution::Failed => (CoreResolution::Failed, None),
         };
-        let slot = inner.table.resolve(key, core, now)?;
+        validate_key(key)?;
+        let slot = *inner.index.get(key).ok_or(crate::core::Error::UnknownKey)?;
+        inner.records.resolve(slot, core, None, now)?;
         match result {
-            Some(v) => inner.put(slot, Stored::Result(v)),
-            None => inner.drop_slot(slot),
+            Some(v) => put_at(&mut inner.slots, slot, Stored::Result(v)),
+            None => inner.forget(slot),
         }
         Ok(())
     }
 
     /// Keys whose outcome is unknown, oldest first: the reconciliation worklist.
     pub fn unknown_keys(&self) -> Vec<String> {
-        self.inner
-            .borrow()
-            .table
-            .unknown_keys()
+        let inner = self.inner.borrow();
+        inner
+            .records
+            .unknown_slots()
             .into_iter()
-            .map(String::from)
+            .filter_map(|(slot, _)| inner.keys.get(slot as usize)?.clone())
             .collect()
     }
 
@@ -375,9 +459,9 @@ impl<T: Clone> IdempotencyStore<T> {
     pub fn len(&self) -> usize {
         let now = (self.clock)();
         let mut inner = self.inner.borrow_mut();
-        inner.table.sweep(now);
+        inner.records.sweep(now);
         inner.drain_expired();
-        inner.table.len()
+        inner.records.len()
     }
 
     /// Whether no record is held.

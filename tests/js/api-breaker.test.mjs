@@ -319,14 +319,18 @@ describe('state machine details', () => {
     assert.equal(b.currentState, 'closed', 'the count restarted from zero');
   });
 
-  test('openUntil(t) opens a closed breaker until t on its clock (a peer saw it trip)', async () => {
+  test('openUntil(t) opens a closed breaker until t on its clock (a peer saw it trip), at most openDurationMs ahead', async () => {
     const clock = manualClock();
     const b = new CircuitBreaker({ failureThreshold: 5, openDurationMs: 1000, clock });
-    b.openUntil(clock() + 3000);
+    b.openUntil(clock() + 600);
     assert.equal(b.currentState, 'open');
-    const r = await settle(b.execute(ok));
-    assert.equal(r.err.retryAfterMs, 3000);
-    clock.advance(3000);
+    let r = await settle(b.execute(ok));
+    assert.equal(r.err.retryAfterMs, 600);
+    // A peer's deadline further out than one trip would hold is clamped to now + openDurationMs.
+    b.openUntil(clock() + 3000);
+    r = await settle(b.execute(ok));
+    assert.equal(r.err.retryAfterMs, 1000);
+    clock.advance(1000);
     assert.equal(b.currentState, 'half-open');
     assert.throws(() => b.openUntil('soon'), TypeError);
   });

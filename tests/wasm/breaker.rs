@@ -38,7 +38,7 @@ fn bad_options_throw_option_and_rule() {
     let (o, r) = option_error(BreakerCore::rate(0.0, 0.5, None, 1.0, None));
     assert_eq!(
         (o.as_str(), r.as_str()),
-        ("windowSize", "an integer from 1 to 1000000")
+        ("windowSize", "an integer from 1 to 100000")
     );
     let (o, r) = option_error(BreakerCore::rate(10.0, 1.5, None, 1.0, None));
     assert_eq!(
@@ -165,19 +165,31 @@ fn isolate_reset_and_open_until_report_transitions() {
     assert_eq!(rejected_for(&mut b, 0.0), f64::INFINITY);
     assert!(b.try_acquire(1e12) < 0.0);
     assert_eq!(
-        b.open_until(5000.0),
+        b.open_until(500.0, 0.0),
         0,
         "isolation wins over a peer's openUntil"
     );
     assert_eq!(b.reset(), TO_CLOSED);
     assert_eq!(b.reset(), 0);
-    assert_eq!(b.open_until(f64::NAN), 0);
+    assert_eq!(b.open_until(f64::NAN, 0.0), 0);
+    assert_eq!(
+        b.open_until(500.0, f64::NAN),
+        0,
+        "no clock, nothing applied"
+    );
     assert_eq!(b.state(0.0), CLOSED);
-    assert_eq!(b.open_until(5000.0), TO_OPEN);
-    assert_eq!(b.open_until(4000.0), 0, "never shortens");
-    assert_eq!(rejected_for(&mut b, 1000.0), 4000.0);
-    assert_eq!(b.open_until(9000.0), 0, "extends without a new transition");
-    assert_eq!(rejected_for(&mut b, 1000.0), 8000.0);
+    assert_eq!(b.open_until(500.0, 0.0), TO_OPEN);
+    assert_eq!(b.open_until(400.0, 0.0), 0, "never shortens");
+    assert_eq!(rejected_for(&mut b, 100.0), 400.0);
+    assert_eq!(
+        b.open_until(900.0, 0.0),
+        0,
+        "extends without a new transition"
+    );
+    assert_eq!(rejected_for(&mut b, 100.0), 800.0);
+    // A peer's deadline is clamped to now + openDurationMs (1000): 1e300 cannot hold it open.
+    assert_eq!(b.open_until(1e300, 100.0), 0);
+    assert_eq!(rejected_for(&mut b, 100.0), 1000.0);
 }
 
 #[wasm_bindgen_test]
@@ -190,7 +202,7 @@ fn snapshot_layout_and_round_trip() {
     // [state, openUntil, probeSuccesses, consecutiveFailures, ...window (1 = failure)]
     assert_eq!(a.snapshot(), vec![0.0, 0.0, 0.0, 0.0, 1.0, 0.0]);
     let mut b = ok(BreakerCore::rate(4.0, 0.5, None, 1000.0, None));
-    ok(b.restore(&a.snapshot()));
+    ok(b.restore(&a.snapshot(), 0.0));
     assert_eq!(b.snapshot(), a.snapshot());
     // the restored window counts: one success and one failure more make 2 of 4
     let p = granted(&mut b, 0.0);
@@ -199,7 +211,7 @@ fn snapshot_layout_and_round_trip() {
     assert_eq!(b.record_failure(p, 7.0), TO_OPEN);
     assert_eq!(b.snapshot(), vec![1.0, 1007.0, 0.0, 0.0]);
     let mut c = ok(BreakerCore::rate(4.0, 0.5, None, 1000.0, None));
-    ok(c.restore(&b.snapshot()));
+    ok(c.restore(&b.snapshot(), 7.0));
     assert_eq!(c.state(1006.0), OPEN);
     assert_eq!(c.state(1007.0), HALF_OPEN);
 }
@@ -221,19 +233,22 @@ fn restore_refuses_what_does_not_fit() {
     ];
     let mut b = ok(BreakerCore::rate(4.0, 0.5, None, 1000.0, None));
     for data in bad {
-        let (o, r) = option_error(b.restore(data));
+        let (o, r) = option_error(b.restore(data, 0.0));
         assert_eq!(o, "state", "{data:?}");
         assert!(r.starts_with("a snapshot from toJSON()"), "{r}");
     }
     let mut c = ok(BreakerCore::consecutive(3.0, 1000.0, Some(2.0)));
-    let (o, _) = option_error(c.restore(&[0.0, 0.0, 0.0, 3.0]));
+    let (o, _) = option_error(c.restore(&[0.0, 0.0, 0.0, 3.0], 0.0));
     assert_eq!(o, "state", "3 consecutive failures would already be open");
-    let (o, _) = option_error(c.restore(&[0.0, 0.0, 0.0, -1.0]));
+    let (o, _) = option_error(c.restore(&[0.0, 0.0, 0.0, -1.0], 0.0));
     assert_eq!(o, "state");
     // a refused restore leaves the breaker as it was, and it keeps working
     assert_eq!(b.snapshot(), vec![0.0, 0.0, 0.0, 0.0]);
     let p = granted(&mut b, 0.0);
     assert_eq!(b.record_success(p), 0);
-    ok(c.restore(&[2.0, 0.0, 1.0, 0.0]));
+    ok(c.restore(&[2.0, 0.0, 1.0, 0.0], 0.0));
     assert_eq!(c.state(0.0), HALF_OPEN);
+    // A stored open deadline far in the future is clamped to now + openDurationMs.
+    ok(c.restore(&[1.0, 1e300, 0.0, 0.0], 50.0));
+    assert_eq!(c.snapshot()[1], 1050.0);
 }

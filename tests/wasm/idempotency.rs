@@ -1,7 +1,8 @@
 //! StoreCore across the boundary, by slot (the key index is the JS side's): the `begin` encoding
-//! (slot * 16 + sweepDue * 8 + kind), complete, resolve codes, peek layout, unknown slots, expiry,
-//! and the key rule the JS side applies to new keys.
-use steadfast::wasm::{key_rule, StoreCore};
+//! (slot * 16 + expired * 8 + kind), the fingerprint as four 32-bit words, complete, the resolve
+//! codes (with compare-and-set), the peek layout, unknown slots, expiry, the maxRecords refusal, and
+//! the key rule, fingerprint and defaults the JS side reads from here.
+use steadfast::wasm::{fingerprint_of, key_rule, store_defaults, StoreCore};
 use wasm_bindgen_test::wasm_bindgen_test;
 
 use crate::support::{ok, option_error};
@@ -11,26 +12,42 @@ const REPLAY: f64 = 1.0;
 const IN_FLIGHT: f64 = 2.0;
 const UNKNOWN: f64 = 3.0;
 const MISMATCH: f64 = 4.0;
+const FULL: f64 = 5.0;
 const NEW: f64 = -1.0;
-const NO_FP: f64 = f64::NAN;
+const NO_FP: [f64; 4] = [f64::NAN, 0.0, 0.0, 0.0];
 
 const SUCCESS: u32 = 0;
 const TRANSIENT: u32 = 1;
 const DEFINITIVE: u32 = 2;
 
+const RESOLVED: f64 = 0.0;
+const NOT_FOUND: f64 = 1.0;
+const WRONG_STATE: f64 = 2.0;
+
 fn decode(code: f64) -> (u32, bool, f64) {
     ((code / 16.0).floor() as u32, code % 16.0 >= 8.0, code % 8.0)
 }
 
-/// `begin` with the sweep flag masked off (the first begin of a store is always "sweep due").
-fn kind_at(s: &mut StoreCore, slot: f64, fp: f64, now: f64) -> (u32, f64) {
-    let (slot, _, kind) = decode(s.begin(slot, fp, now));
+fn begin(s: &mut StoreCore, slot: f64, fp: [f64; 4], now: f64) -> f64 {
+    s.begin(slot, fp[0], fp[1], fp[2], fp[3], now)
+}
+
+/// `begin` with the expired flag masked off.
+fn kind_at(s: &mut StoreCore, slot: f64, fp: [f64; 4], now: f64) -> (u32, f64) {
+    let (slot, _, kind) = decode(begin(s, slot, fp, now));
     (slot, kind)
+}
+
+/// A fingerprint's words the way the JS shell makes them from `fingerprintOf`'s hex.
+fn words(text: &str) -> [f64; 4] {
+    let hex = fingerprint_of(text);
+    let word = |i: usize| f64::from(u32::from_str_radix(&hex[i..i + 8], 16).unwrap());
+    [word(0), word(8), word(16), word(24)]
 }
 
 #[wasm_bindgen_test]
 fn begin_encodes_slot_and_kind() {
-    let mut s = ok(StoreCore::new(None));
+    let mut s = ok(StoreCore::new(None, None));
     assert_eq!(kind_at(&mut s, NEW, NO_FP, 0.0), (0, RUN));
     assert_eq!(
         kind_at(&mut s, NEW, NO_FP, 0.0),
@@ -53,20 +70,25 @@ fn begin_encodes_slot_and_kind() {
 }
 
 #[wasm_bindgen_test]
-fn the_sweep_flag_says_when_to_sweep() {
-    let mut s = ok(StoreCore::new(Some(1000.0)));
-    let (_, due, _) = decode(s.begin(NEW, NO_FP, 0.0));
-    assert!(due, "never swept yet");
-    s.sweep(0.0);
-    let (_, due, _) = decode(s.begin(NEW, NO_FP, 100.0));
-    assert!(!due, "swept 100 ms ago (every ttl/4 = 250 ms at most)");
-    let (_, due, _) = decode(s.begin(NEW, NO_FP, 250.0));
-    assert!(due);
+fn the_expired_flag_says_when_to_drain() {
+    let mut s = ok(StoreCore::new(Some(1000.0), None));
+    let (_, expired, _) = decode(begin(&mut s, NEW, NO_FP, 0.0));
+    assert!(!expired);
+    s.complete(0, SUCCESS, 0.0);
+    // The sweep is due every ttl/4 = 250 ms at most: a begin at 5000 sweeps, and says so.
+    let (slot, expired, kind) = decode(begin(&mut s, NEW, NO_FP, 5000.0));
+    assert!(expired, "slot 0 expired and was swept during this begin");
+    assert_eq!(s.take_expired(), vec![0]);
+    assert_eq!(
+        (slot, kind),
+        (1, RUN),
+        "the new key did not take slot 0 before it was drained"
+    );
 }
 
 #[wasm_bindgen_test]
 fn definitive_failure_frees_the_slot_for_reuse() {
-    let mut s = ok(StoreCore::new(None));
+    let mut s = ok(StoreCore::new(None, None));
     assert_eq!(kind_at(&mut s, NEW, NO_FP, 0.0), (0, RUN));
     assert!(s.complete(0, DEFINITIVE, 1.0), "freed");
     assert_eq!(s.size(), 0);
@@ -79,55 +101,77 @@ fn definitive_failure_frees_the_slot_for_reuse() {
 }
 
 #[wasm_bindgen_test]
-fn fingerprints_mismatch_in_every_state() {
-    let mut s = ok(StoreCore::new(None));
-    let (a, b) = (4999.0, 5999.0);
+fn fingerprints_mismatch_in_every_state_strictly() {
+    let mut s = ok(StoreCore::new(None, None));
+    let (a, b) = (words("f:4999 usd"), words("f:5999 usd"));
     assert_eq!(kind_at(&mut s, NEW, a, 0.0), (0, RUN));
     assert_eq!(kind_at(&mut s, 0.0, b, 0.0).1, MISMATCH);
     assert_eq!(kind_at(&mut s, 0.0, a, 0.0).1, IN_FLIGHT);
     assert_eq!(
         kind_at(&mut s, 0.0, NO_FP, 0.0).1,
-        IN_FLIGHT,
-        "no fingerprint: no check"
+        MISMATCH,
+        "no fingerprint differs from a fingerprint"
     );
     s.complete(0, SUCCESS, 0.0);
     assert_eq!(kind_at(&mut s, 0.0, b, 0.0).1, MISMATCH);
     assert_eq!(kind_at(&mut s, 0.0, a, 0.0).1, REPLAY);
-    // Out-of-range hashes are "no fingerprint", not a trap.
-    assert_eq!(kind_at(&mut s, 0.0, -1.0, 0.0).1, REPLAY);
-    assert_eq!(kind_at(&mut s, 0.0, 2f64.powi(60), 0.0).1, REPLAY);
+    // Words differing in any one position differ.
+    for i in 0..4 {
+        let mut c = a;
+        c[i] = (c[i] + 1.0) % 4_294_967_296.0;
+        assert_eq!(kind_at(&mut s, 0.0, c, 0.0).1, MISMATCH, "word {i}");
+    }
+}
+
+#[wasm_bindgen_test]
+fn fingerprint_of_is_sha256_truncated_to_128_bits() {
+    assert_eq!(fingerprint_of("abc"), "ba7816bf8f01cfea414140de5dae2223");
+    assert_eq!(fingerprint_of(""), "e3b0c44298fc1c149afbf4c8996fb924");
 }
 
 #[wasm_bindgen_test]
 fn peek_layout() {
-    let mut s = ok(StoreCore::new(None));
-    s.begin(NEW, NO_FP, 10.0);
+    let mut s = ok(StoreCore::new(None, None));
+    begin(&mut s, NEW, NO_FP, 10.0);
     // [status (0 in flight, 1 done, 2 unknown), startedAtMs]
     assert_eq!(s.peek(0, 11.0), vec![0.0, 10.0]);
     s.complete(0, TRANSIENT, 20.0);
     assert_eq!(s.peek(0, 21.0), vec![2.0, 10.0]);
-    s.begin(NEW, NO_FP, 30.0);
+    begin(&mut s, NEW, NO_FP, 30.0);
     s.complete(1, SUCCESS, 40.0);
     assert_eq!(s.peek(1, 41.0), vec![1.0, 30.0]);
     assert!(s.peek(7, 0.0).is_empty());
 }
 
 #[wasm_bindgen_test]
-fn resolve_codes_and_unknown_slots() {
-    let mut s = ok(StoreCore::new(None));
+fn resolve_codes_compare_and_set_and_unknown_slots() {
+    let mut s = ok(StoreCore::new(None, None));
     for (slot, at) in [5.0, 1.0, 2.0].into_iter().enumerate() {
         assert_eq!(kind_at(&mut s, NEW, NO_FP, at), (slot as u32, RUN));
     }
     s.complete(0, TRANSIENT, 10.0);
     s.complete(1, TRANSIENT, 10.0);
     assert_eq!(s.unknown_slots(), vec![1, 0], "oldest first");
-    assert_eq!(s.resolve(9, true, 0.0), -2.0, "no record");
-    assert_eq!(s.resolve(2, true, 0.0), -3.0, "in flight is not unknown");
+    assert_eq!(s.resolve(9, true, None, 0.0), NOT_FOUND, "no record");
+    assert_eq!(
+        s.resolve(2, true, None, 0.0),
+        WRONG_STATE,
+        "in flight is not unknown"
+    );
     s.complete(2, SUCCESS, 10.0);
-    assert_eq!(s.resolve(2, false, 0.0), -3.0, "done is not unknown");
-    assert_eq!(s.resolve(1, true, 20.0), 0.0);
+    assert_eq!(
+        s.resolve(2, false, None, 0.0),
+        WRONG_STATE,
+        "done is not unknown"
+    );
+    assert_eq!(
+        s.resolve(1, true, Some(0.0), 20.0),
+        WRONG_STATE,
+        "another attempt (began at 1, not 0)"
+    );
+    assert_eq!(s.resolve(1, true, Some(1.0), 20.0), RESOLVED);
     assert_eq!(kind_at(&mut s, 1.0, NO_FP, 21.0), (1, REPLAY));
-    assert_eq!(s.resolve(0, false, 20.0), 0.0);
+    assert_eq!(s.resolve(0, false, None, 20.0), RESOLVED);
     assert!(s.peek(0, 21.0).is_empty(), "failed: freed");
     assert!(s.unknown_slots().is_empty());
     assert_eq!(
@@ -139,10 +183,10 @@ fn resolve_codes_and_unknown_slots() {
 
 #[wasm_bindgen_test]
 fn done_records_expire_after_the_ttl_and_are_swept() {
-    let mut s = ok(StoreCore::new(Some(1000.0)));
-    s.begin(NEW, NO_FP, 0.0);
+    let mut s = ok(StoreCore::new(Some(1000.0), None));
+    begin(&mut s, NEW, NO_FP, 0.0);
     s.complete(0, SUCCESS, 0.0);
-    s.begin(NEW, NO_FP, 0.0);
+    begin(&mut s, NEW, NO_FP, 0.0);
     s.complete(1, TRANSIENT, 0.0);
     assert_eq!(kind_at(&mut s, 0.0, NO_FP, 999.0), (0, REPLAY));
     assert!(s.peek(0, 1000.0).is_empty(), "expired at exactly ttl");
@@ -160,28 +204,51 @@ fn done_records_expire_after_the_ttl_and_are_swept() {
 
 #[wasm_bindgen_test]
 fn an_expired_done_record_restarts_in_place() {
-    let mut s = ok(StoreCore::new(Some(1000.0)));
-    s.begin(NEW, 7.0, 0.0);
+    let mut s = ok(StoreCore::new(Some(1000.0), None));
+    begin(&mut s, NEW, words("f:a"), 0.0);
     s.complete(0, SUCCESS, 0.0);
     // The JS index still maps the key to slot 0: past the TTL it runs again, there, and the
     // old fingerprint no longer binds it.
-    assert_eq!(kind_at(&mut s, 0.0, 8.0, 2000.0), (0, RUN));
+    assert_eq!(kind_at(&mut s, 0.0, words("f:b"), 2000.0), (0, RUN));
     assert_eq!(s.size(), 1);
 }
 
 #[wasm_bindgen_test]
-fn the_key_rule_is_data() {
-    assert_eq!(key_rule(), vec![1, 255, 0x20, 0x7e]);
+fn a_full_store_refuses_new_keys_only() {
+    let mut s = ok(StoreCore::new(None, Some(2.0)));
+    assert_eq!(s.max_records(), 2);
+    assert_eq!(kind_at(&mut s, NEW, NO_FP, 0.0).1, RUN);
+    assert_eq!(kind_at(&mut s, NEW, NO_FP, 0.0).1, RUN);
+    assert_eq!(kind_at(&mut s, NEW, NO_FP, 0.0).1, FULL);
+    assert_eq!(
+        kind_at(&mut s, 0.0, NO_FP, 0.0),
+        (0, IN_FLIGHT),
+        "known keys still answer"
+    );
+    assert_eq!(s.size(), 2);
 }
 
 #[wasm_bindgen_test]
-fn ttl_must_be_positive() {
+fn the_key_rule_and_the_defaults_are_data() {
+    assert_eq!(key_rule(), vec![1, 255, 0x20, 0x7e, 0x21]);
+    assert_eq!(
+        store_defaults(),
+        vec![86_400_000.0, 1_000_000.0, 120_000.0, 2_592_000_000.0]
+    );
+}
+
+#[wasm_bindgen_test]
+fn limits_are_validated() {
     for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
-        let (o, r) = option_error(StoreCore::new(Some(bad)));
+        let (o, r) = option_error(StoreCore::new(Some(bad), None));
         assert_eq!(
             (o.as_str(), r.as_str()),
             ("ttlMs", "a finite number > 0"),
             "{bad}"
         );
+    }
+    for bad in [0.0, 1.5, f64::NAN, 2f64.powi(31)] {
+        let (o, _) = option_error(StoreCore::new(None, Some(bad)));
+        assert_eq!(o, "maxRecords", "{bad}");
     }
 }

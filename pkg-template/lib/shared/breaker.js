@@ -8,24 +8,12 @@ import { CircuitOpenError } from '../errors.js';
 import * as o from '../options.js';
 import { StateStoreUnavailableError } from './errors.js';
 import { STATE_NAMES, defaultStateStore } from './store.js';
+import { readBreakerOptions } from '../breaker-options.js';
 
 const always = () => true;
+/** SharedCircuitBreaker's own options; every other own option is a breaker option. */
+const SHARED_ONLY = new Set(['store', 'name', 'whenUnavailable', 'localCacheMs', 'onStoreError', 'onStateChange', 'isFailure', 'clock', 'state']);
 const monotonic = () => globalThis.performance.now();
-
-/** The breaker options a store needs, validated by building the local fallback breaker with them. */
-function breakerConfig(opts) {
-  const consecutive = opts.failureThreshold !== undefined;
-  return consecutive
-    ? { kind: 'consecutive', failureThreshold: opts.failureThreshold, openDurationMs: opts.openDurationMs, probesToClose: opts.probesToClose ?? 1 }
-    : {
-        kind: 'rate',
-        windowSize: opts.windowSize,
-        failureRateThreshold: opts.failureRateThreshold,
-        minimumCalls: opts.minimumCalls ?? opts.windowSize,
-        openDurationMs: opts.openDurationMs,
-        probesToClose: opts.probesToClose ?? 1,
-      };
-}
 
 export class SharedCircuitBreaker {
   #handle;
@@ -51,7 +39,10 @@ export class SharedCircuitBreaker {
   constructor(options) {
     const where = 'SharedCircuitBreaker';
     const opts = o.object(options, where);
-    const { store, name, whenUnavailable, localCacheMs, onStoreError, onStateChange, isFailure, clock, state, ...breakerOptions } = opts;
+    // Own properties only (a polluted Object.prototype must not steer a breaker).
+    const breakerOptions = Object.create(null);
+    for (const k of Object.keys(opts)) if (!SHARED_ONLY.has(k)) breakerOptions[k] = opts[k];
+    const [store, name, clock, state] = ['store', 'name', 'clock', 'state'].map((k) => o.own(opts, k));
     if (typeof name !== 'string' || name.length === 0) throw o.typeError(where, 'name', 'a non-empty string', name);
     if (clock !== undefined) throw o.typeError(where, 'clock', 'absent: a shared breaker runs on the store\'s clock', clock);
     if (state !== undefined) throw o.typeError(where, 'state', 'absent: the state lives in the store', state);
@@ -64,9 +55,11 @@ export class SharedCircuitBreaker {
     // Remote stores: answer "open" locally for a while (no round trip per rejected call).
     this.#localCacheMs = o.num(opts, 'localCacheMs', where) ?? (s.kind === 'memory' ? 0 : 1000);
     if (!(this.#localCacheMs >= 0)) throw o.rangeError(where, 'localCacheMs', 'a number >= 0', this.#localCacheMs);
-    // Validates every breaker option exactly as CircuitBreaker does, and is the fallback.
-    this.#local = new CircuitBreaker({ ...breakerOptions, isFailure: this.#isFailure });
-    this.#handle = s.breaker(name, breakerConfig(breakerOptions));
+    // Options are parsed once (breaker-options.js; the core validates and fills defaults); the store
+    // and the in-process fallback are built from the same normalised config.
+    const { config } = readBreakerOptions(breakerOptions, where);
+    this.#local = new CircuitBreaker({ ...config, isFailure: this.#isFailure });
+    this.#handle = s.breaker(name, config);
     this.#name = name;
   }
 

@@ -3,44 +3,57 @@
 // driver keeps IdempotencyStore's contract (run/peek/resolve/unknownKeys, same errors) over a shared
 // state store, and refuses to start a charge it cannot record.
 
-import { DuplicateRequestError, IdempotencyKeyReuseError, IdempotencyStateError, OutcomeUnknownError, brand } from '../errors.js';
+import { DuplicateRequestError, IdempotencyKeyReuseError, OutcomeUnknownError } from '../errors.js';
 import { isTransientError, leavesOutcomeUnknown } from '../classify.js';
-import { newIdempotencyKey } from '../idempotency.js';
+import { checkResolution, newIdempotencyKey, resolveError } from '../idempotency.js';
+import { RESOLVE, checkKey, fingerprintText, idempotencyDefaults } from '../idempotency-key.js';
 import * as o from '../options.js';
-import { StateStoreUnavailableError } from './errors.js';
+import { StateStoreUnavailableError, StoreFullError } from './errors.js';
 import { memoryStateStore } from './store.js';
+import { unknownMeta } from '../unknown.js';
 
-const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
+const RESOLVE_CODE = { resolved: RESOLVE.RESOLVED, 'not-found': RESOLVE.NOT_FOUND, 'wrong-state': RESOLVE.WRONG_STATE };
 
-function checkKey(key, where) {
-  if (typeof key !== 'string') throw brand(new TypeError(`steadfast: ${where} key must be a string, got ${o.show(key)}`), 'INVALID_KEY');
-  if (!VALID_KEY.test(key)) {
-    throw brand(new RangeError(`steadfast: idempotency key must be 1 to 255 printable ASCII characters, got ${o.show(key)}`), 'INVALID_KEY', { key });
-  }
+function positive(opts, name, where, fallback) {
+  const v = o.num(opts, name, where) ?? fallback;
+  if (!(v > 0 && Number.isFinite(v))) throw o.rangeError(where, name, 'a finite number > 0', v);
+  return v;
 }
 
 export class SharedIdempotencyStore {
   #records;
   #isTransient;
   #onStoreError;
+  #onLateCompletion;
 
   /**
    * @param {object} [options] `store` (default: a new memory store), `ttlMs = 86_400_000` (done
    *   records), `inFlightLeaseMs = 120_000` (an in-flight record whose owner has not reported
-   *   for this long reads as unknown), `isTransient = isTransientError`, `onStoreError(event)`.
+   *   for this long reads as unknown), `maxRecords = 1_000_000` (new keys beyond it are refused
+   *   with StoreFullError), `unknownTtlMs = 2_592_000_000` (30 days: how long Redis keeps an
+   *   unknown record for reconciliation), `isTransient = isTransientError`, `onStoreError(event)`,
+   *   `onLateCompletion(event)` (an owner reported after its record was settled by someone else).
    */
   constructor(options) {
     const where = 'SharedIdempotencyStore';
     const opts = o.object(options, where, true);
-    const ttlMs = o.num(opts, 'ttlMs', where) ?? 86_400_000;
-    if (!(ttlMs > 0 && Number.isFinite(ttlMs))) throw o.rangeError(where, 'ttlMs', 'a finite number > 0', ttlMs);
-    const inFlightLeaseMs = o.num(opts, 'inFlightLeaseMs', where) ?? 120_000;
-    if (!(inFlightLeaseMs > 0 && Number.isFinite(inFlightLeaseMs))) throw o.rangeError(where, 'inFlightLeaseMs', 'a finite number > 0', inFlightLeaseMs);
+    const d = idempotencyDefaults();
+    const ttlMs = positive(opts, 'ttlMs', where, d.ttlMs);
+    const inFlightLeaseMs = positive(opts, 'inFlightLeaseMs', where, d.inFlightLeaseMs);
+    const unknownTtlMs = positive(opts, 'unknownTtlMs', where, d.unknownTtlMs);
+    const maxRecords = o.num(opts, 'maxRecords', where) ?? d.maxRecords;
+    if (!Number.isSafeInteger(maxRecords) || maxRecords < 1 || maxRecords > 2 ** 30) throw o.rangeError(where, 'maxRecords', 'an integer from 1 to 1073741824', maxRecords);
     this.#isTransient = o.fn(opts, 'isTransient', where) ?? isTransientError;
     this.#onStoreError = o.fn(opts, 'onStoreError', where);
-    const store = opts.store ?? memoryStateStore();
+    this.#onLateCompletion = o.fn(opts, 'onLateCompletion', where);
+    const store = o.own(opts, 'store') ?? memoryStateStore();
     if (store === null || typeof store !== 'object' || typeof store.idempotency !== 'function') throw o.typeError(where, 'store', 'a state store', store);
-    this.#records = store.idempotency({ ttlMs: Math.ceil(ttlMs), inFlightLeaseMs: Math.ceil(inFlightLeaseMs) });
+    this.#records = store.idempotency({
+      ttlMs: Math.ceil(ttlMs),
+      inFlightLeaseMs: Math.ceil(inFlightLeaseMs),
+      unknownTtlMs: Math.ceil(unknownTtlMs),
+      maxRecords,
+    });
   }
 
   async #guard(op, key, call) {
@@ -59,6 +72,23 @@ export class SharedIdempotencyStore {
     }
   }
 
+  /** Report an owner's completion; a 'late' answer (its record was settled meanwhile) is surfaced. */
+  async #complete(key, token, outcome, value, meta) {
+    let answer;
+    try {
+      answer = await this.#guard('complete', key, () => this.#records.complete(key, token, outcome, value, meta));
+    } catch {
+      return; // reported through onStoreError; the record turns unknown when its lease lapses
+    }
+    if (answer === 'late') {
+      try {
+        this.#onLateCompletion?.({ key, outcome });
+      } catch {
+        // a throwing listener must not change the outcome
+      }
+    }
+  }
+
   /**
    * Run `fn` once for `key` across every process sharing the store. Same answers as
    * IdempotencyStore.run; plus: if the store cannot record the start, rejects with
@@ -67,8 +97,7 @@ export class SharedIdempotencyStore {
   async run(key, fn, options) {
     checkKey(key, 'run');
     if (typeof fn !== 'function') throw o.typeError('run', 'fn', 'a function', fn);
-    const fingerprint = o.object(options, 'run', true).fingerprint;
-    if (fingerprint !== undefined && typeof fingerprint !== 'string') throw o.typeError('run', 'fingerprint', 'a string', fingerprint);
+    const fingerprint = fingerprintText(o.object(options, 'run', true), 'run');
     const token = typeof globalThis.crypto?.randomUUID === 'function' ? globalThis.crypto.randomUUID() : newIdempotencyKey();
     const begin = await this.#guard('begin', key, () => this.#records.begin(key, fingerprint, token));
     switch (begin.status) {
@@ -80,6 +109,8 @@ export class SharedIdempotencyStore {
         throw new DuplicateRequestError(key, begin.startedAt);
       case 'unknown':
         throw new OutcomeUnknownError(key, begin.startedAt);
+      case 'full':
+        throw new StoreFullError(key, begin.maxRecords);
       default:
         throw new IdempotencyKeyReuseError(key);
     }
@@ -88,11 +119,12 @@ export class SharedIdempotencyStore {
       result = await fn();
     } catch (error) {
       const transient = leavesOutcomeUnknown(this.#isTransient, error);
+      const meta = transient ? unknownMeta(error, options, Date.now()) : undefined;
       // If this report is lost, the record stays in flight and turns unknown when its lease lapses.
-      await this.#guard('complete', key, () => this.#records.complete(key, begin.token, transient ? 'unknown' : 'failed', String(error))).catch(() => {});
+      await this.#complete(key, begin.token, transient ? 'unknown' : 'failed', String(error), meta);
       throw error;
     }
-    await this.#guard('complete', key, () => this.#records.complete(key, begin.token, 'done', result)).catch(() => {});
+    await this.#complete(key, begin.token, 'done', result);
     return result;
   }
 
@@ -102,17 +134,22 @@ export class SharedIdempotencyStore {
     return this.#guard('peek', key, () => this.#records.peek(key));
   }
 
-  /** Reconciliation: settle an unknown key as `{ status: 'done', result }` or `{ status: 'failed' }`. */
+  /**
+   * Reconciliation: settle an unknown key as `{ status: 'done', result }` or `{ status: 'failed' }`.
+   * With `startedAt` (from peek()), only the attempt that began then is settled (compare-and-set).
+   */
   async resolve(key, outcome) {
     checkKey(key, 'resolve');
-    const out = o.object(outcome, 'resolve');
-    if (out.status !== 'done' && out.status !== 'failed') throw o.typeError('resolve', 'status', "'done' or 'failed'", out.status);
-    const r = await this.#guard('resolve', key, () => this.#records.resolve(key, out.status, out.result));
-    if (r === -2) throw new IdempotencyStateError(key, 'KEY_NOT_FOUND', `No record for idempotency key ${key}`);
-    if (r === -3) throw new IdempotencyStateError(key, 'KEY_WRONG_STATE', `Idempotency key ${key} is not unknown: only unknown keys can be resolved`);
+    const { done, result, startedAt } = checkResolution(outcome);
+    const r = await this.#guard('resolve', key, () => this.#records.resolve(key, done ? 'done' : 'failed', result, startedAt));
+    const e = resolveError(key, RESOLVE_CODE[r] ?? RESOLVE.WRONG_STATE);
+    if (e !== undefined) throw e;
   }
 
-  /** Keys whose outcome is unknown (including in-flight keys whose owner's lease lapsed), oldest first. */
+  /**
+   * Keys whose outcome is unknown (including in-flight keys whose owner's lease lapsed), oldest
+   * first. A Redis store reads them in pages (each call bounded), never in one long script.
+   */
   async unknownKeys() {
     return this.#guard('unknownKeys', undefined, () => this.#records.unknownKeys());
   }

@@ -4,8 +4,20 @@
 import { redisStateStore } from './redis.js';
 import { SharedCircuitBreaker } from './breaker.js';
 import { SharedIdempotencyStore } from './idempotency.js';
+import * as o from '../options.js';
 
-export { StateStoreUnavailableError } from './errors.js';
+const REDIS_OPTIONS = new Set(['client', 'prefix', 'timeoutMs', 'evictionPolicy', 'onWarning']);
+
+/** Split own options into the Redis store's and the driver's (inherited properties are ignored). */
+function split(options, where) {
+  const opts = o.object(options, where);
+  const redis = Object.create(null);
+  const rest = Object.create(null);
+  for (const k of Object.keys(opts)) (REDIS_OPTIONS.has(k) ? redis : rest)[k] = opts[k];
+  return { redis, rest };
+}
+
+export { StateStoreUnavailableError, StoreFullError } from './errors.js';
 export { memoryStateStore } from './store.js';
 export { redisStateStore } from './redis.js';
 export { SharedCircuitBreaker, createSharedBreaker } from './breaker.js';
@@ -17,15 +29,18 @@ export { shareBreakerAcrossTabs, persistentCheckoutKey } from './tabs.js';
  * `{ client, name, prefix = 'steadfast', timeoutMs = 250, ...SharedCircuitBreaker options }`.
  */
 export function createRedisBreaker(options) {
-  const { client, prefix, timeoutMs, ...rest } = options ?? {};
-  return new SharedCircuitBreaker({ ...rest, store: redisStateStore({ client, prefix, timeoutMs }) });
+  const { redis, rest } = split(options, 'createRedisBreaker');
+  rest.store = redisStateStore(redis);
+  return new SharedCircuitBreaker(rest);
 }
 
 /**
  * Idempotency records shared by every process using the same Redis and `prefix`.
- * `{ client, prefix = 'steadfast', timeoutMs = 250, ttlMs = 24 h, inFlightLeaseMs = 120 s, isTransient, onStoreError }`.
+ * `{ client, prefix = 'steadfast', timeoutMs = 250, evictionPolicy = 'refuse', onWarning, ttlMs = 24 h,
+ * inFlightLeaseMs = 120 s, maxRecords = 1,000,000, unknownTtlMs = 30 days, isTransient, onStoreError, onLateCompletion }`.
  */
 export function createRedisIdempotencyStore(options) {
-  const { client, prefix, timeoutMs, ...rest } = options ?? {};
-  return new SharedIdempotencyStore({ ...rest, store: redisStateStore({ client, prefix, timeoutMs }) });
+  const { redis, rest } = split(options, 'createRedisIdempotencyStore');
+  rest.store = redisStateStore(redis);
+  return new SharedIdempotencyStore(rest);
 }

@@ -32,8 +32,13 @@ local ps = tonumber(f[5]) or 0
 local cf = tonumber(f[6]) or 0
 local wf = tonumber(f[7]) or 0
 
+-- Every key carries a TTL (no unbounded growth under many names): an untouched breaker's state
+-- lapses after ttl ms (at least 24 h and 2 x openDurationMs) and reads as closed again.
+local ttl = math.max(86400000, openMs * 2)
 local function save()
   redis.call('HSET', h, 's', s, 'u', u, 'g', g, 'pa', pa or '', 'ps', ps, 'cf', cf, 'wf', wf)
+  redis.call('PEXPIRE', h, ttl)
+  if redis.call('EXISTS', w) == 1 then redis.call('PEXPIRE', w, ttl) end
 end
 local function bump() g = (g + 1) % 2147483648 end
 local function forget() redis.call('DEL', w); wf = 0; cf = 0 end
@@ -117,26 +122,38 @@ end
 return redis.error_reply('steadfast: unknown breaker op ' .. tostring(op))
 `;
 
-// IDEMPOTENCY: one hash per key (status, fingerprint, startedAt, owner token, lease, result/error),
-// a sorted set of unknown keys (score = startedAt: the reconciliation worklist, oldest first) and a
-// sorted set of in-flight keys (score = lease deadline). Creation is atomic (the script is the
-// SET NX). An in-flight record never expires into "free": when its owner's lease lapses (the
-// process died or hangs mid-charge) it turns UNKNOWN and is persisted, so a restarted process still
-// refuses a blind retry. Done records expire after ttlMs (24 h by default); a definitive failure
-// deletes the record (the charge never happened: the key is free).
+// IDEMPOTENCY: the distributed twin of src/core/idempotency.rs `Records` (same statuses, the same
+// strict fingerprint rule — fingerprints are the core's SHA-256/128 in hex, an absent one is '' —
+// the same maxRecords refusal and compare-and-set resolve). tests/js/shared-idempotency-twin.test.mjs
+// drives this script and the wasm core with the same operation sequences and compares every answer.
+//
+// Keys (one hash tag, so a cluster keeps them on one slot): a hash per record (status, fingerprint,
+// startedAt, owner token, lease, result/error), `unknown` (sorted set, score = startedAt: the
+// reconciliation worklist), `inflight` (score = lease deadline) and `all` (score = the record's
+// expiry: counts live records for maxRecords). Every record carries a TTL: done ttlMs, in flight
+// lease + unknownTtlMs, unknown unknownTtlMs (30 days by default: reconcile before then). An
+// in-flight record never expires into "free": when its owner's lease lapses it turns UNKNOWN. The
+// record-key prefix is derived from KEYS (never from ARGV), so an ioredis keyPrefix applies to it.
 export const IDEMPOTENCY_LUA = `
 -- steadfast idempotency records (see lib/shared/lua.js)
-local rec, unknown, inflight = KEYS[1], KEYS[2], KEYS[3]
+local rec, unknown, inflight, all = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local op, key = ARGV[1], ARGV[2]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local recPrefix = string.sub(unknown, 1, #unknown - 7) .. 'r:'
 
--- An in-flight record whose lease lapsed becomes unknown (persisted, listed for reconciliation).
-local function lapse(r, k)
+local function expireAt(r, k, at)
+  redis.call('PEXPIREAT', r, at)
+  redis.call('ZADD', all, at, k)
+end
+
+-- An in-flight record whose lease lapsed becomes unknown (listed for reconciliation).
+local function lapse(r, k, unknownTtl)
   local st, at, lu = unpack(redis.call('HMGET', r, 'st', 'at', 'lu'))
   if st == 'i' and lu and tonumber(lu) < now then
-    redis.call('HSET', r, 'st', 'u', 'err', 'owner lease expired: the process died or hung mid-call')
-    redis.call('PERSIST', r)
+    -- The owner's last attempt may have started as late as the lease's end: reconcile counts from there.
+    redis.call('HSET', r, 'st', 'u', 'lp', '1', 'err', 'owner lease expired: the process died or hung mid-call', 'la', lu)
+    if unknownTtl then expireAt(r, k, now + unknownTtl) end
     redis.call('ZREM', inflight, k)
     redis.call('ZADD', unknown, at, k)
     return 'u'
@@ -144,73 +161,109 @@ local function lapse(r, k)
   return st
 end
 
-if op == 'begin' then
-  local fp, tok, leaseMs, safetyMs = ARGV[3], ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6])
-  local st = lapse(rec, key)
-  if st then
-    local rfp, at, res, err = unpack(redis.call('HMGET', rec, 'fp', 'at', 'res', 'err'))
-    if fp ~= '' and rfp ~= '' and rfp ~= fp then return {'mismatch'} end
-    if st == 'd' then return {'done', at, res} end
-    if st == 'i' then return {'in-flight', at} end
-    return {'unknown', at, err or ''}
-  end
-  redis.call('HSET', rec, 'st', 'i', 'fp', fp, 'at', now, 'tok', tok, 'lu', now + leaseMs)
-  redis.call('ZADD', inflight, now + leaseMs, key)
-  return {'run', tostring(now)}
-end
-
-if op == 'complete' then
-  local tok, outcome, payload, ttlMs = ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6])
-  local st, rtok, at = unpack(redis.call('HMGET', rec, 'st', 'tok', 'at'))
-  if not st or rtok ~= tok or st == 'd' then return 0 end
-  redis.call('ZREM', inflight, key)
-  if outcome == 'done' then
-    redis.call('HSET', rec, 'st', 'd', 'res', payload)
-    redis.call('HDEL', rec, 'err')
-    redis.call('ZREM', unknown, key)
-    redis.call('PEXPIRE', rec, ttlMs)
-  elseif outcome == 'unknown' then
-    redis.call('HSET', rec, 'st', 'u', 'err', payload)
-    redis.call('PERSIST', rec)
-    redis.call('ZADD', unknown, at, key)
-  else
-    redis.call('DEL', rec)
-    redis.call('ZREM', unknown, key)
-  end
-  return 1
-end
-
-if op == 'peek' then
-  local st = lapse(rec, key)
-  if not st then return {} end
-  local at, res, err = unpack(redis.call('HMGET', rec, 'at', 'res', 'err'))
+local function answer(st, at, res, err)
   if st == 'd' then return {'done', at, res} end
   if st == 'i' then return {'in-flight', at} end
   return {'unknown', at, err or ''}
 end
 
+if op == 'begin' then
+  local fp, tok, leaseMs, maxRecords, unknownTtl = ARGV[3], ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+  local st = lapse(rec, key, unknownTtl)
+  if st then
+    local rfp, at, res, err = unpack(redis.call('HMGET', rec, 'fp', 'at', 'res', 'err'))
+    if (rfp or '') ~= fp then return {'mismatch'} end
+    return answer(st, at, res, err)
+  end
+  redis.call('ZREMRANGEBYSCORE', all, '-inf', now)
+  if redis.call('ZCARD', all) >= maxRecords then return {'full'} end
+  redis.call('HSET', rec, 'st', 'i', 'fp', fp, 'at', now, 'tok', tok, 'lu', now + leaseMs)
+  expireAt(rec, key, now + leaseMs + unknownTtl)
+  redis.call('ZADD', inflight, now + leaseMs, key)
+  return {'run', tostring(now)}
+end
+
+if op == 'complete' then
+  local tok, outcome, payload, ttlMs, unknownTtl, fp = ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7]), ARGV[8]
+  -- What reconcile needs of an unknown record: last attempt's start, attempts, settle window.
+  local la, n, sw = ARGV[9] or '', ARGV[10] or '', ARGV[11] or ''
+  local st, rtok, at = unpack(redis.call('HMGET', rec, 'st', 'tok', 'at'))
+  if not st then
+    -- The record was settled (reconciled as failed) or expired while its owner still ran. A late
+    -- success or unknown means money may have moved: never drop it, park it as unknown again.
+    if outcome == 'failed' then return 'late' end
+    redis.call('HSET', rec, 'st', 'u', 'fp', fp, 'at', now, 'tok', tok, 'err', 'late owner completion (' .. outcome .. ') after the record was settled: ' .. payload)
+    expireAt(rec, key, now + unknownTtl)
+    redis.call('ZADD', unknown, now, key)
+    return 'late'
+  end
+  if rtok ~= tok then return 'late' end
+  if st == 'd' then return 'ok' end
+  redis.call('ZREM', inflight, key)
+  if outcome == 'done' then
+    redis.call('HSET', rec, 'st', 'd', 'res', payload)
+    redis.call('HDEL', rec, 'err', 'lp', 'la', 'n', 'sw')
+    redis.call('ZREM', unknown, key)
+    expireAt(rec, key, now + ttlMs)
+  elseif outcome == 'unknown' then
+    redis.call('HSET', rec, 'st', 'u', 'err', payload, 'la', la, 'n', n, 'sw', sw)
+    expireAt(rec, key, now + unknownTtl)
+    redis.call('ZADD', unknown, at, key)
+  else
+    redis.call('DEL', rec)
+    redis.call('ZREM', unknown, key)
+    redis.call('ZREM', all, key)
+  end
+  return 'ok'
+end
+
+if op == 'peek' then
+  local st = lapse(rec, key, tonumber(ARGV[3]))
+  if not st then return {} end
+  local at, res, err, la, n, sw = unpack(redis.call('HMGET', rec, 'at', 'res', 'err', 'la', 'n', 'sw'))
+  if st == 'u' then return {'unknown', at, err or '', la or '', n or '', sw or ''} end
+  return answer(st, at, res, err)
+end
+
 if op == 'resolve' then
-  local outcome, payload, ttlMs = ARGV[3], ARGV[4], tonumber(ARGV[5])
-  local st = lapse(rec, key)
-  if not st then return -2 end
-  if st ~= 'u' then return -3 end
+  local outcome, payload, ttlMs, expectAt, unknownTtl = ARGV[3], ARGV[4], tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7])
+  local st = lapse(rec, key, unknownTtl)
+  if not st then return 'not-found' end
+  if st ~= 'u' then return 'wrong-state' end
+  if expectAt ~= '' and redis.call('HGET', rec, 'at') ~= expectAt then return 'wrong-state' end
   redis.call('ZREM', unknown, key)
   if outcome == 'done' then
     redis.call('HSET', rec, 'st', 'd', 'res', payload)
-    redis.call('HDEL', rec, 'err', 'tok')
-    redis.call('PEXPIRE', rec, ttlMs)
+    redis.call('HDEL', rec, 'err', 'lp', 'la', 'n', 'sw')
+    expireAt(rec, key, now + ttlMs)
   else
     redis.call('DEL', rec)
+    redis.call('ZREM', all, key)
   end
-  return 1
+  return 'resolved'
 end
 
+-- One page of the reconciliation list: lapse at most \`limit\` in-flight records whose lease ran
+-- out, then list \`limit\` unknown keys from rank \`offset\`, dropping members whose record has
+-- expired. Returns {removed, key...}: the caller's next offset is offset + limit - removed. Every
+-- call is O(limit log N): no call grows with the number of unknown records.
 if op == 'unknown' then
-  local prefix = ARGV[3]
-  for _, k in ipairs(redis.call('ZRANGEBYSCORE', inflight, '-inf', '(' .. now)) do
-    if not lapse(prefix .. k, k) then redis.call('ZREM', inflight, k) end
+  local offset, limit, unknownTtl = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+  for _, k in ipairs(redis.call('ZRANGEBYSCORE', inflight, '-inf', '(' .. now, 'LIMIT', 0, limit)) do
+    if not lapse(recPrefix .. k, k, unknownTtl) then redis.call('ZREM', inflight, k) end
   end
-  return redis.call('ZRANGE', unknown, 0, -1)
+  local out = {0}
+  local removed = 0
+  for _, k in ipairs(redis.call('ZRANGE', unknown, offset, offset + limit - 1)) do
+    if redis.call('EXISTS', recPrefix .. k) == 1 then
+      out[#out + 1] = k
+    else
+      redis.call('ZREM', unknown, k)
+      removed = removed + 1
+    end
+  end
+  out[1] = removed
+  return out
 end
 return redis.error_reply('steadfast: unknown idempotency op ' .. tostring(op))
 `;

@@ -6,6 +6,7 @@
 import { BREAKER_LUA, IDEMPOTENCY_LUA } from './lua.js';
 import { StateStoreUnavailableError } from './errors.js';
 import * as o from '../options.js';
+import { fingerprintHex, idempotencyDefaults } from '../idempotency-key.js';
 
 /**
  * Normalise a client to `send(args: string[]) -> Promise<reply>`. ioredis is recognised by
@@ -64,28 +65,75 @@ const num = (v) => (v === null || v === undefined || v === '' ? undefined : Numb
 const encode = (value) => (value === undefined ? '' : `j${JSON.stringify(value)}`);
 const decode = (text) => (typeof text === 'string' && text.startsWith('j') ? JSON.parse(text.slice(1)) : undefined);
 
+/** Eviction policies under which Redis may drop our keys (anything but noeviction). */
+const evicts = (policy) => typeof policy === 'string' && policy !== 'noeviction';
+
+/** How many unknown keys one reconciliation-listing call reads (each call is O(page log N)). */
+export const UNKNOWN_PAGE = 500;
+
 /**
  * A state store in Redis. Options: `client` (node-redis or ioredis, connected by you),
- * `prefix = 'steadfast'` (key namespace), `timeoutMs = 250` (bound on every call).
- * Keys: `<prefix>:breaker:<name>` (hash) + `:window` (list); `<prefix>:{idem}:r:<key>` (hash),
- * `<prefix>:{idem}:unknown` and `<prefix>:{idem}:inflight` (sorted sets).
+ * `prefix = 'steadfast'` (key namespace: give each service its own), `timeoutMs = 250` (bound on
+ * every call), `evictionPolicy = 'refuse'` ('refuse': idempotency calls reject with
+ * StateStoreUnavailableError while Redis's maxmemory-policy may evict keys; 'warn': go on, and
+ * report it once through `onWarning`), `onWarning(message)`.
+ * Keys: `<prefix>:breaker:<name length>:<name>` (hash) + `:window` (list), both with a TTL;
+ * `<prefix>:{idem}:r:<key>` (hash, with a TTL), `<prefix>:{idem}:unknown`, `:inflight` and `:all`
+ * (sorted sets). Names cannot collide: a breaker name is length-prefixed.
  */
 export function redisStateStore(options) {
   const where = 'redisStateStore';
   const opts = o.object(options, where);
-  const { send, kind } = redisCommandSender(opts.client);
-  const prefix = opts.prefix ?? 'steadfast';
+  const { send, kind } = redisCommandSender(o.own(opts, 'client'));
+  const prefix = o.own(opts, 'prefix') ?? 'steadfast';
   if (typeof prefix !== 'string' || prefix.length === 0) throw o.typeError(where, 'prefix', 'a non-empty string', prefix);
   const timeoutMs = o.num(opts, 'timeoutMs', where) ?? 250;
   if (!(timeoutMs > 0 && timeoutMs <= 2 ** 31 - 1)) throw o.rangeError(where, 'timeoutMs', 'a number of ms in (0, 2^31)', timeoutMs);
+  const evictionPolicy = ['refuse', 'warn'][o.oneOf(opts, 'evictionPolicy', where, ['refuse', 'warn'], 0)];
+  const onWarning = o.fn(opts, 'onWarning', where);
   const breakerScript = script(send, BREAKER_LUA);
   const idemScript = script(send, IDEMPOTENCY_LUA);
+
+  // maxmemory-policy: checked before the first idempotency call (one extra round trip per store),
+  // then refreshed in the background at most once a minute, so that no later call waits for it (every
+  // call stays bounded by one timeoutMs). A Redis that forbids CONFIG (some managed services) cannot
+  // be checked: documented, not refused.
+  let policy;
+  let checkedAt = -Infinity;
+  let first;
+  let warned = false;
+  const readPolicy = async () => {
+    checkedAt = Date.now();
+    try {
+      const reply = await bounded(send(['CONFIG', 'GET', 'maxmemory-policy']), timeoutMs, 'config');
+      policy = Array.isArray(reply) ? String(reply[1]) : typeof reply === 'object' && reply !== null ? String(Object.values(reply)[0]) : undefined;
+    } catch {
+      // unknown: keep the last answer
+    }
+  };
+  const checkPolicy = async () => {
+    first ??= readPolicy();
+    await first; // every call until the first answer waits for it; later ones find it settled
+    if (Date.now() - checkedAt >= 60_000) readPolicy();
+    if (!evicts(policy)) return;
+    const message = `Redis maxmemory-policy is ${policy}: Redis may evict idempotency records and a retry would charge again; set maxmemory-policy noeviction`;
+    if (evictionPolicy === 'refuse') throw new StateStoreUnavailableError('policy', message);
+    if (!warned) {
+      warned = true;
+      try {
+        onWarning?.(message);
+      } catch {
+        // a throwing logger must not change the outcome
+      }
+    }
+  };
 
   return {
     kind: `redis (${kind})`,
     timeoutMs,
     breaker(name, c) {
-      const keys = [`${prefix}:breaker:${name}`, `${prefix}:breaker:${name}:window`];
+      const base = `${prefix}:breaker:${name.length}:${name}`;
+      const keys = [base, `${base}:window`];
       const cfg = [
         c.kind,
         c.kind === 'rate' ? c.windowSize : 1,
@@ -122,36 +170,58 @@ export function redisStateStore(options) {
         },
       };
     },
-    idempotency({ ttlMs, inFlightLeaseMs }) {
-      const recPrefix = `${prefix}:{idem}:r:`;
-      const sets = [`${prefix}:{idem}:unknown`, `${prefix}:{idem}:inflight`];
-      const call = (op, key, extra = []) => bounded(idemScript([`${recPrefix}${key}`, ...sets], [op, key, ...extra]), timeoutMs, op);
+    idempotency(options) {
+      const d = idempotencyDefaults();
+      const { ttlMs, inFlightLeaseMs } = options;
+      const maxRecords = options.maxRecords ?? d.maxRecords;
+      const unknownTtlMs = options.unknownTtlMs ?? d.unknownTtlMs;
+      const base = `${prefix}:{idem}:`;
+      const sets = [`${base}unknown`, `${base}inflight`, `${base}all`];
+      const call = async (op, key, extra = []) => {
+        await checkPolicy();
+        return bounded(idemScript([`${base}r:${key}`, ...sets], [op, key, ...extra]), timeoutMs, op);
+      };
       const record = (r) => {
         if (r.length === 0) return undefined;
         const [status, at, payload] = r;
         if (status === 'done') return { status, result: decode(payload) };
         if (status === 'in-flight') return { status, startedAt: num(at) };
-        if (status === 'unknown') return { status, startedAt: num(at), error: payload ?? '' };
+        if (status === 'unknown') {
+          const rec = { status, startedAt: num(at), error: payload ?? '' };
+          // What reconcile needs (absent on records written before it was kept, and on begin's answer).
+          for (const [i, field] of [[3, 'lastAttemptAt'], [4, 'attempts'], [5, 'settleAfterMs']]) {
+            if (r[i] !== undefined && r[i] !== null && r[i] !== '') rec[field] = num(r[i]);
+          }
+          return rec;
+        }
         return { status };
       };
       return {
         async begin(key, fingerprint, token) {
-          const r = await call('begin', key, [fingerprint ?? '', token, inFlightLeaseMs, ttlMs]);
-          if (r[0] === 'run') return { status: 'run', startedAt: num(r[1]), token };
+          const r = await call('begin', key, [fingerprintHex(fingerprint), token, inFlightLeaseMs, maxRecords, unknownTtlMs]);
+          if (r[0] === 'run') return { status: 'run', startedAt: num(r[1]), token: { token, fingerprint: fingerprintHex(fingerprint) } };
+          if (r[0] === 'full') return { status: 'full', maxRecords };
           return record(r);
         },
-        async complete(key, token, outcome, value) {
+        async complete(key, token, outcome, value, meta) {
           const payload = outcome === 'done' ? encode(value) : outcome === 'unknown' ? String(value) : '';
-          return Number(await call('complete', key, [token, outcome, payload, ttlMs])) === 1;
+          const m = [meta?.lastAttemptAt ?? '', meta?.attempts ?? '', meta?.settleAfterMs ?? ''].map(String);
+          return String(await call('complete', key, [token.token, outcome, payload, ttlMs, unknownTtlMs, token.fingerprint, ...m]));
         },
         async peek(key) {
-          return record(await call('peek', key));
+          return record(await call('peek', key, [unknownTtlMs]));
         },
-        async resolve(key, outcome, result) {
-          return Number(await call('resolve', key, [outcome, outcome === 'done' ? encode(result) : '', ttlMs]));
+        async resolve(key, outcome, result, startedAt) {
+          return String(await call('resolve', key, [outcome, outcome === 'done' ? encode(result) : '', ttlMs, startedAt === undefined ? '' : String(startedAt), unknownTtlMs]));
         },
         async unknownKeys() {
-          return (await bounded(idemScript([`${recPrefix}`, ...sets], ['unknown', '', recPrefix]), timeoutMs, 'unknownKeys')).map(String);
+          const keys = [];
+          for (let offset = 0; ; ) {
+            const [removed, ...page] = await call('unknown', '', [offset, UNKNOWN_PAGE, unknownTtlMs]);
+            for (const k of page) keys.push(String(k));
+            if (page.length + Number(removed) < UNKNOWN_PAGE) return keys;
+            offset += UNKNOWN_PAGE - Number(removed);
+          }
         },
       };
     },

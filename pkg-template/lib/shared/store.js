@@ -1,8 +1,9 @@
 // Why: breaker state and idempotency records outgrow one process (pods behind a load balancer,
 // workers). The drivers (SharedCircuitBreaker, SharedIdempotencyStore) speak to a small async
 // state-store interface; this file defines it and its in-memory implementation — the default, so
-// one process needs nothing configured. The in-memory store holds no rules of its own: it drives
-// the wasm core through CircuitBreaker and IdempotencyStore's public API.
+// one process needs nothing configured. The memory handles sit directly on the wasm core
+// (BreakerCore, and StoreCore through MemoryRecords), answering the same shapes as the Lua scripts
+// of the Redis store: the public classes, the memory store and the Redis store are peers.
 //
 // The interface (every method returns a Promise; a rejection means "unavailable"):
 //
@@ -12,147 +13,96 @@
 //     state()                -> { state, retryInMs }
 //     isolate() / reset()    -> { state, transition }
 //   }   state / transition: 0 closed, 1 open, 2 half-open, 3 isolated (transition -1: none)
-//   store.idempotency({ ttlMs, inFlightLeaseMs }) -> {
-//     begin(key, fingerprint, token)      -> { status: 'run'|'done'|'in-flight'|'unknown'|'mismatch', startedAt?, result?, error? }
-//     complete(key, token, outcome, value) -> boolean   outcome: 'done'|'unknown'|'failed'
-//     peek(key)                            -> { status, startedAt?, result?, error? } | undefined
-//     resolve(key, outcome, result)        -> 1 | -2 (no record) | -3 (not unknown)
-//     unknownKeys()                        -> string[]  (oldest first)
+//   store.idempotency({ ttlMs, inFlightLeaseMs, maxRecords, unknownTtlMs }) -> {
+//     begin(key, fingerprintText, token)    -> { status: 'run'|'done'|'in-flight'|'unknown'|'mismatch'|'full', startedAt?, result?, error?, maxRecords? }
+//     complete(key, token, outcome, value, meta?) -> 'ok' | 'late'   outcome: 'done'|'unknown'|'failed'; meta: unknownMeta()
+//     peek(key)                             -> { status, startedAt?, result?, error?, lastAttemptAt?, attempts?, settleAfterMs? } | undefined
+//     resolve(key, outcome, result, startedAt?) -> 'resolved' | 'not-found' | 'wrong-state'
+//     unknownKeys()                         -> string[]  (oldest first)
 //   }
 
-import { CircuitBreaker } from '../breaker.js';
-import { IdempotencyStore } from '../idempotency.js';
+import { MemoryRecords, makeStoreCore } from '../idempotency.js';
+import { STATES, TRANSITION, coreFromConfig } from '../breaker-options.js';
+import { BEGIN, RESOLVE } from '../idempotency-key.js';
 
-export const STATE_NAMES = ['closed', 'open', 'half-open', 'isolated'];
+export const STATE_NAMES = STATES;
 
-const FAILED = Symbol('steadfast.shared.failed');
-const UNKNOWN = Symbol('steadfast.shared.unknown');
-const DEFINITE = Symbol('steadfast.shared.failed-definitely');
-const noop = () => {};
-
-function stateId(breaker) {
-  return breaker.isolated ? 3 : STATE_NAMES.indexOf(breaker.currentState);
-}
-
-/** A breaker handle over one in-process CircuitBreaker (the wasm core decides). */
-function memoryBreaker(config) {
-  let transition = -1;
-  const options = {
-    openDurationMs: config.openDurationMs,
-    probesToClose: config.probesToClose,
-    isFailure: (e) => e === FAILED,
-    onStateChange: (s) => {
-      transition = STATE_NAMES.indexOf(s);
-    },
-  };
-  const breaker = new CircuitBreaker(
-    config.kind === 'consecutive'
-      ? { ...options, failureThreshold: config.failureThreshold }
-      : { ...options, windowSize: config.windowSize, failureRateThreshold: config.failureRateThreshold, minimumCalls: config.minimumCalls },
-  );
-  const take = () => {
-    const t = transition;
-    transition = -1;
-    return t;
-  };
-  return {
+/** A breaker handle on one BreakerCore (Date.now clock, like the Redis store's TIME). */
+function memoryBreaker(c) {
+  const core = coreFromConfig(c);
+  const change = (t) => ({ state: core.state(Date.now()), transition: t - 1 });
+  const handle = {
     async acquire() {
-      let settle;
-      transition = -1;
-      const p = breaker.execute(() => new Promise((resolve, reject) => (settle = { resolve, reject })));
-      if (settle === undefined) {
-        const e = await p.catch((error) => error);
-        return { granted: false, state: stateId(breaker), retryInMs: e?.retryAfterMs ?? 0, transition: take() };
-      }
-      p.catch(noop);
-      return { granted: true, state: stateId(breaker), permit: { settle, p }, retryInMs: 0, transition: take() };
+      const now = Date.now();
+      const p = core.tryAcquire(now);
+      if (p < 0) return { granted: false, state: core.state(now), retryInMs: -1 - p, transition: -1 };
+      return { granted: true, state: core.state(now), permit: p % TRANSITION, retryInMs: 0, transition: p >= TRANSITION ? 2 : -1 };
     },
     async record(permit, failed) {
-      transition = -1;
-      if (failed) permit.settle.reject(FAILED);
-      else permit.settle.resolve();
-      await permit.p.catch(noop);
-      return { state: stateId(breaker), transition: take() };
+      return change(failed ? core.recordFailure(permit, Date.now()) : core.recordSuccess(permit));
     },
     async state() {
-      const s = stateId(breaker);
-      const snap = breaker.toJSON();
-      return { state: s, retryInMs: s === 1 && snap.openUntil !== null ? Math.max(0, snap.openUntil - Date.now()) : 0 };
+      const now = Date.now();
+      const s = core.state(now);
+      return { state: s, retryInMs: s === 1 ? core.retryInMs(now) : 0 };
     },
     async isolate() {
-      transition = -1;
-      breaker.isolate();
-      return { state: stateId(breaker), transition: take() };
+      return change(core.isolate());
     },
     async reset() {
-      transition = -1;
-      breaker.reset();
-      return { state: stateId(breaker), transition: take() };
+      return change(core.reset());
+    },
+  };
+  return { handle, closed: () => core.state(Date.now()) === 0 };
+}
+
+const RESOLVE_ANSWER = ['resolved', 'not-found', 'wrong-state'];
+
+/** An idempotency handle on one MemoryRecords (the wasm core decides). */
+function memoryIdempotency({ ttlMs, maxRecords }) {
+  const records = new MemoryRecords(makeStoreCore('memoryStateStore', { ttlMs, maxRecords }));
+  return {
+    async begin(key, fingerprint) {
+      const now = Date.now();
+      const { kind, slot } = records.begin(key, fingerprint, now);
+      switch (kind) {
+        case BEGIN.RUN:
+          return { status: 'run', startedAt: now, token: slot };
+        case BEGIN.REPLAY:
+          return { status: 'done', result: records.value(slot) };
+        case BEGIN.IN_FLIGHT:
+        case BEGIN.UNKNOWN:
+          return records.peekSlot(slot, now);
+        case BEGIN.FULL:
+          return { status: 'full', maxRecords: records.maxRecords };
+        default:
+          return { status: 'mismatch' };
+      }
+    },
+    async complete(key, token, outcome, value, meta) {
+      records.complete(token, outcome === 'done' ? 0 : outcome === 'unknown' ? 1 : 2, value, Date.now(), meta);
+      return 'ok';
+    },
+    async peek(key) {
+      return records.peek(key, Date.now());
+    },
+    async resolve(key, outcome, result, startedAt) {
+      return RESOLVE_ANSWER[records.resolve(key, outcome === 'done', result, startedAt, Date.now())] ?? RESOLVE_ANSWER[RESOLVE.WRONG_STATE];
+    },
+    async unknownKeys() {
+      return records.unknownKeys();
     },
   };
 }
 
-/** An idempotency handle over one in-process IdempotencyStore (the wasm core decides). */
-function memoryIdempotency({ ttlMs }) {
-  const store = new IdempotencyStore({ ttlMs, isTransient: (e) => e === UNKNOWN });
-  const errors = new Map();
-  return {
-    async begin(key, fingerprint) {
-      let settle;
-      const p = store.run(key, () => new Promise((resolve, reject) => (settle = { resolve, reject })), { fingerprint });
-      if (settle !== undefined) {
-        p.catch(noop);
-        return { status: 'run', startedAt: store.peek(key)?.startedAt, token: { settle, p } };
-      }
-      const out = await p.then(
-        (result) => ({ ok: true, result }),
-        (error) => ({ ok: false, error }),
-      );
-      if (out.ok) return { status: 'done', result: out.result };
-      const { error } = out;
-      const rec = store.peek(key);
-      switch (error?.code) {
-        case 'DUPLICATE_IN_FLIGHT':
-          return { status: 'in-flight', startedAt: rec?.startedAt };
-        case 'OUTCOME_UNKNOWN':
-          return { status: 'unknown', startedAt: rec?.startedAt, error: errors.get(key) ?? '' };
-        case 'KEY_REUSED':
-          return { status: 'mismatch' };
-        default:
-          throw error; // an invalid key: a caller error, not unavailability
-      }
-    },
-    async complete(key, token, outcome, value) {
-      if (outcome === 'done') token.settle.resolve(value);
-      else {
-        if (outcome === 'unknown') errors.set(key, value);
-        token.settle.reject(outcome === 'unknown' ? UNKNOWN : DEFINITE);
-      }
-      await token.p.catch(noop);
-      return true;
-    },
-    async peek(key) {
-      const rec = store.peek(key);
-      if (rec?.status === 'unknown') return { ...rec, error: errors.get(key) ?? '' };
-      return rec;
-    },
-    async resolve(key, outcome, result) {
-      const rec = store.peek(key);
-      if (rec === undefined) return -2;
-      if (rec.status !== 'unknown') return -3;
-      store.resolve(key, outcome === 'done' ? { status: 'done', result } : { status: 'failed' });
-      errors.delete(key);
-      return 1;
-    },
-    async unknownKeys() {
-      return store.unknownKeys();
-    },
-  };
-}
+/** Most breaker names one memory store keeps (names beyond it share nothing: see breaker()). */
+export const MAX_MEMORY_BREAKERS = 10_000;
 
 /**
  * The in-memory state store: one process, no configuration. Breakers are shared by name within
- * the process; each `idempotency()` call makes an independent record set.
+ * the process, at most 10,000 names: past that, the oldest CLOSED breaker is dropped to make room
+ * (a closed breaker holds only recent outcomes), or the oldest of all when none is closed. Each
+ * `idempotency()` call makes an independent record set, bounded by its `maxRecords`.
  */
 export function memoryStateStore() {
   const breakers = new Map();
@@ -160,8 +110,21 @@ export function memoryStateStore() {
     kind: 'memory',
     breaker(name, config) {
       let b = breakers.get(name);
-      if (b === undefined) breakers.set(name, (b = memoryBreaker(config)));
-      return b;
+      if (b === undefined) {
+        if (breakers.size >= MAX_MEMORY_BREAKERS) {
+          let victim = breakers.keys().next().value;
+          for (const [n, h] of breakers) {
+            if (h.closed()) {
+              victim = n;
+              break;
+            }
+          }
+          breakers.delete(victim);
+        }
+        b = memoryBreaker(config);
+        breakers.set(name, b);
+      }
+      return b.handle;
     },
     idempotency(options) {
       return memoryIdempotency(options);

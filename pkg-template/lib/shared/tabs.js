@@ -5,6 +5,7 @@
 
 import { CircuitBreaker } from '../breaker.js';
 import { newIdempotencyKey } from '../idempotency.js';
+import { validKey } from '../idempotency-key.js';
 import * as o from '../options.js';
 
 /**
@@ -15,16 +16,19 @@ import * as o from '../options.js';
  *   const tabs = shareBreakerAcrossTabs(breaker, { channel: 'payments' });
  *
  * A trip ('open') is broadcast with its deadline (toJSON().openUntil, Date.now-based: same machine,
- * same clock); peers call openUntil(deadline). A close (a probe succeeded) resets open peers. A tab
- * that opens later asks ('hello') and an open peer answers with its deadline.
+ * same clock); peers call openUntil(deadline), which clamps it to now + openDurationMs. A close (a
+ * probe succeeded) resets open peers. A tab that opens later asks ('hello') and an open peer answers
+ * with its deadline. Any same-origin script can post on the channel: a message that is not one of
+ * these shapes (or an `until` that is not a finite number) is ignored and reported to `onRemote` as
+ * `{ type: 'invalid', reason }`; nothing a message carries can throw out of the handler.
  */
 export function shareBreakerAcrossTabs(breaker, options) {
   const where = 'shareBreakerAcrossTabs';
   if (!(breaker instanceof CircuitBreaker)) throw o.typeError(where, 'breaker', 'a CircuitBreaker', breaker);
   const opts = o.object(options, where, true);
-  const name = opts.channel ?? 'steadfast:breaker';
+  const name = o.own(opts, 'channel') ?? 'steadfast:breaker';
   if (typeof name !== 'string' || name.length === 0) throw o.typeError(where, 'channel', 'a non-empty string', name);
-  const Channel = opts.BroadcastChannel ?? globalThis.BroadcastChannel;
+  const Channel = o.own(opts, 'BroadcastChannel') ?? globalThis.BroadcastChannel;
   if (typeof Channel !== 'function') throw o.typeError(where, 'BroadcastChannel', 'a BroadcastChannel constructor (none in this environment)', Channel);
   const onRemote = o.fn(opts, 'onRemote', where);
   const channel = new Channel(name);
@@ -45,17 +49,32 @@ export function shareBreakerAcrossTabs(breaker, options) {
       applying = false;
     }
   };
+  const report = (event) => {
+    try {
+      onRemote?.(event);
+    } catch {
+      // a throwing listener must not break the channel
+    }
+  };
   channel.onmessage = (event) => {
-    const m = event.data;
-    if (m === null || typeof m !== 'object') return;
-    if (m.type === 'open' && typeof m.until === 'number') {
-      apply(() => breaker.openUntil(m.until));
-      onRemote?.({ type: 'open', until: m.until });
-    } else if (m.type === 'closed') {
-      if (!breaker.isolated && breaker.currentState !== 'closed') apply(() => breaker.reset());
-      onRemote?.({ type: 'closed' });
-    } else if (m.type === 'hello') {
-      announceOpen();
+    try {
+      const m = event?.data;
+      const type = m !== null && typeof m === 'object' ? o.own(m, 'type') : undefined;
+      if (type === 'open') {
+        const until = o.own(m, 'until');
+        if (typeof until !== 'number' || !Number.isFinite(until)) return report({ type: 'invalid', reason: 'open without a finite until' });
+        apply(() => breaker.openUntil(until)); // clamped to now + openDurationMs by the core
+        report({ type: 'open', until });
+      } else if (type === 'closed') {
+        if (!breaker.isolated && breaker.currentState !== 'closed') apply(() => breaker.reset());
+        report({ type: 'closed' });
+      } else if (type === 'hello') {
+        announceOpen();
+      } else {
+        report({ type: 'invalid', reason: 'unknown message' });
+      }
+    } catch (error) {
+      report({ type: 'invalid', reason: String(error?.message ?? error) });
     }
   };
   post({ type: 'hello' });
@@ -76,6 +95,55 @@ export function shareBreakerAcrossTabs(breaker, options) {
 }
 
 const SETTLED = new Set(['succeeded', 'declined']);
+const STATUSES = new Set(['new', 'in-flight', 'unknown', 'succeeded', 'declined']);
+const PREFIX = 'steadfast:checkout:';
+/** A cart's entry is kept this long (the gateway's key retention: Stripe keeps keys 24 h). */
+export const CHECKOUT_KEY_MAX_AGE_MS = 86_400_000;
+/** At most this many cart entries are kept in one storage (oldest pruned first). */
+export const CHECKOUT_KEY_MAX_ENTRIES = 100;
+
+const isTime = (v) => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+
+/**
+ * A stored entry, validated: anything a same-origin script or an old version could have written
+ * that is not exactly our shape is treated as absent (and replaced), never trusted.
+ */
+function validEntry(v, now, maxAgeMs) {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
+  const key = o.own(v, 'key');
+  const status = o.own(v, 'status');
+  const createdAt = o.own(v, 'createdAt');
+  if (typeof key !== 'string' || !validKey(key) || !STATUSES.has(status)) return false;
+  if (!isTime(createdAt) || createdAt > now + 60_000 || now - createdAt > maxAgeMs) return false;
+  if (SETTLED.has(status)) {
+    const outcome = o.own(v, 'outcome');
+    if (outcome === null || typeof outcome !== 'object' || o.own(outcome, 'status') !== status || o.own(outcome, 'key') !== key) return false;
+  }
+  return true;
+}
+
+/** Drop our entries that are invalid or older than `maxAgeMs`, then the oldest past `maxEntries`. */
+function prune(storage, now, maxAgeMs, maxEntries) {
+  if (typeof storage.key !== 'function' || typeof storage.length !== 'number' || typeof storage.removeItem !== 'function') return;
+  const ours = [];
+  for (let i = 0; i < storage.length; i++) {
+    const k = storage.key(i);
+    if (typeof k === 'string' && k.startsWith(PREFIX)) ours.push(k);
+  }
+  const kept = [];
+  for (const k of ours) {
+    let v;
+    try {
+      v = JSON.parse(storage.getItem(k) ?? 'null');
+    } catch {
+      v = undefined;
+    }
+    if (validEntry(v, now, maxAgeMs)) kept.push([v.createdAt, k]);
+    else storage.removeItem(k);
+  }
+  kept.sort((a, b) => a[0] - b[0]);
+  for (const [, k] of kept.slice(0, Math.max(0, kept.length - maxEntries))) storage.removeItem(k);
+}
 
 /**
  * The idempotency key of one cart's checkout, persisted in `storage` (default localStorage: shared by
@@ -83,24 +151,34 @@ const SETTLED = new Set(['succeeded', 'declined']);
  * with the charge's state beside it. `navigator.locks` (Web Locks) makes "one charge at a time per
  * cart" hold across tabs and tells a live charge in another tab from one a reload interrupted.
  *
+ * Stored entries are untrusted input: an entry that is not exactly the shape this function writes
+ * (a valid key, a known status, a settled outcome that names the same key and status, a sane
+ * `createdAt`) is ignored and replaced. Entries older than `maxAgeMs` (default 24 h, the gateway's
+ * key retention) are pruned, and at most `maxEntries` (default 100) carts are kept per storage.
+ *
  * Returns (a Promise of) `{ key, cartId, state(), charge(client, charge, { resume, signal }), clear() }`.
  */
 export async function persistentCheckoutKey(options) {
   const where = 'persistentCheckoutKey';
   const opts = o.object(options, where);
-  const cartId = opts.cartId;
-  if (typeof cartId !== 'string' || cartId.length === 0) throw o.typeError(where, 'cartId', 'a non-empty string', cartId);
-  const storage = opts.storage ?? globalThis.localStorage;
+  const cartId = o.own(opts, 'cartId');
+  if (typeof cartId !== 'string' || cartId.length === 0 || cartId.length > 255) throw o.typeError(where, 'cartId', 'a string of 1 to 255 characters', cartId);
+  const storage = o.own(opts, 'storage') ?? globalThis.localStorage;
   if (storage === null || typeof storage !== 'object' || typeof storage.getItem !== 'function' || typeof storage.setItem !== 'function') {
     throw o.typeError(where, 'storage', 'a Storage (localStorage, sessionStorage or { getItem, setItem, removeItem })', storage);
   }
-  const locks = opts.locks === undefined ? globalThis.navigator?.locks : opts.locks;
-  const storageKey = `steadfast:checkout:${cartId}`;
+  const ownLocks = o.own(opts, 'locks');
+  const locks = ownLocks === undefined ? globalThis.navigator?.locks : ownLocks;
+  const maxAgeMs = o.num(opts, 'maxAgeMs', where) ?? CHECKOUT_KEY_MAX_AGE_MS;
+  if (!(maxAgeMs > 0)) throw o.rangeError(where, 'maxAgeMs', 'a number > 0', maxAgeMs);
+  const maxEntries = o.num(opts, 'maxEntries', where) ?? CHECKOUT_KEY_MAX_ENTRIES;
+  if (!Number.isSafeInteger(maxEntries) || maxEntries < 1) throw o.rangeError(where, 'maxEntries', 'an integer >= 1', maxEntries);
+  const storageKey = `${PREFIX}${cartId}`;
   const lockName = `steadfast:checkout:${cartId}`;
   const read = () => {
     try {
       const v = JSON.parse(storage.getItem(storageKey) ?? 'null');
-      return v !== null && typeof v === 'object' && typeof v.key === 'string' ? v : undefined;
+      return validEntry(v, Date.now(), maxAgeMs) ? v : undefined;
     } catch {
       return undefined;
     }
@@ -115,6 +193,7 @@ export async function persistentCheckoutKey(options) {
 
   // Read or create the key under a lock, so two tabs opening the same cart agree on one key.
   const record = await exclusive(`${lockName}:init`, {}, () => {
+    prune(storage, Date.now(), maxAgeMs, maxEntries);
     let r = read();
     if (r === undefined) {
       r = { key: newIdempotencyKey(), status: 'new', createdAt: Date.now() };
@@ -154,18 +233,19 @@ export async function persistentCheckoutKey(options) {
         const r = read() ?? { key, status: 'new' };
         if (r.key !== key) return { status: 'replaced', key };
         if (SETTLED.has(r.status)) return { ...r.outcome, status: r.status, key, replayed: true };
-        if ((r.status === 'in-flight' || r.status === 'unknown') && co.resume !== true) return { status: 'unknown', key };
+        if ((r.status === 'in-flight' || r.status === 'unknown') && o.own(co, 'resume') !== true) return { status: 'unknown', key };
         write({ ...r, status: 'in-flight', startedAt: Date.now(), amountCents: charge?.amountCents, currency: charge?.currency });
         let outcome;
         try {
-          outcome = await client.charge(charge, { idempotencyKey: key, signal: co.signal });
+          outcome = await client.charge(charge, { idempotencyKey: key, signal: o.own(co, 'signal') });
         } catch (error) {
           // Nothing was sent (open circuit, bad request): the key is free again. Anything else: unknown.
           const nothingSent = error?.code === 'CIRCUIT_OPEN' || error?.code === 'INVALID_OPTION' || error?.code === 'CHECKOUT_REJECTED';
           write({ ...read(), status: nothingSent ? 'new' : 'unknown' });
           throw error;
         }
-        write({ ...read(), status: outcome.status, outcome, settledAt: Date.now() });
+        // 'unavailable': provably nothing was sent, so the cart's key is as new (its outcome is kept).
+        write({ ...read(), status: outcome.status === 'unavailable' ? 'new' : outcome.status, outcome, settledAt: Date.now() });
         return outcome;
       };
       return exclusive(lockName, { ifAvailable: true }, run);

@@ -34,7 +34,7 @@
 //! the first), `rejected` (attempts the breaker refused; not offered).
 //!
 //! # Default
-//! `strategy = full`, `clients = 10_000`, `thinkTimeMs = 500`, `latencyMs = 1000`,
+//! `strategy = full`, `clients = 10_000`, `thinkTimeMs = 1_000`, `latencyMs = 1000`,
 //! `timeoutMs = 10_000`, `capacityPerTick = 150` (15,000/s, 2.25× the steady load of ~6,700/s),
 //! `tickMs = 10`, `outageStartMs = 5000`, `outageDurationMs = 400`, `durationMs = 20_000`,
 //! `bucketMs = 100`, `maxAttempts = 4`, `baseDelayMs = 1000`, `maxDelayMs = 30_000`, `seed = 1`,

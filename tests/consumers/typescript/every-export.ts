@@ -8,6 +8,7 @@ import {
   decorrelatedJitter,
   seedRandom,
   isTransientError,
+  isFetchNetworkError,
   parseRetryAfter,
   withRetry,
   CircuitBreaker,
@@ -23,6 +24,7 @@ import {
   RetryBudgetExhaustedError,
   DeadlineExceededError,
   IdempotencyStateError,
+  OfflineError,
   isSteadfastError,
   version,
   reconcile,
@@ -49,6 +51,8 @@ import type {
   TokenBucketBudgetOptions,
   RatioBudgetOptions,
   IdempotencyRecord,
+  UnknownRecordMeta,
+  RunOptions,
   Resolution,
   IdempotencyStoreOptions,
   Charge,
@@ -77,6 +81,7 @@ type Not<T extends boolean> = T extends true ? false : true;
 // Shared state (Redis / tabs): see sharedState() at the end.
 import {
   StateStoreUnavailableError,
+  StoreFullError,
   memoryStateStore,
   redisStateStore,
   SharedCircuitBreaker,
@@ -89,6 +94,7 @@ import {
   persistentCheckoutKey,
 } from 'steadfast';
 import type {
+  RunOptions,
   StoreErrorEvent,
   BreakerStoreHandle,
   IdempotencyStoreHandle,
@@ -162,6 +168,7 @@ export async function main(): Promise<number> {
 
   // Classification.
   check(isTransientError({ status: 503 }) && !isTransientError({ status: 404 }), 'isTransientError');
+  check(isFetchNetworkError(new TypeError('Failed to fetch')) && !isFetchNetworkError(new TypeError('x is not a function')), 'isFetchNetworkError');
   check(parseRetryAfter('2', 0) === 2000, 'parseRetryAfter("2")');
 
   // Retry with a budget and a signal-shaped value.
@@ -254,8 +261,12 @@ export async function main(): Promise<number> {
 
   // An unknown outcome, then reconciliation.
   const unknownKey = newIdempotencyKey();
-  await store.run(unknownKey, () => Promise.reject(Object.assign(new Error('timeout'), { name: 'TimeoutError' }))).catch(() => undefined);
+  const runOptions: RunOptions = { settleAfterMs: 5_000, progress: { attempts: 2 } };
+  await store.run(unknownKey, () => Promise.reject(Object.assign(new Error('timeout'), { name: 'TimeoutError' })), runOptions).catch(() => undefined);
   check(store.unknownKeys().includes(unknownKey), 'a timeout parks the key as unknown');
+  const parked = store.peek(unknownKey);
+  const meta: UnknownRecordMeta | undefined = parked?.status === 'unknown' ? parked : undefined;
+  check(meta?.attempts === 2 && meta.settleAfterMs === 5_000 && meta.lastAttemptAt === now, `unknown record meta: ${JSON.stringify(meta)}`);
   const again: unknown = await store.run(unknownKey, () => result).catch((error: unknown) => error);
   check(again instanceof OutcomeUnknownError && again.key === unknownKey, 'OutcomeUnknownError');
   const resolution: Resolution<ChargeResult> = { status: 'done', result };
@@ -274,10 +285,11 @@ export async function main(): Promise<number> {
     new DeadlineExceededError(1_000, new Error('503'), 3),
     new IdempotencyStateError('k', 'KEY_NOT_FOUND', 'no record'),
     new CheckoutRequestError(400, { error: 'bad request' }),
+    new OfflineError(),
   ];
   const codes: SteadfastErrorCode[] = errors.map((error) => error.code);
   check(errors.every((error) => isSteadfastError(error) && error instanceof Error), 'every error is branded');
-  check(codes.join() === 'INVALID_OPTION,CIRCUIT_OPEN,DUPLICATE_IN_FLIGHT,OUTCOME_UNKNOWN,KEY_REUSED,RETRY_BUDGET_EXHAUSTED,DEADLINE_EXCEEDED,KEY_NOT_FOUND,CHECKOUT_REJECTED', codes.join());
+  check(codes.join() === 'INVALID_OPTION,CIRCUIT_OPEN,DUPLICATE_IN_FLIGHT,OUTCOME_UNKNOWN,KEY_REUSED,RETRY_BUDGET_EXHAUSTED,DEADLINE_EXCEEDED,KEY_NOT_FOUND,CHECKOUT_REJECTED,OFFLINE', codes.join());
   const thrown: unknown = errors[1];
   if (isSteadfastError(thrown)) {
     const code: SteadfastErrorCode = thrown.code;
@@ -317,7 +329,7 @@ export async function main(): Promise<number> {
 
   // Shared state: memory store, a Redis store whose client never answers, tabs, a persisted key.
   const shared = await sharedState();
-  check(shared.join() === '0,0,ran,closed,ch_1,SharedIdempotencyStore,STORE_UNAVAILABLE,redis (node-redis),local fallback,new,key', `shared state: ${shared.join()}`);
+  check(shared.join() === '0,0,ran,closed,STORE_FULL 1,ch_1,SharedIdempotencyStore,STORE_UNAVAILABLE,redis (node-redis),local fallback,new,key', `shared state: ${shared.join()}`);
   return checks;
 }
 
@@ -331,7 +343,15 @@ export async function sharedState(): Promise<string[]> {
   const options: SharedBreakerOptions = { name: 'every-export', store, failureThreshold: 2, openDurationMs: 1000, onStoreError: (e) => events.push(e) };
   const breaker: SharedCircuitBreaker = createSharedBreaker(options);
   out.push(await breaker.execute(async () => 'ran'), new SharedCircuitBreaker({ ...options, name: 'b2' }).currentState);
-  const idemOptions: SharedIdempotencyStoreOptions = { ttlMs: 60_000, inFlightLeaseMs: 5_000 };
+  const idemOptions: SharedIdempotencyStoreOptions = { ttlMs: 60_000, inFlightLeaseMs: 5_000, maxRecords: 10, unknownTtlMs: 86_400_000 };
+  const bound: RunOptions = { fingerprint: 'order-1', scope: 'customer-1' };
+  const small = new IdempotencyStore<number>({ maxRecords: 1 });
+  void small.run('a', () => new Promise<number>(() => undefined), bound);
+  const full = await small.run('b', async () => 1).then(
+    () => 'no error',
+    (e: unknown) => (e instanceof StoreFullError ? `${e.code} ${e.maxRecords}` : 'other'),
+  );
+  out.push(full);
   const idem: SharedIdempotencyStore<{ id: string }> = createSharedIdempotencyStore<{ id: string }>(idemOptions);
   out.push((await idem.run('k', async () => ({ id: 'ch_1' }))).id, String(new SharedIdempotencyStore().constructor.name));
   // Redis: a stand-in client that never answers (no server here): typed, bounded rejection.

@@ -24,120 +24,13 @@
 //! # Default
 //! `probes_to_close = 1`; rate breaker `minimum_calls = window_size`.
 
-use super::error::{check, Error, Expect, Opt};
+mod config;
+mod snapshot;
+mod window;
 
-/// Largest accepted `windowSize`, `failureThreshold`, `minimumCalls` and `probesToClose`.
-pub const MAX_COUNT: u32 = 1_000_000;
-
-/// How a closed breaker decides to trip.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Trip {
-    /// Failure rate over the last `window_size` outcomes.
-    Rate {
-        /// Outcomes in the rolling window.
-        window_size: u32,
-        /// Trip when `failures / outcomes >= failure_rate_threshold` (and at least one failure).
-        failure_rate_threshold: f64,
-        /// Outcomes needed before the rate is judged (≤ `window_size`).
-        minimum_calls: u32,
-    },
-    /// `failure_threshold` consecutive failures.
-    Consecutive {
-        /// Failures in a row that trip the breaker.
-        failure_threshold: u32,
-    },
-}
-
-/// A validated, immutable breaker configuration.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct BreakerConfig {
-    trip: Trip,
-    open_duration_ms: f64,
-    probes_to_close: u32,
-}
-
-impl BreakerConfig {
-    /// A rate-window breaker. `minimum_calls = None` means "judge only a full window".
-    pub fn rate(
-        window_size: f64,
-        failure_rate_threshold: f64,
-        minimum_calls: Option<f64>,
-        open_duration_ms: f64,
-        probes_to_close: Option<f64>,
-    ) -> Result<Self, Error> {
-        let window_size = check::count(Opt::WindowSize, window_size, MAX_COUNT)?;
-        let failure_rate_threshold =
-            check::unit(Opt::FailureRateThreshold, failure_rate_threshold)?;
-        let minimum_calls = match minimum_calls {
-            None => window_size,
-            Some(m) => {
-                let m = check::count(Opt::MinimumCalls, m, MAX_COUNT)?;
-                if m > window_size {
-                    return Err(Error::option(
-                        Opt::MinimumCalls,
-                        Expect::AtMost(Opt::WindowSize),
-                    ));
-                }
-                m
-            }
-        };
-        Self::finish(
-            Trip::Rate {
-                window_size,
-                failure_rate_threshold,
-                minimum_calls,
-            },
-            open_duration_ms,
-            probes_to_close,
-        )
-    }
-
-    /// A consecutive-failures breaker.
-    pub fn consecutive(
-        failure_threshold: f64,
-        open_duration_ms: f64,
-        probes_to_close: Option<f64>,
-    ) -> Result<Self, Error> {
-        let failure_threshold = check::count(Opt::FailureThreshold, failure_threshold, MAX_COUNT)?;
-        Self::finish(
-            Trip::Consecutive { failure_threshold },
-            open_duration_ms,
-            probes_to_close,
-        )
-    }
-
-    fn finish(
-        trip: Trip,
-        open_duration_ms: f64,
-        probes_to_close: Option<f64>,
-    ) -> Result<Self, Error> {
-        let open_duration_ms = check::non_negative(Opt::OpenDurationMs, open_duration_ms)?;
-        let probes_to_close = match probes_to_close {
-            None => 1,
-            Some(p) => check::count(Opt::ProbesToClose, p, MAX_COUNT)?,
-        };
-        Ok(Self {
-            trip,
-            open_duration_ms,
-            probes_to_close,
-        })
-    }
-
-    /// The trip rule.
-    pub fn trip(&self) -> Trip {
-        self.trip
-    }
-
-    /// How long the circuit stays open before a probe is allowed.
-    pub fn open_duration_ms(&self) -> f64 {
-        self.open_duration_ms
-    }
-
-    /// Consecutive probe successes needed to close.
-    pub fn probes_to_close(&self) -> u32 {
-        self.probes_to_close
-    }
-}
+pub use config::{BreakerConfig, Trip, MAX_COUNT, MAX_WINDOW};
+pub use snapshot::Snapshot;
+use window::Window;
 
 /// The state as callers see it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -230,94 +123,6 @@ enum Inner {
         successes: u32,
     },
     Isolated,
-}
-
-/// Plain-data copy of a breaker's state: for persistence, sharing across processes, and tests.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Snapshot {
-    /// The state.
-    pub state: State,
-    /// When an open circuit may admit a probe (ms, caller's clock); 0 otherwise.
-    pub open_until_ms: f64,
-    /// Consecutive probe successes so far (half-open).
-    pub probe_successes: u32,
-    /// Consecutive failures so far (consecutive breaker, closed).
-    pub consecutive_failures: u32,
-    /// The rolling window, oldest first, `true` = failure (rate breaker, closed).
-    pub window_failures: Vec<bool>,
-}
-
-/// A ring of outcome bits with a running failure count.
-#[derive(Debug, Clone)]
-struct Window {
-    bits: Vec<u64>,
-    size: u32,
-    head: u32,
-    len: u32,
-    failures: u32,
-}
-
-impl Window {
-    fn new(size: u32) -> Self {
-        Self {
-            bits: vec![0; size.div_ceil(64) as usize],
-            size,
-            head: 0,
-            len: 0,
-            failures: 0,
-        }
-    }
-
-    fn get(&self, i: u32) -> bool {
-        self.bits
-            .get((i / 64) as usize)
-            .is_some_and(|w| w >> (i % 64) & 1 == 1)
-    }
-
-    fn set(&mut self, i: u32, failed: bool) {
-        if let Some(w) = self.bits.get_mut((i / 64) as usize) {
-            let mask = 1u64 << (i % 64);
-            if failed {
-                *w |= mask;
-            } else {
-                *w &= !mask;
-            }
-        }
-    }
-
-    fn push(&mut self, failed: bool) {
-        if self.len == self.size {
-            if self.get(self.head) {
-                self.failures -= 1;
-            }
-        } else {
-            self.len += 1;
-        }
-        self.set(self.head, failed);
-        if failed {
-            self.failures += 1;
-        }
-        self.head = if self.head + 1 == self.size {
-            0
-        } else {
-            self.head + 1
-        };
-    }
-
-    fn clear(&mut self) {
-        self.bits.iter_mut().for_each(|w| *w = 0);
-        self.head = 0;
-        self.len = 0;
-        self.failures = 0;
-    }
-
-    /// Oldest first.
-    fn outcomes(&self) -> Vec<bool> {
-        let start = (self.head + self.size - self.len) % self.size;
-        (0..self.len)
-            .map(|k| self.get((start + k) % self.size))
-            .collect()
-    }
 }
 
 /// The breaker. See the module docs for the rules.
@@ -539,9 +344,24 @@ impl Breaker {
         (!was_closed).then_some(State::Closed)
     }
 
+    /// The latest deadline accepted from outside at `now_ms`: `now + openDurationMs` (a peer or a
+    /// stored snapshot cannot hold the circuit open longer than one trip would). `None` when
+    /// `now_ms` is not finite (nothing from outside is applied on a broken clock).
+    pub fn latest_deadline(&self, now_ms: f64) -> Option<f64> {
+        now_ms
+            .is_finite()
+            .then_some(now_ms + self.config.open_duration_ms)
+    }
+
     /// Open the circuit until `until_ms` because someone else (another process or tab) saw it
-    /// trip. No-op when isolated or already open at least that long.
-    pub fn open_until(&mut self, until_ms: f64) -> Option<State> {
+    /// trip. The deadline is clamped to [`Breaker::latest_deadline`]; a non-finite one, or one
+    /// already past, is ignored. No-op when isolated or already open at least that long.
+    pub fn open_until(&mut self, until_ms: f64, now_ms: f64) -> Option<State> {
+        let latest = self.latest_deadline(now_ms)?;
+        if !until_ms.is_finite() || until_ms <= now_ms {
+            return None;
+        }
+        let until_ms = until_ms.min(latest);
         match self.inner {
             Inner::Isolated => None,
             Inner::Open { until } if until >= until_ms => None,
@@ -558,87 +378,12 @@ impl Breaker {
             }
         }
     }
-
-    /// A plain-data copy of the state.
-    pub fn snapshot(&self) -> Snapshot {
-        let (state, open_until_ms, probe_successes) = match self.inner {
-            Inner::Closed => (State::Closed, 0.0, 0),
-            Inner::Open { until } => (State::Open, until, 0),
-            Inner::HalfOpen { successes, .. } => (State::HalfOpen, 0.0, successes),
-            Inner::Isolated => (State::Isolated, 0.0, 0),
-        };
-        let window_failures = match self.config.trip {
-            Trip::Rate { .. } => self.window.outcomes(),
-            Trip::Consecutive { .. } => Vec::new(),
-        };
-        Snapshot {
-            state,
-            open_until_ms,
-            probe_successes,
-            consecutive_failures: self.consecutive_failures,
-            window_failures,
-        }
-    }
-
-    /// Replace this breaker's state with `snapshot` (validated against its config). Permits handed
-    /// out before the restore stay stale: the generation moves on rather than restarting.
-    pub fn restore_in_place(&mut self, snapshot: &Snapshot) -> Result<(), Error> {
-        let mut fresh = Breaker::restore(self.config, snapshot)?;
-        fresh.generation = (self.generation + 1) & GENERATION_MASK;
-        *self = fresh;
-        Ok(())
-    }
-
-    /// A breaker with `config` in the state `snapshot` describes. A half-open snapshot restores
-    /// with no probe in flight (whoever held it is gone). Rejects snapshots that do not fit the
-    /// config (window longer than `window_size`, counters at or past their threshold, a
-    /// non-finite open deadline).
-    pub fn restore(config: BreakerConfig, snapshot: &Snapshot) -> Result<Self, Error> {
-        let bad = Error::option(Opt::State, Expect::Snapshot);
-        let mut b = Breaker::new(config);
-        match snapshot.state {
-            State::Closed => match config.trip {
-                Trip::Rate { window_size, .. } => {
-                    if snapshot.window_failures.len() > window_size as usize {
-                        return Err(bad);
-                    }
-                    for &f in &snapshot.window_failures {
-                        b.window.push(f);
-                    }
-                }
-                Trip::Consecutive { failure_threshold } => {
-                    if snapshot.consecutive_failures >= failure_threshold {
-                        return Err(bad);
-                    }
-                    b.consecutive_failures = snapshot.consecutive_failures;
-                }
-            },
-            State::Open => {
-                if !snapshot.open_until_ms.is_finite() {
-                    return Err(bad);
-                }
-                b.inner = Inner::Open {
-                    until: snapshot.open_until_ms,
-                };
-            }
-            State::HalfOpen => {
-                if snapshot.probe_successes >= config.probes_to_close {
-                    return Err(bad);
-                }
-                b.inner = Inner::HalfOpen {
-                    probe_started_at: None,
-                    successes: snapshot.probe_successes,
-                };
-            }
-            State::Isolated => b.inner = Inner::Isolated,
-        }
-        Ok(b)
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::error::{Error, Expect, Opt};
 
     fn rate(window: u32, threshold: f64) -> Breaker {
         Breaker::new(BreakerConfig::rate(f64::from(window), threshold, None, 1000.0, None).unwrap())
@@ -821,12 +566,25 @@ mod tests {
 
     #[test]
     fn open_until_from_a_peer() {
-        let mut b = rate(2, 0.5);
-        assert_eq!(b.open_until(500.0), Some(State::Open));
-        assert_eq!(b.open_until(400.0), None);
+        let mut b = rate(2, 0.5); // openDurationMs 1000
+        assert_eq!(b.open_until(500.0, 100.0), Some(State::Open));
+        assert_eq!(b.open_until(400.0, 100.0), None);
         assert_eq!(b.retry_in_ms(100.0), 400.0);
-        assert_eq!(b.open_until(900.0), None);
+        assert_eq!(b.open_until(900.0, 100.0), None);
         assert_eq!(b.retry_in_ms(100.0), 800.0);
+        // From outside, a deadline is clamped to now + openDurationMs; nonsense is ignored.
+        assert_eq!(b.open_until(1e300, 100.0), None);
+        assert_eq!(b.retry_in_ms(100.0), 1000.0);
+        let mut b = rate(2, 0.5);
+        for (until, now) in [
+            (f64::NAN, 0.0),
+            (f64::INFINITY, 0.0),
+            (5.0, 10.0),
+            (50.0, f64::NAN),
+        ] {
+            assert_eq!(b.open_until(until, now), None, "{until} at {now}");
+        }
+        assert_eq!(b.state(0.0), State::Closed);
     }
 
     #[test]

@@ -1,0 +1,126 @@
+//! Breaker options, validated once: which trip rule, how long to stay open, how many probes close.
+//!
+//! Why a separate, immutable value: the same config drives the in-process breaker, the simulator
+//! and (as plain numbers) the Redis twin; validating it once means no call path re-parses options.
+//!
+//! # Default
+//! `probes_to_close = 1`; rate breaker `minimum_calls = window_size`.
+
+use crate::core::error::{check, Error, Expect, Opt};
+
+/// Largest accepted `windowSize`, `failureThreshold`, `minimumCalls` and `probesToClose`.
+pub const MAX_COUNT: u32 = 1_000_000;
+
+/// Largest accepted `windowSize`: a window costs one bit per outcome, so 100,000 outcomes are
+/// 12.5 KB per breaker (a registry of many origins multiplies it).
+pub const MAX_WINDOW: u32 = 100_000;
+
+/// How a closed breaker decides to trip.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Trip {
+    /// Failure rate over the last `window_size` outcomes.
+    Rate {
+        /// Outcomes in the rolling window.
+        window_size: u32,
+        /// Trip when `failures / outcomes >= failure_rate_threshold` (and at least one failure).
+        failure_rate_threshold: f64,
+        /// Outcomes needed before the rate is judged (≤ `window_size`).
+        minimum_calls: u32,
+    },
+    /// `failure_threshold` consecutive failures.
+    Consecutive {
+        /// Failures in a row that trip the breaker.
+        failure_threshold: u32,
+    },
+}
+
+/// A validated, immutable breaker configuration.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BreakerConfig {
+    pub(super) trip: Trip,
+    pub(super) open_duration_ms: f64,
+    pub(super) probes_to_close: u32,
+}
+
+impl BreakerConfig {
+    /// A rate-window breaker. `minimum_calls = None` means "judge only a full window".
+    pub fn rate(
+        window_size: f64,
+        failure_rate_threshold: f64,
+        minimum_calls: Option<f64>,
+        open_duration_ms: f64,
+        probes_to_close: Option<f64>,
+    ) -> Result<Self, Error> {
+        let window_size = check::count(Opt::WindowSize, window_size, MAX_WINDOW)?;
+        let failure_rate_threshold =
+            check::unit(Opt::FailureRateThreshold, failure_rate_threshold)?;
+        let minimum_calls = match minimum_calls {
+            None => window_size,
+            Some(m) => {
+                let m = check::count(Opt::MinimumCalls, m, MAX_COUNT)?;
+                if m > window_size {
+                    return Err(Error::option(
+                        Opt::MinimumCalls,
+                        Expect::AtMost(Opt::WindowSize),
+                    ));
+                }
+                m
+            }
+        };
+        Self::finish(
+            Trip::Rate {
+                window_size,
+                failure_rate_threshold,
+                minimum_calls,
+            },
+            open_duration_ms,
+            probes_to_close,
+        )
+    }
+
+    /// A consecutive-failures breaker.
+    pub fn consecutive(
+        failure_threshold: f64,
+        open_duration_ms: f64,
+        probes_to_close: Option<f64>,
+    ) -> Result<Self, Error> {
+        let failure_threshold = check::count(Opt::FailureThreshold, failure_threshold, MAX_COUNT)?;
+        Self::finish(
+            Trip::Consecutive { failure_threshold },
+            open_duration_ms,
+            probes_to_close,
+        )
+    }
+
+    fn finish(
+        trip: Trip,
+        open_duration_ms: f64,
+        probes_to_close: Option<f64>,
+    ) -> Result<Self, Error> {
+        let open_duration_ms = check::non_negative(Opt::OpenDurationMs, open_duration_ms)?;
+        let probes_to_close = match probes_to_close {
+            None => 1,
+            Some(p) => check::count(Opt::ProbesToClose, p, MAX_COUNT)?,
+        };
+        Ok(Self {
+            trip,
+            open_duration_ms,
+            probes_to_close,
+        })
+    }
+
+    /// The trip rule.
+    pub fn trip(&self) -> Trip {
+        self.trip
+    }
+
+    /// How long the circuit stays open before a probe is allowed.
+    pub fn open_duration_ms(&self) -> f64 {
+        self.open_duration_ms
+    }
+
+    /// Consecutive probe successes needed to close.
+    pub fn probes_to_close(&self) -> u32 {
+        self.probes_to_close
+    }
+}
