@@ -250,7 +250,7 @@ fn steadfast_errors_classify_like_the_js_ones() {
     for e in &transient {
         assert!(e.is_transient(), "{e:?}");
     }
-    let permanent: [Error<Busy>; 5] = [
+    let permanent: [Error<Busy>; 6] = [
         Error::CircuitOpen {
             retry_after_ms: 1.0,
         },
@@ -259,6 +259,10 @@ fn steadfast_errors_classify_like_the_js_ones() {
             started_at_ms: 0.0,
         },
         Error::KeyReused { key: "k".into() },
+        Error::StoreFull {
+            key: "k".into(),
+            max_records: 1,
+        },
         Error::InvalidKey { key: String::new() },
         Error::RandomUnavailable,
     ];
@@ -271,10 +275,10 @@ fn steadfast_errors_classify_like_the_js_ones() {
         .chain(&permanent)
         .filter_map(Error::code)
         .collect();
-    assert_eq!(codes.len(), 9);
+    assert_eq!(codes.len(), 10);
     codes.sort_unstable();
     codes.dedup();
-    assert_eq!(codes.len(), 9);
+    assert_eq!(codes.len(), 10);
     assert_eq!(
         Error::<&str>::OutcomeUnknown {
             key: "k".into(),
