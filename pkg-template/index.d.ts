@@ -239,10 +239,18 @@ export type IdempotencyRecord<T> =
   | { readonly status: 'done'; readonly result: T }
   | ({ readonly status: 'unknown'; readonly error: string; readonly startedAt: number } & UnknownRecordMeta);
 
-/** Options of `run()`. */
+/**
+ * Options of `run()`. `fingerprint` and `scope` bind the key to one request. `fingerprint`: the
+ * request (any string; `chargeCustomer` and the checkout client use the whole charge, canonical
+ * JSON). `scope`: the principal a client-supplied key belongs to (a customer or tenant id): another
+ * scope's use of the key is `IdempotencyKeyReuseError`, never a replay of this one's result. Both are
+ * hashed by the core (SHA-256, first 128 bits).
+ */
 export interface RunOptions {
-  /** Binds the key to one request: another fingerprint rejects with `IdempotencyKeyReuseError`. */
+  /** Binds the key to one request: another fingerprint (or none) rejects with `IdempotencyKeyReuseError`. */
   readonly fingerprint?: string;
+  /** The principal a client-supplied key belongs to. */
+  readonly scope?: string;
   /** The settle window to keep if this run ends unknown (an OutcomeUnknownError's own wins). */
   readonly settleAfterMs?: number;
   /** Updated by the caller as attempts start (`attempts`, `lastAttemptAt`); read if the run ends unknown. */
@@ -257,17 +265,6 @@ export interface RunOptions {
 export type Resolution<T> =
   | { readonly status: 'done'; readonly result: T; readonly startedAt?: number }
   | { readonly status: 'failed'; readonly startedAt?: number };
-
-/**
- * What binds a key to one request. `fingerprint`: the request (any string; `chargeCustomer` and the
- * checkout client use the whole charge, canonical JSON). `scope`: the principal a client-supplied key
- * belongs to (a customer or tenant id): another scope's use of the key is `IdempotencyKeyReuseError`,
- * never a replay of this one's result. Both are hashed by the core (SHA-256, first 128 bits).
- */
-export interface RunOptions {
-  readonly fingerprint?: string;
-  readonly scope?: string;
-}
 
 export interface IdempotencyStoreOptions {
   /** How long a done key replays its result (ms). Default 86,400,000 (24 h). Unknown keys never expire. */

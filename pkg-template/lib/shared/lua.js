@@ -175,8 +175,11 @@ if op == 'begin' then
     if (rfp or '') ~= fp then return {'mismatch'} end
     return answer(st, at, res, err)
   end
-  redis.call('ZREMRANGEBYSCORE', all, '-inf', now)
-  if redis.call('ZCARD', all) >= maxRecords then return {'full'} end
+  -- Live records: members of \`all\` not past their expiry (ZCOUNT is O(log N)). Expired members
+  -- are trimmed at most 100 per call, so no begin's work grows with how many expired at once.
+  local expired = redis.call('ZRANGEBYSCORE', all, '-inf', now, 'LIMIT', 0, 100)
+  if #expired > 0 then redis.call('ZREM', all, unpack(expired)) end
+  if redis.call('ZCARD', all) - redis.call('ZCOUNT', all, '-inf', now) >= maxRecords then return {'full'} end
   redis.call('HSET', rec, 'st', 'i', 'fp', fp, 'at', now, 'tok', tok, 'lu', now + leaseMs)
   expireAt(rec, key, now + leaseMs + unknownTtl)
   redis.call('ZADD', inflight, now + leaseMs, key)

@@ -94,7 +94,6 @@ import {
   persistentCheckoutKey,
 } from 'steadfast';
 import type {
-  RunOptions,
   StoreErrorEvent,
   BreakerStoreHandle,
   IdempotencyStoreHandle,
