@@ -8,13 +8,13 @@
 #   make demo    setup, build, node examples/demo.mjs
 #   make bench   setup, build, node benches/run.mjs
 #   make fmt     cargo fmt          make lint   cargo fmt --check + prettier/eslint + clippy (native and wasm32)
-#   make test-native | test-wasm | test-js | test-consumers | test-browser   one part of `make test`
+#   make test-native | test-wasm | test-wasm-web | test-js | test-consumers | test-browser   one part of `make test`
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 .DEFAULT_GOAL := build
 ENV := . scripts/env.sh &&
 
-.PHONY: setup build test demo bench fmt lint test-native test-wasm test-js test-consumers test-browser clean soak
+.PHONY: setup build test demo bench fmt lint test-native test-wasm test-wasm-web test-js test-consumers test-browser clean soak
 
 setup:
 	@scripts/bootstrap.sh
@@ -42,6 +42,9 @@ test-native: setup
 
 test-wasm: setup
 	@scripts/test.sh wasm-node wasm-chrome
+
+test-wasm-web: setup
+	@scripts/test.sh wasm-web
 
 test-js: build
 	@scripts/test.sh js

@@ -5,6 +5,9 @@
 #   lint-js      prettier --check and eslint on the JS files scripts/lint-js.sh covers
 #   clippy       cargo clippy --all-targets -D warnings (native) and --target wasm32 --lib
 #   native       cargo test (the pure core, natively)
+#   wasm-web     the async Rust API (feature `web`; run last): natively on a virtual clock, then inside
+#                wasm in Node, headless Chromium and a Chromium dedicated worker, with a local HTTP
+#                server (scripts/test-wasm-web.sh)
 #   build        scripts/build.sh → pkg/ and dist/steadfast-*.tgz
 #   wasm-node    wasm-bindgen-test suites (tests/wasm/) in Node 24         ─┐ scripts/test-wasm.sh; each fails
 #   wasm-chrome  the same suites in headless Chromium                      ─┘ if it ran zero tests
@@ -21,18 +24,30 @@ cd "$STEADFAST_ROOT"
 
 ALL=(fmt lint-js clippy native build wasm-node wasm-chrome js consumers browser)
 steps=("$@")
+ALL+=(wasm-web)
 [ "${#steps[@]}" -gt 0 ] || steps=("${ALL[@]}")
 
 run_step() {
   case "$1" in
-    fmt) cargo fmt --all --check ;;
+    fmt)
+      cargo fmt --all --check
+      cargo fmt --manifest-path examples/rust-checkout/Cargo.toml --check
+      ;;
     lint-js) scripts/lint-js.sh ;;
     clippy)
       cargo clippy --quiet --all-targets -- -D warnings
       cargo clippy --quiet --target wasm32-unknown-unknown --lib -- -D warnings
       cargo clippy --quiet --target wasm32-unknown-unknown --lib --features sim --target-dir target/sim -- -D warnings
+      cargo clippy --quiet --all-targets --features web -- -D warnings
+      cargo clippy --quiet --target wasm32-unknown-unknown --lib --tests --features web -- -D warnings
+      cargo clippy --quiet --target wasm32-unknown-unknown --lib --no-default-features --features web -- -D warnings
       ;;
     native) cargo test ;;
+    wasm-web)
+      cargo test --features web --test web_native
+      cargo test --features web --doc
+      scripts/test-wasm-web.sh all
+      ;;
     build) scripts/build.sh ;;
     wasm-node) scripts/test-wasm.sh node ;;
     wasm-chrome) scripts/test-wasm.sh chrome ;;

@@ -6,7 +6,9 @@
 //! takes time as milliseconds and randomness as a seeded generator. It has no clock, no global RNG
 //! and no JavaScript in it, so it is tested natively and deterministically, and the simulator runs
 //! the very same state machines that production uses. The [`wasm`] module is a thin
-//! wasm-bindgen boundary over it; the npm package's JS shell drives it.
+//! wasm-bindgen boundary over it; the npm package's JS shell drives it. With the `web` cargo
+//! feature, `web` is a second shell: an async Rust API (retry, circuit breaker, idempotency
+//! store, `charge_customer`, `fetch`) for Rust→wasm apps, driving the same core.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 #![cfg_attr(
@@ -23,5 +25,8 @@
 
 pub mod core;
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "exports"))]
 pub mod wasm;
+
+#[cfg(feature = "web")]
+pub mod web;

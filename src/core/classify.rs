@@ -69,6 +69,16 @@ pub fn parse_should_retry(value: &str) -> Option<bool> {
     }
 }
 
+/// Whether an HTTP answer is worth retrying: the server's own verdict (`Stripe-Should-Retry:
+/// true|false`) wins — a 409 "key in use" says true — else [`is_transient_status`]. The JS
+/// `isTransientResponse` composes the same two rules; the Rust `fetch` asks this.
+pub fn is_transient_response(status: f64, should_retry: Option<&str>) -> bool {
+    match should_retry.and_then(parse_should_retry) {
+        Some(verdict) => verdict,
+        None => is_transient_status(status),
+    }
+}
+
 /// `Retry-After` in milliseconds from `now_ms`: delta-seconds (`"120"`) or an HTTP-date in any of
 /// the three RFC 9110 formats. A date in the past gives 0. Anything unparseable gives `None`.
 pub fn parse_retry_after(value: &str, now_ms: f64) -> Option<f64> {
@@ -283,6 +293,15 @@ mod tests {
         ] {
             assert!(!is_transient_code(c));
         }
+    }
+
+    #[test]
+    fn response_rule_header_wins() {
+        assert!(is_transient_response(503.0, None));
+        assert!(!is_transient_response(503.0, Some("false")));
+        assert!(is_transient_response(409.0, Some(" true ")));
+        assert!(!is_transient_response(409.0, Some("maybe")));
+        assert!(is_transient_response(429.0, Some("")));
     }
 
     #[test]

@@ -44,9 +44,36 @@ impl Rng for SplitMix64 {
     }
 }
 
+/// A UUID v4 in lower-case hex (`xxxxxxxx-xxxx-4xxx-Nxxx-xxxxxxxxxxxx`, N in 8..b) from 16
+/// random bytes: pass bytes from a CSPRNG (an idempotency key must be unguessable), never from
+/// [`SplitMix64`].
+pub fn uuid_v4(mut b: [u8; 16]) -> String {
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(36);
+    for (i, byte) in b.iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            s.push('-');
+        }
+        for nibble in [byte >> 4, byte & 0x0f] {
+            if let Some(&c) = HEX.get(usize::from(nibble)) {
+                s.push(char::from(c));
+            }
+        }
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn uuid_v4_sets_version_and_variant() {
+        assert_eq!(uuid_v4([0; 16]), "00000000-0000-4000-8000-000000000000");
+        assert_eq!(uuid_v4([0xff; 16]), "ffffffff-ffff-4fff-bfff-ffffffffffff");
+    }
 
     #[test]
     fn known_first_outputs_for_seed_zero() {

@@ -9,7 +9,7 @@ use std::cell::Cell;
 
 use wasm_bindgen::prelude::*;
 
-use crate::core::rng::{Rng, SplitMix64};
+use crate::core::rng::{uuid_v4, Rng, SplitMix64};
 
 thread_local! {
     static STATE: Cell<Option<u64>> = const { Cell::new(None) };
@@ -48,19 +48,5 @@ pub fn seed_random(seed: f64) {
 pub fn new_idempotency_key() -> Result<String, JsValue> {
     let mut b = [0u8; 16];
     getrandom::fill(&mut b).map_err(|_| JsValue::from_str("RANDOM_UNAVAILABLE"))?;
-    b[6] = (b[6] & 0x0f) | 0x40;
-    b[8] = (b[8] & 0x3f) | 0x80;
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(36);
-    for (i, byte) in b.iter().enumerate() {
-        if matches!(i, 4 | 6 | 8 | 10) {
-            s.push('-');
-        }
-        for nibble in [byte >> 4, byte & 0x0f] {
-            if let Some(&c) = HEX.get(usize::from(nibble)) {
-                s.push(char::from(c));
-            }
-        }
-    }
-    Ok(s)
+    Ok(uuid_v4(b))
 }

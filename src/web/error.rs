@@ -1,0 +1,287 @@
+//! One error enum for the async API, with the JS package's codes.
+//!
+//! Why one enum generic over your error: a retry rethrows your error unchanged when it gives up
+//! (`Error::Operation`), while the mechanisms add their own refusals (an open circuit, an
+//! in-flight duplicate, an unknown outcome). Callers branch on the variant or on [`Error::code`],
+//! which is the same string as the JS error's `code`, so logs and dashboards read the same from
+//! both shells.
+
+use core::fmt;
+
+/// Whether an error is worth retrying, and what the server said about when.
+///
+/// Implement it for your operation's error type. The default `retry_after_ms` is `None`.
+///
+/// ```
+/// use steadfast::web::Classify;
+/// struct Declined;
+/// impl Classify for Declined {
+///     fn is_transient(&self) -> bool { false } // a declined card is declined forever
+/// }
+/// assert!(!Declined.is_transient());
+/// assert_eq!(Declined.retry_after_ms(0.0), None);
+/// ```
+pub trait Classify {
+    /// `true` when repeating the operation may succeed (HTTP 408, 429, 5xx, network errors,
+    /// timeouts); `false` for permanent failures (a 400, a declined card).
+    fn is_transient(&self) -> bool;
+
+    /// A server-sent Retry-After, in ms from `now_ms`, if any: a floor for the next delay,
+    /// capped by the policy's `max_delay_ms`.
+    fn retry_after_ms(&self, now_ms: f64) -> Option<f64> {
+        let _ = now_ms;
+        None
+    }
+}
+
+/// An operation that cannot fail has nothing to retry.
+impl Classify for std::convert::Infallible {
+    fn is_transient(&self) -> bool {
+        match *self {}
+    }
+}
+
+/// What went wrong, as the JS package's errors say it. `E` is your operation's error.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Error<E> {
+    /// Your operation's own error: it was permanent, or the attempts ran out. (In JS the error
+    /// is rethrown as it is; it has no steadfast code.)
+    Operation(E),
+    /// `CIRCUIT_OPEN`: the breaker refused the call; nothing was sent.
+    CircuitOpen {
+        /// Remaining cooldown when refused (0 while a probe is in flight, `+Infinity` when
+        /// isolated).
+        retry_after_ms: f64,
+    },
+    /// `DUPLICATE_IN_FLIGHT`: a run with this key is still in flight (refused, not replayed).
+    DuplicateInFlight {
+        /// The key.
+        key: String,
+        /// When the running attempt began (store clock, ms).
+        started_at_ms: f64,
+    },
+    /// `OUTCOME_UNKNOWN`: an earlier run with this key ended in a transient failure or a
+    /// timeout: the money may have moved. Reconcile (resolve the key) before retrying.
+    OutcomeUnknown {
+        /// The key.
+        key: String,
+        /// When the unknown run began (ms).
+        started_at_ms: f64,
+        /// What made it unknown, when this call saw it (`fetch`: the network error, the timeout
+        /// or the deadline of a keyed POST); `None` when a store refuses a key parked earlier.
+        cause: Option<Box<Error<E>>>,
+    },
+    /// `KEY_REUSED`: the key was used for a different request (another amount or currency).
+    KeyReused {
+        /// The key.
+        key: String,
+    },
+    /// `STORE_FULL`: a new key, and the store already holds `max_records` live records: refused,
+    /// nothing run.
+    StoreFull {
+        /// The refused key.
+        key: String,
+        /// The store's limit.
+        max_records: u32,
+    },
+    /// `RETRY_BUDGET_EXHAUSTED`: the shared budget refused a retry: failing fast instead of
+    /// adding load.
+    RetryBudgetExhausted {
+        /// The attempt that failed last.
+        attempt: u32,
+        /// Its error.
+        last_error: E,
+    },
+    /// `DEADLINE_EXCEEDED`: the deadline passed, or the next sleep would end past it.
+    DeadlineExceeded {
+        /// The deadline.
+        max_elapsed_ms: f64,
+        /// The attempt that was running (or had just failed).
+        attempt: u32,
+        /// The last error seen, if an attempt had failed before the deadline.
+        last_error: Option<E>,
+    },
+    /// `ABORTED`: the caller's signal aborted the call (the JS package rejects with the
+    /// signal's `reason`; read it from your `AbortSignal`).
+    Aborted,
+    /// `INVALID_KEY`: an idempotency key that is not 1 to 255 printable ASCII characters.
+    InvalidKey {
+        /// The rejected key.
+        key: String,
+    },
+    /// `RANDOM_UNAVAILABLE`: the platform has no CSPRNG, so no unguessable key can be made.
+    RandomUnavailable,
+    /// `INVALID_OPTION`: an argument failed validation (e.g. a charge's `amountCents`).
+    InvalidOption {
+        /// The option, as the JS API spells it.
+        option: &'static str,
+        /// What it must be.
+        expected: &'static str,
+    },
+}
+
+impl<E> Error<E> {
+    /// The stable code, identical to the JS error's `code`; `None` for [`Error::Operation`]
+    /// (your own error, which steadfast passes through untouched).
+    ///
+    /// ```
+    /// use steadfast::web::Error;
+    /// let e: Error<()> = Error::CircuitOpen { retry_after_ms: 10.0 };
+    /// assert_eq!(e.code(), Some("CIRCUIT_OPEN"));
+    /// assert_eq!(Error::Operation(()).code(), None);
+    /// ```
+    pub fn code(&self) -> Option<&'static str> {
+        Some(match self {
+            Error::Operation(_) => return None,
+            Error::CircuitOpen { .. } => "CIRCUIT_OPEN",
+            Error::DuplicateInFlight { .. } => "DUPLICATE_IN_FLIGHT",
+            Error::OutcomeUnknown { .. } => "OUTCOME_UNKNOWN",
+            Error::KeyReused { .. } => "KEY_REUSED",
+            Error::StoreFull { .. } => "STORE_FULL",
+            Error::RetryBudgetExhausted { .. } => "RETRY_BUDGET_EXHAUSTED",
+            Error::DeadlineExceeded { .. } => "DEADLINE_EXCEEDED",
+            Error::Aborted => "ABORTED",
+            Error::InvalidKey { .. } => "INVALID_KEY",
+            Error::RandomUnavailable => "RANDOM_UNAVAILABLE",
+            Error::InvalidOption { .. } => "INVALID_OPTION",
+        })
+    }
+
+    /// Your operation's error, if this is [`Error::Operation`].
+    ///
+    /// ```
+    /// use steadfast::web::Error;
+    /// assert_eq!(Error::Operation(7).operation(), Some(&7));
+    /// assert_eq!(Error::<i32>::Aborted.operation(), None);
+    /// ```
+    pub fn operation(&self) -> Option<&E> {
+        match self {
+            Error::Operation(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// Convert your error type, keeping the variant.
+    ///
+    /// ```
+    /// use steadfast::web::Error;
+    /// let e = Error::Operation(503u16).map(u32::from);
+    /// assert_eq!(e, Error::Operation(503u32));
+    /// ```
+    pub fn map<F>(self, mut f: impl FnMut(E) -> F) -> Error<F> {
+        self.map_dyn(&mut f)
+    }
+
+    /// `map` through a trait object, so the recursion into `cause` has one instantiation.
+    fn map_dyn<F>(self, f: &mut dyn FnMut(E) -> F) -> Error<F> {
+        match self {
+            Error::Operation(e) => Error::Operation(f(e)),
+            Error::CircuitOpen { retry_after_ms } => Error::CircuitOpen { retry_after_ms },
+            Error::DuplicateInFlight { key, started_at_ms } => {
+                Error::DuplicateInFlight { key, started_at_ms }
+            }
+            Error::OutcomeUnknown {
+                key,
+                started_at_ms,
+                cause,
+            } => Error::OutcomeUnknown {
+                key,
+                started_at_ms,
+                cause: cause.map(|c| Box::new(c.map_dyn(f))),
+            },
+            Error::KeyReused { key } => Error::KeyReused { key },
+            Error::StoreFull { key, max_records } => Error::StoreFull { key, max_records },
+            Error::RetryBudgetExhausted {
+                attempt,
+                last_error,
+            } => Error::RetryBudgetExhausted {
+                attempt,
+                last_error: f(last_error),
+            },
+            Error::DeadlineExceeded {
+                max_elapsed_ms,
+                attempt,
+                last_error,
+            } => Error::DeadlineExceeded {
+                max_elapsed_ms,
+                attempt,
+                last_error: last_error.map(f),
+            },
+            Error::Aborted => Error::Aborted,
+            Error::InvalidKey { key } => Error::InvalidKey { key },
+            Error::RandomUnavailable => Error::RandomUnavailable,
+            Error::InvalidOption { option, expected } => Error::InvalidOption { option, expected },
+        }
+    }
+}
+
+impl<E> From<E> for Error<E> {
+    fn from(e: E) -> Self {
+        Error::Operation(e)
+    }
+}
+
+/// The JS package's `isTransientError` for its own errors: an unknown outcome, a deadline and an
+/// abort are transient (the request may have reached the server); a budget refusal is as
+/// transient as its cause; an open circuit, a duplicate, a reused or invalid key are not.
+impl<E: Classify> Classify for Error<E> {
+    fn is_transient(&self) -> bool {
+        match self {
+            Error::Operation(e) => e.is_transient(),
+            Error::OutcomeUnknown { .. } | Error::DeadlineExceeded { .. } | Error::Aborted => true,
+            Error::RetryBudgetExhausted { last_error, .. } => last_error.is_transient(),
+            _ => false,
+        }
+    }
+
+    fn retry_after_ms(&self, now_ms: f64) -> Option<f64> {
+        match self {
+            Error::Operation(e) => e.retry_after_ms(now_ms),
+            _ => None,
+        }
+    }
+}
+
+impl<E: fmt::Display> fmt::Display for Error<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Operation(e) => e.fmt(f),
+            Error::CircuitOpen { .. } => f.write_str("Circuit is open: downstream is failing fast"),
+            Error::DuplicateInFlight { key, .. } => {
+                write!(f, "Duplicate request for {key} is already in flight")
+            }
+            Error::OutcomeUnknown { key, .. } => {
+                write!(
+                    f,
+                    "Outcome for {key} is unknown — reconcile before retrying"
+                )
+            }
+            Error::KeyReused { key } => write!(
+                f,
+                "Idempotency key {key} was already used for a different request"
+            ),
+            Error::StoreFull { key, max_records } => write!(
+                f,
+                "Idempotency store is full ({max_records} records): refused new key {key}"
+            ),
+            Error::RetryBudgetExhausted { .. } => {
+                f.write_str("Retry budget exhausted: failing fast instead of adding load")
+            }
+            Error::DeadlineExceeded { max_elapsed_ms, .. } => write!(
+                f,
+                "Gave up: retrying would exceed maxElapsedMs ({max_elapsed_ms} ms)"
+            ),
+            Error::Aborted => f.write_str("The operation was aborted"),
+            Error::InvalidKey { .. } => {
+                f.write_str("idempotency key must be 1 to 255 printable ASCII characters")
+            }
+            Error::RandomUnavailable => {
+                f.write_str("no crypto.getRandomValues: cannot make an unguessable key")
+            }
+            Error::InvalidOption { option, expected } => write!(f, "{option} must be {expected}"),
+        }
+    }
+}
+
+impl<E: fmt::Debug + fmt::Display> std::error::Error for Error<E> {}

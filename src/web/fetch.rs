@@ -1,0 +1,521 @@
+//! `fetch` over `web_sys::Request`/`Response` with the JS `resilientFetch` rules: retries only
+//! for methods safe to repeat (POST/PATCH only with an Idempotency-Key, the same key on every
+//! attempt), only for transient statuses (the server's `Stripe-Should-Retry` wins) or network
+//! errors, honouring `Retry-After`, behind one breaker per origin and a shared budget, with
+//! per-attempt and overall time limits. A keyed POST whose fate is unknown is reported as
+//! [`Error::OutcomeUnknown`], never silently repeated with a new key.
+//!
+//! Why here and not in JS: a Rust app should need no JS of its own. Every rule is the core's
+//! ([`crate::core::classify`]); this module only builds requests, awaits and aborts.
+
+use std::cell::RefCell;
+use std::convert::Infallible;
+use std::rc::Rc;
+
+use js_sys::{Promise, Reflect};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{AbortSignal, Headers, Request, RequestInit, Response, Url};
+
+use super::breaker::{CircuitBreaker, Counts};
+use super::error::{Classify, Error};
+use super::js::new_idempotency_key;
+use super::retry::{retry, Attempt, RetryBudget, RetryPolicy};
+use super::runtime::{Scope, Stopped};
+use crate::core::breaker::BreakerConfig;
+use crate::core::classify::{is_transient_response, method_is_retryable, parse_retry_after};
+use crate::core::idempotency::validate_key;
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_name = fetch, catch)]
+    fn global_fetch(request: &Request) -> Result<Promise, JsValue>;
+}
+
+/// Network errors that prove the request never left (safe to call "not charged").
+const NOT_SENT: [&str; 4] = [
+    "ECONNREFUSED",
+    "ENOTFOUND",
+    "EAI_AGAIN",
+    "UND_ERR_CONNECT_TIMEOUT",
+];
+
+/// Why an attempt failed (the `E` of [`Error`] for [`fetch`]).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum FetchFailure {
+    /// `fetch` rejected: a network error (the Fetch standard rejects only for those). `code` is
+    /// the first `code` on the error's `cause` chain (Node's undici: `ECONNREFUSED`…), if any.
+    Network {
+        /// The error's message (engine-specific: "Failed to fetch", "fetch failed"…).
+        message: String,
+        /// A Node-style code from the cause chain.
+        code: Option<String>,
+    },
+    /// The attempt ran past `attempt_timeout_ms`.
+    AttemptTimeout {
+        /// The limit.
+        ms: f64,
+    },
+    /// A transient HTTP answer that was to be retried. When retries end on one, [`fetch`]
+    /// resolves with its `Response` (like `fetch`, for any status), so you only meet this inside
+    /// a budget or deadline error.
+    Status {
+        /// The status.
+        status: u16,
+        /// The server's Retry-After, in ms.
+        retry_after_ms: Option<f64>,
+        /// The response.
+        response: Response,
+    },
+    /// The request could not be built (a body already read, a header value fetch rejects).
+    Request {
+        /// The platform's message.
+        message: String,
+    },
+}
+
+impl Classify for FetchFailure {
+    fn is_transient(&self) -> bool {
+        !matches!(self, FetchFailure::Request { .. })
+    }
+
+    fn retry_after_ms(&self, _now_ms: f64) -> Option<f64> {
+        match self {
+            FetchFailure::Status { retry_after_ms, .. } => *retry_after_ms,
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for FetchFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FetchFailure::Network { message, .. } => write!(f, "network error: {message}"),
+            FetchFailure::AttemptTimeout { ms } => write!(f, "attempt timed out after {ms} ms"),
+            FetchFailure::Status { status, .. } => write!(f, "HTTP {status}"),
+            FetchFailure::Request { message } => write!(f, "bad request: {message}"),
+        }
+    }
+}
+
+/// Which Idempotency-Key to send on every attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IdempotencyKey {
+    /// A new UUID v4 for this call (one logical request), reused on each of its attempts.
+    Auto,
+    /// This key (1 to 255 printable ASCII characters).
+    Key(String),
+}
+
+#[derive(Debug, Clone, Default)]
+enum Choice<T> {
+    #[default]
+    Shared,
+    Given(T),
+    Off,
+}
+
+/// Options of [`fetch`].
+///
+/// # Default
+/// Retry `max_attempts 3, base_delay_ms 100, max_delay_ms 10_000, full jitter`; one breaker per
+/// origin, shared by every `fetch` of the page (`rate(20, 0.5, minimum_calls 10)`, open 30 s,
+/// counting only transient failures); one shared budget (`ratio(0.2, 10.0, 10_000.0)`); no
+/// attempt timeout, no deadline, no key (the request's own `Idempotency-Key` header is used if
+/// it has one). The JS `resilientFetch` defaults.
+#[derive(Debug, Clone, Default)]
+#[must_use]
+pub struct FetchOptions {
+    policy: Option<RetryPolicy>,
+    attempt_timeout_ms: Option<f64>,
+    deadline_ms: Option<f64>,
+    breaker: Choice<CircuitBreaker>,
+    budget: Choice<RetryBudget>,
+    key: Option<IdempotencyKey>,
+    signal: Option<AbortSignal>,
+}
+
+impl FetchOptions {
+    /// The defaults.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Attempts, delays, jitter (its deadline and budget are replaced by this call's).
+    pub fn policy(mut self, policy: RetryPolicy) -> Self {
+        self.policy = Some(policy);
+        self
+    }
+
+    /// Abort an attempt after `ms` (> 0); a timed-out attempt is transient.
+    pub fn attempt_timeout_ms(mut self, ms: f64) -> Self {
+        self.attempt_timeout_ms = Some(ms);
+        self
+    }
+
+    /// Give up after `ms` (> 0) over all attempts and sleeps: [`Error::DeadlineExceeded`].
+    pub fn deadline_ms(mut self, ms: f64) -> Self {
+        self.deadline_ms = Some(ms);
+        self
+    }
+
+    /// Use this breaker instead of the shared per-origin one.
+    pub fn breaker(mut self, breaker: CircuitBreaker) -> Self {
+        self.breaker = Choice::Given(breaker);
+        self
+    }
+
+    /// No breaker.
+    pub fn no_breaker(mut self) -> Self {
+        self.breaker = Choice::Off;
+        self
+    }
+
+    /// Use this budget instead of the shared one.
+    pub fn budget(mut self, budget: RetryBudget) -> Self {
+        self.budget = Choice::Given(budget);
+        self
+    }
+
+    /// No budget.
+    pub fn no_budget(mut self) -> Self {
+        self.budget = Choice::Off;
+        self
+    }
+
+    /// Send an Idempotency-Key on every attempt (makes POST and PATCH retryable).
+    pub fn idempotency_key(mut self, key: IdempotencyKey) -> Self {
+        self.key = Some(key);
+        self
+    }
+
+    /// Stop when `signal` aborts ([`Error::Aborted`]); the request in flight is aborted too.
+    pub fn signal(mut self, signal: &AbortSignal) -> Self {
+        self.signal = Some(signal.clone());
+        self
+    }
+}
+
+thread_local! {
+    static BREAKERS: RefCell<Vec<(String, CircuitBreaker)>> = const { RefCell::new(Vec::new()) };
+    static BUDGET: RefCell<Option<RetryBudget>> = const { RefCell::new(None) };
+}
+
+/// The breaker [`fetch`] uses by default for `origin` (e.g. `"https://api.example.com"`), made on
+/// first use: read its state, snapshot it to share with JS code, or `isolate()` it. `None` only
+/// if the default config were invalid (it is not).
+pub fn origin_breaker(origin: &str) -> Option<CircuitBreaker> {
+    shared_breaker(origin)
+}
+
+fn shared_breaker(origin: &str) -> Option<CircuitBreaker> {
+    BREAKERS.with(|cell| {
+        let mut all = cell.borrow_mut();
+        if let Some((_, b)) = all.iter().find(|(o, _)| o == origin) {
+            return Some(b.clone());
+        }
+        let config = BreakerConfig::rate(20.0, 0.5, Some(10.0), 30_000.0, None).ok()?;
+        let b = CircuitBreaker::new(config).counts(Counts::Transient);
+        all.push((origin.into(), b.clone()));
+        Some(b)
+    })
+}
+
+fn shared_budget() -> Option<RetryBudget> {
+    BUDGET.with(|cell| {
+        let mut b = cell.borrow_mut();
+        if b.is_none() {
+            *b = RetryBudget::ratio(0.2, 10.0, 10_000.0).ok();
+        }
+        b.clone()
+    })
+}
+
+fn message_of(e: &JsValue) -> String {
+    Reflect::get(e, &JsValue::from_str("message"))
+        .ok()
+        .and_then(|m| m.as_string())
+        .or_else(|| e.as_string())
+        .unwrap_or_default()
+}
+
+/// The first string `code` on `e` or its `cause` chain (four levels, like the JS `hasCode`).
+fn code_of(e: &JsValue) -> Option<String> {
+    let mut cur = e.clone();
+    for _ in 0..4 {
+        if !cur.is_object() {
+            return None;
+        }
+        if let Some(code) = Reflect::get(&cur, &JsValue::from_str("code"))
+            .ok()
+            .and_then(|c| c.as_string())
+        {
+            return Some(code);
+        }
+        cur = Reflect::get(&cur, &JsValue::from_str("cause")).ok()?;
+    }
+    None
+}
+
+fn invalid(option: &'static str, expected: &'static str) -> Error<FetchFailure> {
+    Error::InvalidOption { option, expected }
+}
+
+fn request_error(e: &JsValue) -> Error<FetchFailure> {
+    Error::Operation(FetchFailure::Request {
+        message: message_of(e),
+    })
+}
+
+/// Free the connection of a response nobody will read.
+fn cancel_body(response: &Response) {
+    let cancel = Reflect::get(response, &JsValue::from_str("body"))
+        .ok()
+        .filter(JsValue::is_object)
+        .and_then(|body| {
+            let f = Reflect::get(&body, &JsValue::from_str("cancel")).ok()?;
+            let f: js_sys::Function = f.dyn_into().ok()?;
+            f.call0(&body).ok()
+        });
+    if let Some(p) = cancel.and_then(|p| p.dyn_into::<Promise>().ok()) {
+        wasm_bindgen_futures::spawn_local(async move {
+            let _ = JsFuture::from(p).await;
+        });
+    }
+}
+
+/// `fetch(request)` with retries, a per-origin breaker, a shared budget, timeouts and an
+/// Idempotency-Key on every attempt. Resolves with the final `Response` for any HTTP status
+/// (like `fetch`), untouched. Errors: a network failure ([`FetchFailure::Network`]), an attempt
+/// timeout, [`Error::Aborted`], [`Error::CircuitOpen`], [`Error::RetryBudgetExhausted`],
+/// [`Error::DeadlineExceeded`], and [`Error::OutcomeUnknown`] when a keyed POST/PATCH may have
+/// been processed. The request is cloned for each attempt and never consumed.
+///
+/// ```no_run
+/// # async fn pay() -> Result<(), steadfast::web::Error<steadfast::web::FetchFailure>> {
+/// use steadfast::web::{fetch, FetchOptions, IdempotencyKey};
+/// let init = web_sys::RequestInit::new();
+/// init.set_method("POST");
+/// init.set_body(&"{\"amountCents\":4999}".into());
+/// let request = web_sys::Request::new_with_str_and_init("/v1/charges", &init).unwrap();
+/// let options = FetchOptions::new()
+///     .idempotency_key(IdempotencyKey::Key("order-42".into()))
+///     .attempt_timeout_ms(5_000.0)
+///     .deadline_ms(20_000.0);
+/// let response = fetch(&request, &options).await?;
+/// assert!(response.ok());
+/// # Ok(()) }
+/// ```
+pub async fn fetch(
+    request: &Request,
+    options: &FetchOptions,
+) -> Result<Response, Error<FetchFailure>> {
+    let started_at = js_sys::Date::now();
+    if let Some(ms) = options.attempt_timeout_ms {
+        if ms.is_nan() || ms <= 0.0 {
+            return Err(invalid("attemptTimeoutMs", "a number > 0"));
+        }
+    }
+    if let Some(ms) = options.deadline_ms {
+        if ms.is_nan() || ms <= 0.0 {
+            return Err(invalid("deadlineMs", "a number > 0"));
+        }
+    }
+    if let Some(signal) = &options.signal {
+        if signal.aborted() {
+            return Err(Error::Aborted);
+        }
+    }
+    let method = request.method().to_ascii_uppercase();
+    let headers = Headers::new_with_headers(&request.headers()).map_err(|e| request_error(&e))?;
+    let key = match &options.key {
+        None => None,
+        Some(IdempotencyKey::Auto) => Some(new_idempotency_key().map_err(|e| e.map(infallible))?),
+        Some(IdempotencyKey::Key(k)) => {
+            validate_key(k).map_err(|_| Error::InvalidKey { key: k.clone() })?;
+            Some(k.clone())
+        }
+    };
+    if let Some(k) = &key {
+        headers
+            .set("Idempotency-Key", k)
+            .map_err(|e| request_error(&e))?;
+    }
+    let key = key.or_else(|| headers.get("Idempotency-Key").ok().flatten());
+    let keyed_method = method == "POST" || method == "PATCH";
+    let retryable = method_is_retryable(&method, key.is_some());
+
+    let base = match &options.policy {
+        Some(p) => p.clone(),
+        None => RetryPolicy::builder()
+            .build()
+            .map_err(|_| invalid("retry", "a valid policy"))?,
+    };
+    let budget = match &options.budget {
+        Choice::Shared => shared_budget(),
+        Choice::Given(b) => Some(b.clone()),
+        Choice::Off => None,
+    };
+    let discarded: Rc<RefCell<Option<Response>>> = Rc::new(RefCell::new(None));
+    let policy = base
+        .with_max_attempts(if retryable { u32::MAX } else { 1 })
+        .with_deadline(options.deadline_ms)
+        .with_budget(budget);
+    let breaker = match &options.breaker {
+        Choice::Shared => {
+            let origin = Url::new(&request.url())
+                .map(|u| u.origin())
+                .map_err(|e| request_error(&e))?;
+            shared_breaker(&origin)
+        }
+        Choice::Given(b) => Some(b.clone()),
+        Choice::Off => None,
+    };
+
+    let attempt = |ctx: Attempt| {
+        let (method, headers, discarded) = (method.clone(), headers.clone(), Rc::clone(&discarded));
+        let timeout = options.attempt_timeout_ms;
+        async move {
+            if let Some(r) = discarded.borrow_mut().take() {
+                cancel_body(&r);
+            }
+            one_attempt(request, &method, &headers, ctx, timeout, &discarded).await
+        }
+    };
+    let run = || async {
+        let mut call = retry(&policy, attempt);
+        if let Some(s) = &options.signal {
+            call = call.signal(s);
+        }
+        call.await
+    };
+    let result = match &breaker {
+        Some(b) => b.execute(run).await,
+        None => run().await,
+    };
+    let error = match result {
+        Ok(response) => return Ok(response),
+        Err(Error::Operation(FetchFailure::Status { response, .. })) => return Ok(response),
+        Err(e) => e,
+    };
+    if options.signal.as_ref().is_some_and(AbortSignal::aborted) {
+        return Err(Error::Aborted);
+    }
+    let never_sent = matches!(
+        &error,
+        Error::Operation(FetchFailure::Network { code: Some(c), .. }) if NOT_SENT.contains(&c.as_str())
+    );
+    match key {
+        Some(key) if keyed_method && error.is_transient() && !never_sent => {
+            Err(Error::OutcomeUnknown {
+                key,
+                started_at_ms: started_at,
+                cause: Some(Box::new(error)),
+            })
+        }
+        _ => Err(error),
+    }
+}
+
+/// One attempt of `request`, with the same rules as each attempt of [`fetch`]: a transient answer
+/// (408, 429, 5xx, unless `Stripe-Should-Retry` says otherwise) is [`FetchFailure::Status`] with
+/// the server's Retry-After, a network error is [`FetchFailure::Network`], anything else resolves
+/// with the `Response`. The attempt's signal (deadline, caller's abort) and `timeout_ms` abort it.
+/// Use it as the gateway of [`crate::web::charge_customer`] or inside your own
+/// [`crate::web::retry`]: `FetchFailure` already implements [`Classify`].
+///
+/// ```no_run
+/// # async fn pay(store: steadfast::web::ChargeDeps<String>) {
+/// use steadfast::web::{charge_customer, send, Charge};
+/// let charge = Charge::new("order-42", 4999, "usd").unwrap();
+/// let result = charge_customer(&charge, &store, |charge, attempt| {
+///     let init = web_sys::RequestInit::new();
+///     init.set_method("POST");
+///     let request = web_sys::Request::new_with_str_and_init("/v1/charges", &init).unwrap();
+///     request.headers().set("Idempotency-Key", &charge.idempotency_key).unwrap();
+///     async move {
+///         let response = send(&request, &attempt, Some(5_000.0)).await?;
+///         Ok(response.status().to_string())
+///     }
+/// })
+/// .await;
+/// # }
+/// ```
+pub async fn send(
+    request: &Request,
+    attempt: &Attempt,
+    timeout_ms: Option<f64>,
+) -> Result<Response, FetchFailure> {
+    let bad = |e: JsValue| FetchFailure::Request {
+        message: message_of(&e),
+    };
+    let headers = Headers::new_with_headers(&request.headers()).map_err(bad)?;
+    let unused = RefCell::new(None);
+    one_attempt(
+        request,
+        &request.method(),
+        &headers,
+        attempt.clone(),
+        timeout_ms,
+        &unused,
+    )
+    .await
+}
+
+fn infallible(e: Infallible) -> FetchFailure {
+    match e {}
+}
+
+async fn one_attempt(
+    request: &Request,
+    method: &str,
+    headers: &Headers,
+    ctx: Attempt,
+    timeout_ms: Option<f64>,
+    discarded: &RefCell<Option<Response>>,
+) -> Result<Response, FetchFailure> {
+    let bad = |e: JsValue| FetchFailure::Request {
+        message: message_of(&e),
+    };
+    // This attempt's signal: the call's (caller's abort, deadline) plus the attempt timeout.
+    let scope = super::js::attempt_scope(ctx.signal.as_ref(), timeout_ms);
+    let init = RequestInit::new();
+    init.set_method(method);
+    init.set_headers(headers);
+    init.set_signal(scope.signal().as_ref());
+    let copy = request.clone().map_err(bad)?;
+    let req = Request::new_with_request_and_init(&copy, &init).map_err(bad)?;
+    let sent = global_fetch(&req).map_err(bad)?;
+    let response: Response = match JsFuture::from(sent).await {
+        Ok(r) => r.dyn_into().map_err(bad)?,
+        Err(e) => {
+            return Err(match (scope.stopped(), timeout_ms) {
+                (Some(Stopped::Deadline), Some(ms)) => FetchFailure::AttemptTimeout { ms },
+                _ => FetchFailure::Network {
+                    message: message_of(&e),
+                    code: code_of(&e),
+                },
+            })
+        }
+    };
+    if response.ok() {
+        return Ok(response);
+    }
+    let h = response.headers();
+    let should_retry = h.get("stripe-should-retry").ok().flatten();
+    if !is_transient_response(f64::from(response.status()), should_retry.as_deref()) {
+        return Ok(response);
+    }
+    let retry_after_ms = h
+        .get("retry-after")
+        .ok()
+        .flatten()
+        .and_then(|v| parse_retry_after(&v, js_sys::Date::now()));
+    *discarded.borrow_mut() = Some(Clone::clone(&response));
+    Err(FetchFailure::Status {
+        status: response.status(),
+        retry_after_ms,
+        response,
+    })
+}

@@ -1,0 +1,471 @@
+//! An `IdempotencyStore` handle: `store.run(key, || async { … }).await` runs a charge once per key.
+//!
+//! Why `unknown`: a timeout is not a failure but an absence of information — the money may have
+//! moved. A run that ends in a transient error parks its key as unknown, and every later run with
+//! it is refused until [`IdempotencyStore::resolve`] says what happened. The lifecycle is the
+//! core's ([`crate::core::idempotency`]); this handle keeps the results and awaits the runs.
+//! Rust can also *drop* a run mid-flight (a cancelled task): that too parks the key as unknown,
+//! never leaves it in flight forever.
+
+use std::cell::RefCell;
+use std::fmt::Debug;
+use std::future::Future;
+use std::rc::Rc;
+
+use serde::{Deserialize, Serialize};
+
+use super::error::{Classify, Error};
+use super::runtime::Clock;
+use std::collections::HashMap;
+
+use crate::core::idempotency::{
+    fingerprint as fingerprint_of, validate_key, Begin, Completion, Records,
+    Resolution as CoreResolution, Status, StoreConfig,
+};
+
+/// A record as the JS store's `peek()` returns it: `{ status: 'in-flight', startedAt }`,
+/// `{ status: 'done', result }` or `{ status: 'unknown', error, startedAt, lastAttemptAt?,
+/// attempts?, settleAfterMs? }`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+pub enum Record<T> {
+    /// A run is in flight.
+    InFlight {
+        /// When it began (store clock, ms).
+        #[serde(rename = "startedAt")]
+        started_at_ms: f64,
+    },
+    /// It succeeded; `result` is replayed.
+    Done {
+        /// The result.
+        result: T,
+    },
+    /// It ended in a transient failure: the outcome is unknown.
+    Unknown {
+        /// The error, as text.
+        error: String,
+        /// When the run began (ms).
+        #[serde(rename = "startedAt")]
+        started_at_ms: f64,
+        /// When its last attempt started, or when the failure was seen (ms).
+        #[serde(
+            rename = "lastAttemptAt",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )]
+        last_attempt_at_ms: Option<f64>,
+        /// Attempts sent, when the caller reported them.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        attempts: Option<u32>,
+        /// The settle window reconciliation should wait before believing "not found" (ms).
+        #[serde(
+            rename = "settleAfterMs",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )]
+        settle_after_ms: Option<f64>,
+    },
+}
+
+/// What reconciliation found out about an unknown key.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Resolution<T> {
+    /// The charge happened: replay this result from now on.
+    Done(T),
+    /// The charge did not happen: the key is free again.
+    Failed,
+}
+
+enum Stored<T> {
+    Result(T),
+    /// The error text and when the failure was seen.
+    Error(String, f64),
+}
+
+struct Inner<T> {
+    /// The record state machine, by slot (the core's).
+    records: Records,
+    /// key -> slot, and slot -> key (to list unknown keys and forget freed slots).
+    index: HashMap<String, u32>,
+    keys: Vec<Option<String>>,
+    /// slot -> the result (done) or the error text (unknown).
+    slots: Vec<Option<Stored<T>>>,
+}
+
+fn put_at<V>(v: &mut Vec<Option<V>>, slot: u32, value: V) {
+    let i = slot as usize;
+    if v.len() <= i {
+        v.resize_with(i + 1, || None);
+    }
+    if let Some(cell) = v.get_mut(i) {
+        *cell = Some(value);
+    }
+}
+
+impl<T> Inner<T> {
+    /// The core freed `slot`: drop its key and what was stored under it.
+    fn forget(&mut self, slot: u32) {
+        if let Some(key) = self.keys.get_mut(slot as usize).and_then(Option::take) {
+            if self.index.get(&key) == Some(&slot) {
+                self.index.remove(&key);
+            }
+        }
+        if let Some(cell) = self.slots.get_mut(slot as usize) {
+            *cell = None;
+        }
+    }
+
+    fn drain_expired(&mut self) {
+        if self.records.has_expired() {
+            for slot in self.records.take_expired() {
+                self.forget(slot);
+            }
+        }
+    }
+
+    fn complete(&mut self, slot: u32, completion: Completion, stored: Option<Stored<T>>, now: f64) {
+        if let Some(v) = stored {
+            put_at(&mut self.slots, slot, v);
+        }
+        if self.records.complete(slot, completion, now) {
+            self.forget(slot);
+        }
+    }
+
+    fn peek(&self, key: &str, now: f64) -> Option<crate::core::idempotency::Peek> {
+        self.records.peek(*self.index.get(key)?, now)
+    }
+}
+
+/// One logical operation per key, however many attempts and clicks happen. Clones share one
+/// store. `T` is the result replayed to later runs with the same key.
+///
+/// # Default
+/// Done records are kept 24 hours ([`crate::core::idempotency::DEFAULT_TTL_MS`]); unknown and
+/// in-flight records never expire on their own.
+///
+/// ```
+/// use std::convert::Infallible;
+/// use steadfast::web::{Error, IdempotencyStore, VirtualTime};
+/// let time = VirtualTime::new(1);
+/// let store = IdempotencyStore::new().clock(time.clock());
+/// let first: Result<u32, Error<Infallible>> = time.run(store.run("k", || async { Ok(42) })).unwrap();
+/// let again: Result<u32, Error<Infallible>> = time.run(store.run("k", || async { Ok(7) })).unwrap();
+/// assert_eq!((first, again), (Ok(42), Ok(42))); // replayed, not run twice
+/// ```
+pub struct IdempotencyStore<T> {
+    inner: Rc<RefCell<Inner<T>>>,
+    clock: Clock,
+}
+
+impl<T> Clone for IdempotencyStore<T> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: Rc::clone(&self.inner),
+            clock: Rc::clone(&self.clock),
+        }
+    }
+}
+
+impl<T> Debug for IdempotencyStore<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IdempotencyStore")
+            .field("len", &self.inner.borrow().records.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: Clone> Default for IdempotencyStore<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Completes a run as unknown if its future is dropped before it finished.
+struct InFlight<'a, T> {
+    inner: &'a RefCell<Inner<T>>,
+    clock: &'a Clock,
+    slot: u32,
+    armed: bool,
+}
+
+impl<T> Drop for InFlight<'_, T> {
+    fn drop(&mut self) {
+        if self.armed {
+            let now = (self.clock)();
+            if let Ok(mut inner) = self.inner.try_borrow_mut() {
+                let text = Stored::Error("dropped before it completed".into(), now);
+                inner.complete(self.slot, Completion::Transient, Some(text), now);
+            }
+        }
+    }
+}
+
+impl<T: Clone> IdempotencyStore<T> {
+    /// An empty store with the default limits (24-hour TTL, the core's default `max_records`)
+    /// and the platform clock.
+    pub fn new() -> Self {
+        Self::build(StoreConfig::default())
+    }
+
+    /// An empty store whose done records expire `ttl_ms` after completion (finite > 0).
+    ///
+    /// ```
+    /// use steadfast::web::IdempotencyStore;
+    /// assert!(IdempotencyStore::<u32>::with_ttl_ms(60_000.0).is_ok());
+    /// assert_eq!(IdempotencyStore::<u32>::with_ttl_ms(0.0).unwrap_err().code(), "INVALID_OPTION");
+    /// ```
+    pub fn with_ttl_ms(ttl_ms: f64) -> Result<Self, crate::core::Error> {
+        Self::with_limits(Some(ttl_ms), None)
+    }
+
+    /// An empty store with these limits (`None` = the default): done records replay for
+    /// `ttl_ms` (finite > 0); at most `max_records` live records, a new key beyond that is
+    /// [`Error::StoreFull`] (an integer from 1 to 2^30).
+    ///
+    /// ```
+    /// use std::convert::Infallible;
+    /// use steadfast::web::{Error, IdempotencyStore, VirtualTime};
+    /// let time = VirtualTime::new(1);
+    /// let store = IdempotencyStore::with_limits(None, Some(1.0)).unwrap().clock(time.clock());
+    /// let run = |key: &str| time.run(store.run(key, || async { Ok::<_, Error<Infallible>>(1) })).unwrap();
+    /// assert!(run("a").is_ok());
+    /// assert_eq!(run("b").unwrap_err().code(), Some("STORE_FULL"));
+    /// ```
+    pub fn with_limits(
+        ttl_ms: Option<f64>,
+        max_records: Option<f64>,
+    ) -> Result<Self, crate::core::Error> {
+        Ok(Self::build(StoreConfig::new(ttl_ms, max_records)?))
+    }
+
+    fn build(config: StoreConfig) -> Self {
+        Self {
+            inner: Rc::new(RefCell::new(Inner {
+                records: Records::new(config),
+                index: HashMap::new(),
+                keys: Vec::new(),
+                slots: Vec::new(),
+            })),
+            clock: super::breaker::default_clock(),
+        }
+    }
+
+    /// Use `clock` (ms) instead of the platform clock.
+    pub fn clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Run `f` once for `key`: a done key replays its result; an in-flight key is
+    /// [`Error::DuplicateInFlight`]; an unknown key is [`Error::OutcomeUnknown`]. A transient
+    /// error parks the key as unknown; any other error frees it.
+    pub async fn run<E, Fut>(&self, key: &str, f: impl FnOnce() -> Fut) -> Result<T, Error<E>>
+    where
+        Fut: Future<Output = Result<T, Error<E>>>,
+        E: Classify + Debug,
+    {
+        self.run_with_fingerprint(key, None, f).await
+    }
+
+    /// [`IdempotencyStore::run`], with the request's fingerprint bound to the key: a later run
+    /// with the same key and another fingerprint is [`Error::KeyReused`].
+    ///
+    /// ```
+    /// use std::convert::Infallible;
+    /// use steadfast::web::{Error, IdempotencyStore, VirtualTime};
+    /// let time = VirtualTime::new(1);
+    /// let store = IdempotencyStore::new().clock(time.clock());
+    /// let pay = |amount: &'static str| {
+    ///     time.run(store.run_with_fingerprint("order-1", Some(amount), || async {
+    ///         Ok::<_, Error<Infallible>>(format!("charged {amount}"))
+    ///     }))
+    ///     .unwrap()
+    /// };
+    /// assert_eq!(pay("4999 usd").unwrap(), "charged 4999 usd");
+    /// assert_eq!(pay("4999 usd").unwrap(), "charged 4999 usd"); // replayed
+    /// assert_eq!(pay("100 usd").unwrap_err().code(), Some("KEY_REUSED"));
+    /// ```
+    pub async fn run_with_fingerprint<E, Fut>(
+        &self,
+        key: &str,
+        fingerprint: Option<&str>,
+        f: impl FnOnce() -> Fut,
+    ) -> Result<T, Error<E>>
+    where
+        Fut: Future<Output = Result<T, Error<E>>>,
+        E: Classify + Debug,
+    {
+        if validate_key(key).is_err() {
+            return Err(Error::InvalidKey { key: key.into() });
+        }
+        let now = (self.clock)();
+        let begin = {
+            let mut inner = self.inner.borrow_mut();
+            let known = inner.index.get(key).copied();
+            let begin = inner
+                .records
+                .begin(known, fingerprint.map(fingerprint_of), now);
+            // Expiry may free a slot this very begin hands out again: drain it first.
+            inner.drain_expired();
+            if let (Begin::Run { slot }, None) = (begin, known) {
+                inner.index.insert(key.into(), slot);
+                put_at(&mut inner.keys, slot, key.to_string());
+            }
+            begin
+        };
+        let slot = match begin {
+            Begin::Run { slot } => slot,
+            Begin::Full => {
+                let max_records = self.inner.borrow().records.config().max_records;
+                return Err(Error::StoreFull {
+                    key: key.into(),
+                    max_records,
+                });
+            }
+            Begin::Replay { slot } => {
+                let inner = self.inner.borrow();
+                return match inner.slots.get(slot as usize) {
+                    Some(Some(Stored::Result(v))) => Ok(v.clone()),
+                    // A done record without a result cannot happen; refusing is the safe answer.
+                    _ => Err(Error::OutcomeUnknown {
+                        key: key.into(),
+                        started_at_ms: now,
+                        cause: None,
+                    }),
+                };
+            }
+            Begin::InFlight { started_at_ms } => {
+                return Err(Error::DuplicateInFlight {
+                    key: key.into(),
+                    started_at_ms,
+                })
+            }
+            Begin::Unknown { started_at_ms, .. } => {
+                return Err(Error::OutcomeUnknown {
+                    key: key.into(),
+                    started_at_ms,
+                    cause: None,
+                })
+            }
+            Begin::Mismatch => return Err(Error::KeyReused { key: key.into() }),
+        };
+        let mut guard = InFlight {
+            inner: &self.inner,
+            clock: &self.clock,
+            slot,
+            armed: true,
+        };
+        let result = f().await;
+        guard.armed = false;
+        let now = (self.clock)();
+        let mut inner = self.inner.borrow_mut();
+        match &result {
+            Ok(v) => inner.complete(
+                slot,
+                Completion::Success,
+                Some(Stored::Result(v.clone())),
+                now,
+            ),
+            Err(e) if e.is_transient() => inner.complete(
+                slot,
+                Completion::Transient,
+                Some(Stored::Error(format!("{e:?}"), now)),
+                now,
+            ),
+            Err(_) => inner.complete(slot, Completion::Definitive, None, now),
+        }
+        result
+    }
+
+    /// The record for `key`, in the JS `peek()` shape; `None` for a key the store does not hold.
+    pub fn peek(&self, key: &str) -> Option<Record<T>> {
+        let now = (self.clock)();
+        let inner = self.inner.borrow();
+        let p = inner.peek(key, now)?;
+        let stored = inner.slots.get(p.slot as usize).and_then(Option::as_ref);
+        Some(match (p.status, stored) {
+            (Status::InFlight, _) => Record::InFlight {
+                started_at_ms: p.started_at_ms,
+            },
+            (Status::Done, Some(Stored::Result(v))) => Record::Done { result: v.clone() },
+            (Status::Unknown, Some(Stored::Error(e, at))) => Record::Unknown {
+                error: e.clone(),
+                started_at_ms: p.started_at_ms,
+                last_attempt_at_ms: Some(*at),
+                attempts: None,
+                settle_after_ms: None,
+            },
+            (_, _) => Record::Unknown {
+                error: String::new(),
+                started_at_ms: p.started_at_ms,
+                last_attempt_at_ms: None,
+                attempts: None,
+                settle_after_ms: None,
+            },
+        })
+    }
+
+    /// Reconciliation: settle an unknown key. Errors (same codes as JS): `KEY_NOT_FOUND`,
+    /// `KEY_WRONG_STATE` (the key is not unknown), `INVALID_KEY`.
+    ///
+    /// ```
+    /// use steadfast::web::{Classify, Error, IdempotencyStore, Record, Resolution, VirtualTime};
+    /// #[derive(Debug)]
+    /// struct TimedOut;
+    /// impl Classify for TimedOut {
+    ///     fn is_transient(&self) -> bool { true } // the money may have moved
+    /// }
+    /// let time = VirtualTime::new(1);
+    /// let store = IdempotencyStore::new().clock(time.clock());
+    /// let r = time.run(store.run("order-7", || async { Err::<String, _>(Error::Operation(TimedOut)) }));
+    /// assert!(r.unwrap().is_err());
+    /// assert!(matches!(store.peek("order-7"), Some(Record::Unknown { .. })));
+    /// assert_eq!(store.unknown_keys(), ["order-7"]);
+    /// // The provider's settlement feed says it went through:
+    /// store.resolve("order-7", Resolution::Done("ch_7".to_string())).unwrap();
+    /// assert_eq!(store.peek("order-7"), Some(Record::Done { result: "ch_7".to_string() }));
+    /// assert_eq!(store.resolve("nope", Resolution::Failed).unwrap_err().code(), "KEY_NOT_FOUND");
+    /// ```
+    pub fn resolve(&self, key: &str, resolution: Resolution<T>) -> Result<(), crate::core::Error> {
+        let now = (self.clock)();
+        let mut inner = self.inner.borrow_mut();
+        let (core, result) = match resolution {
+            Resolution::Done(v) => (CoreResolution::Done, Some(v)),
+            Resolution::Failed => (CoreResolution::Failed, None),
+        };
+        validate_key(key)?;
+        let slot = *inner.index.get(key).ok_or(crate::core::Error::UnknownKey)?;
+        inner.records.resolve(slot, core, None, now)?;
+        match result {
+            Some(v) => put_at(&mut inner.slots, slot, Stored::Result(v)),
+            None => inner.forget(slot),
+        }
+        Ok(())
+    }
+
+    /// Keys whose outcome is unknown, oldest first: the reconciliation worklist.
+    pub fn unknown_keys(&self) -> Vec<String> {
+        let inner = self.inner.borrow();
+        inner
+            .records
+            .unknown_slots()
+            .into_iter()
+            .filter_map(|(slot, _)| inner.keys.get(slot as usize)?.clone())
+            .collect()
+    }
+
+    /// Records held (in flight, unknown, done within the TTL).
+    pub fn len(&self) -> usize {
+        let now = (self.clock)();
+        let mut inner = self.inner.borrow_mut();
+        inner.records.sweep(now);
+        inner.drain_expired();
+        inner.records.len()
+    }
+
+    /// Whether no record is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}

@@ -1,0 +1,475 @@
+//! `retry(&policy, |attempt| async { … }).await`: the core's backoff, budget and classification,
+//! driven by a runtime that sleeps and aborts.
+//!
+//! Why the loop lives here and the rules do not: after each failure the loop asks
+//! [`crate::core::retry::RetryPolicy::after_failure`] whether and how long to wait (attempt
+//! limit, retryability, Retry-After as a floor capped by `max_delay_ms`, the deadline) and asks the
+//! shared [`RetryBudget`] for a token; it only performs the sleep, the abort and the await.
+
+use std::cell::RefCell;
+use std::future::{Future, IntoFuture};
+use std::rc::Rc;
+
+use super::error::{Classify, Error};
+use super::race::{race, Raced};
+use super::runtime::{Runtime, Signal, Stopped};
+use super::LocalBoxFuture;
+use crate::core::backoff::Jitter;
+use crate::core::budget::{RatioBudget, RetryBudget as CoreBudget, TokenBucket};
+use crate::core::retry::{Decision, Failure, RetryPolicy as CorePolicy, Stop};
+
+/// What each attempt is told.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Attempt {
+    /// The attempt number, from 1.
+    pub number: u32,
+    /// Aborted when the caller's signal aborts or the deadline passes: hand it to the work you
+    /// start (a `fetch`) so it stops too. `None` when the call has neither.
+    pub signal: Option<Signal>,
+}
+
+/// The `on_retry` callback.
+type OnRetry = Rc<dyn Fn(&RetryInfo)>;
+
+impl Attempt {
+    /// An attempt outside a retry loop (to call [`crate::web::send`] once, or to test a
+    /// gateway function): `number` from 1, an optional signal.
+    ///
+    /// ```
+    /// let a = steadfast::web::Attempt::new(1, None);
+    /// assert_eq!(a.number, 1);
+    /// ```
+    pub fn new(number: u32, signal: Option<Signal>) -> Self {
+        Self { number, signal }
+    }
+}
+
+/// What `on_retry` is told before each sleep.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct RetryInfo {
+    /// The attempt that failed.
+    pub attempt: u32,
+    /// The delay before the next attempt.
+    pub delay_ms: f64,
+}
+
+/// A retry budget shared by every call that holds a clone: retries ≤ a share of requests, so a
+/// retry storm cannot multiply load. A handle over [`crate::core::budget::RetryBudget`].
+///
+/// ```
+/// use steadfast::web::RetryBudget;
+/// let budget = RetryBudget::token_bucket(2.0, 0.0).unwrap();
+/// assert_eq!(budget.available(), 2.0);
+/// ```
+#[derive(Clone)]
+pub struct RetryBudget {
+    core: Rc<RefCell<CoreBudget>>,
+    clock: super::runtime::Clock,
+}
+
+impl std::fmt::Debug for RetryBudget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RetryBudget").finish_non_exhaustive()
+    }
+}
+
+impl RetryBudget {
+    /// A token bucket: `capacity` tokens, refilled at `refill_per_sec`; each retry takes one.
+    /// Errors name the invalid option (`INVALID_OPTION`).
+    pub fn token_bucket(capacity: f64, refill_per_sec: f64) -> Result<Self, crate::core::Error> {
+        Ok(Self::wrap(CoreBudget::TokenBucket(TokenBucket::new(
+            capacity,
+            refill_per_sec,
+        )?)))
+    }
+
+    /// Retries ≤ `ratio` × requests in the last `window_ms`, plus `min_retries_per_sec`. The
+    /// JS `resilientFetch` default is `ratio(0.2, 10.0, 10_000.0)`.
+    ///
+    /// ```
+    /// use steadfast::web::RetryBudget;
+    /// assert!(RetryBudget::ratio(0.2, 10.0, 10_000.0).is_ok());
+    /// assert_eq!(RetryBudget::ratio(-1.0, 10.0, 10_000.0).unwrap_err().code(), "INVALID_OPTION");
+    /// ```
+    pub fn ratio(
+        ratio: f64,
+        min_retries_per_sec: f64,
+        window_ms: f64,
+    ) -> Result<Self, crate::core::Error> {
+        Ok(Self::wrap(CoreBudget::Ratio(RatioBudget::new(
+            ratio,
+            min_retries_per_sec,
+            window_ms,
+        )?)))
+    }
+
+    fn wrap(core: CoreBudget) -> Self {
+        Self {
+            core: Rc::new(RefCell::new(core)),
+            clock: super::breaker::default_clock(),
+        }
+    }
+
+    /// Use `clock` (ms) instead of the platform clock.
+    pub fn clock(mut self, clock: super::runtime::Clock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Retries available now.
+    pub fn available(&self) -> f64 {
+        let now = (self.clock)();
+        self.core.borrow_mut().available(now)
+    }
+
+    fn record_request(&self) {
+        let now = (self.clock)();
+        self.core.borrow_mut().record_request(now);
+    }
+
+    fn try_withdraw(&self) -> bool {
+        let now = (self.clock)();
+        self.core.borrow_mut().try_withdraw(now)
+    }
+}
+
+/// A validated, immutable retry policy (cheap to clone; clones share the budget).
+///
+/// # Default
+/// `max_attempts = 3`, `base_delay_ms = 100`, `max_delay_ms = 10_000`, `jitter = Full`, no
+/// deadline, no budget (the JS `resilientFetch` defaults). Runtime: `WebRuntime` on wasm32; natively
+/// a fresh [`crate::web::VirtualTime`] — pass your own with [`RetryPolicyBuilder::runtime`].
+#[derive(Clone)]
+pub struct RetryPolicy {
+    core: CorePolicy,
+    budget: Option<RetryBudget>,
+    on_retry: Option<OnRetry>,
+    runtime: Rc<dyn Runtime>,
+}
+
+impl std::fmt::Debug for RetryPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RetryPolicy")
+            .field("core", &self.core)
+            .field("budget", &self.budget.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds a [`RetryPolicy`]; every number is validated once, in [`RetryPolicyBuilder::build`].
+#[derive(Clone)]
+#[must_use]
+pub struct RetryPolicyBuilder {
+    max_attempts: f64,
+    base_delay_ms: f64,
+    max_delay_ms: f64,
+    jitter: Jitter,
+    max_elapsed_ms: Option<f64>,
+    budget: Option<RetryBudget>,
+    on_retry: Option<OnRetry>,
+    runtime: Option<Rc<dyn Runtime>>,
+}
+
+impl RetryPolicy {
+    /// Start from the defaults (see the type's docs).
+    ///
+    /// ```
+    /// use steadfast::web::RetryPolicy;
+    /// let p = RetryPolicy::builder().max_attempts(5).max_elapsed_ms(2_000.0).build().unwrap();
+    /// assert_eq!(p.max_attempts(), 5);
+    /// let bad = RetryPolicy::builder().base_delay_ms(-1.0).build().unwrap_err();
+    /// assert_eq!(bad.to_string(), "baseDelayMs must be a finite number >= 0");
+    /// ```
+    pub fn builder() -> RetryPolicyBuilder {
+        RetryPolicyBuilder {
+            max_attempts: 3.0,
+            base_delay_ms: 100.0,
+            max_delay_ms: 10_000.0,
+            jitter: Jitter::Full,
+            max_elapsed_ms: None,
+            budget: None,
+            on_retry: None,
+            runtime: None,
+        }
+    }
+
+    /// The attempt limit.
+    pub fn max_attempts(&self) -> u32 {
+        self.core.max_attempts()
+    }
+
+    /// The deadline over all attempts and sleeps, if any.
+    pub fn max_elapsed_ms(&self) -> Option<f64> {
+        self.core.max_elapsed_ms()
+    }
+
+    /// The runtime that sleeps for this policy.
+    pub fn runtime(&self) -> &Rc<dyn Runtime> {
+        &self.runtime
+    }
+
+    /// A copy with attempts capped at `max_attempts` (1 = no retry), keeping everything else.
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    pub(crate) fn with_max_attempts(&self, max_attempts: u32) -> Self {
+        let mut p = self.clone();
+        let b = self.core.backoff();
+        if let Ok(core) = CorePolicy::new(
+            f64::from(max_attempts.min(self.core.max_attempts())),
+            b.base_delay_ms(),
+            b.max_delay_ms(),
+            b.jitter(),
+            self.core.max_elapsed_ms(),
+        ) {
+            p.core = core;
+        }
+        p
+    }
+
+    /// A copy with this deadline (replacing the policy's).
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    pub(crate) fn with_deadline(&self, max_elapsed_ms: Option<f64>) -> Self {
+        let mut p = self.clone();
+        let b = self.core.backoff();
+        if let Ok(core) = CorePolicy::new(
+            f64::from(self.core.max_attempts()),
+            b.base_delay_ms(),
+            b.max_delay_ms(),
+            b.jitter(),
+            max_elapsed_ms,
+        ) {
+            p.core = core;
+        }
+        p
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    pub(crate) fn with_budget(&self, budget: Option<RetryBudget>) -> Self {
+        Self {
+            budget,
+            ..self.clone()
+        }
+    }
+}
+
+impl RetryPolicyBuilder {
+    /// Attempts in all, 1 to 1,000 (default 3).
+    pub fn max_attempts(mut self, n: u32) -> Self {
+        self.max_attempts = f64::from(n);
+        self
+    }
+
+    /// The first retry's delay ceiling, finite ≥ 0 (default 100 ms).
+    pub fn base_delay_ms(mut self, ms: f64) -> Self {
+        self.base_delay_ms = ms;
+        self
+    }
+
+    /// The cap on every delay, ≥ `base_delay_ms`, `+Infinity` allowed (default 10,000 ms).
+    pub fn max_delay_ms(mut self, ms: f64) -> Self {
+        self.max_delay_ms = ms;
+        self
+    }
+
+    /// The jitter variant (default `Full`).
+    pub fn jitter(mut self, jitter: Jitter) -> Self {
+        self.jitter = jitter;
+        self
+    }
+
+    /// A deadline over all attempts and sleeps, ≥ 0 (default none).
+    pub fn max_elapsed_ms(mut self, ms: f64) -> Self {
+        self.max_elapsed_ms = Some(ms);
+        self
+    }
+
+    /// A shared retry budget (default none).
+    pub fn budget(mut self, budget: RetryBudget) -> Self {
+        self.budget = Some(budget);
+        self
+    }
+
+    /// Called before each sleep (logging, metrics).
+    pub fn on_retry(mut self, f: impl Fn(&RetryInfo) + 'static) -> Self {
+        self.on_retry = Some(Rc::new(f));
+        self
+    }
+
+    /// The runtime that sleeps (default: `WebRuntime` on wasm32, a fresh `VirtualTime`
+    /// natively).
+    pub fn runtime(mut self, runtime: Rc<dyn Runtime>) -> Self {
+        self.runtime = Some(runtime);
+        self
+    }
+
+    /// Validate. An invalid number is an `INVALID_OPTION` error naming the option.
+    pub fn build(self) -> Result<RetryPolicy, crate::core::Error> {
+        let core = CorePolicy::new(
+            self.max_attempts,
+            self.base_delay_ms,
+            self.max_delay_ms,
+            self.jitter,
+            self.max_elapsed_ms,
+        )?;
+        Ok(RetryPolicy {
+            core,
+            budget: self.budget,
+            on_retry: self.on_retry,
+            runtime: self.runtime.unwrap_or_else(default_runtime),
+        })
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+fn default_runtime() -> Rc<dyn Runtime> {
+    Rc::new(super::js::WebRuntime::new())
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn default_runtime() -> Rc<dyn Runtime> {
+    super::VirtualTime::new(0).runtime()
+}
+
+/// A retry call, not yet started: add a signal, then `.await` it.
+#[must_use = "a retry does nothing until awaited"]
+pub struct Retrying<'a, F> {
+    policy: &'a RetryPolicy,
+    f: F,
+    signal: Option<Signal>,
+}
+
+impl<F> Retrying<'_, F> {
+    /// Stop when `signal` aborts (`Error::Aborted`); each attempt gets a signal that aborts too.
+    pub fn signal(mut self, signal: &Signal) -> Self {
+        self.signal = Some(signal.clone());
+        self
+    }
+}
+
+/// Call `f` until it succeeds, at most `policy.max_attempts()` times, sleeping a jittered delay
+/// between attempts. A permanent error ([`Classify::is_transient`] false) or the last attempt's
+/// error is returned as [`Error::Operation`]; the deadline gives [`Error::DeadlineExceeded`], the
+/// budget [`Error::RetryBudgetExhausted`], the signal [`Error::Aborted`].
+///
+/// ```
+/// use steadfast::web::{retry, Classify, RetryPolicy, VirtualTime};
+/// struct Busy;
+/// impl Classify for Busy { fn is_transient(&self) -> bool { true } }
+///
+/// let time = VirtualTime::new(7);
+/// let policy = RetryPolicy::builder().max_attempts(3).runtime(time.runtime()).build().unwrap();
+/// let out = time.run(async {
+///     retry(&policy, |attempt| async move {
+///         if attempt.number < 3 { Err(Busy) } else { Ok(attempt.number) }
+///     })
+///     .await
+/// });
+/// assert!(matches!(out, Ok(Ok(3))));
+/// ```
+pub fn retry<'a, F, Fut, T, E>(policy: &'a RetryPolicy, f: F) -> Retrying<'a, F>
+where
+    F: FnMut(Attempt) -> Fut + 'a,
+    Fut: Future<Output = Result<T, E>> + 'a,
+    E: Classify + 'a,
+    T: 'a,
+{
+    Retrying {
+        policy,
+        f,
+        signal: None,
+    }
+}
+
+impl<'a, F, Fut, T, E> IntoFuture for Retrying<'a, F>
+where
+    F: FnMut(Attempt) -> Fut + 'a,
+    Fut: Future<Output = Result<T, E>> + 'a,
+    E: Classify + 'a,
+    T: 'a,
+{
+    type Output = Result<T, Error<E>>;
+    type IntoFuture = LocalBoxFuture<'a, Result<T, Error<E>>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(run(self.policy, self.signal, self.f))
+    }
+}
+
+async fn run<F, Fut, T, E>(
+    policy: &RetryPolicy,
+    signal: Option<Signal>,
+    mut f: F,
+) -> Result<T, Error<E>>
+where
+    F: FnMut(Attempt) -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+    E: Classify,
+{
+    let rt = &policy.runtime;
+    if let Some(b) = &policy.budget {
+        b.record_request();
+    }
+    let deadline = policy.core.max_elapsed_ms().filter(|d| d.is_finite());
+    let mut scope = rt.scope(signal.as_ref(), deadline);
+    let start = rt.now_ms();
+    let mut previous = policy.core.backoff().base_delay_ms();
+    let mut last: Option<E> = None;
+    let mut attempt = 1u32;
+    let stopped = |s: Stopped, attempt: u32, last: Option<E>| match s {
+        Stopped::Aborted => Error::Aborted,
+        Stopped::Deadline => Error::DeadlineExceeded {
+            max_elapsed_ms: policy.core.max_elapsed_ms().unwrap_or(f64::INFINITY),
+            attempt,
+            last_error: last,
+        },
+    };
+    loop {
+        // An aborted call (or a passed deadline) starts no further attempt.
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        if let std::task::Poll::Ready(s) = scope.poll_stopped(&mut cx) {
+            return Err(stopped(s, attempt, last));
+        }
+        let ctx = Attempt {
+            number: attempt,
+            signal: scope.signal(),
+        };
+        let error = match race(scope.as_mut(), f(ctx)).await {
+            Raced::Stopped(s) => return Err(stopped(s, attempt, last)),
+            Raced::Done(Ok(value)) => return Ok(value),
+            Raced::Done(Err(e)) => e,
+        };
+        let now = rt.now_ms();
+        let failure = Failure {
+            attempt,
+            elapsed_ms: now - start,
+            retryable: error.is_transient(),
+            retry_after_ms: error.retry_after_ms(now),
+            previous_delay_ms: previous,
+        };
+        let delay_ms = match policy.core.after_failure(failure, rt.random_unit()) {
+            Decision::Retry { delay_ms } => delay_ms,
+            Decision::Stop(Stop::DeadlineExceeded) => {
+                return Err(stopped(Stopped::Deadline, attempt, Some(error)))
+            }
+            Decision::Stop(_) => return Err(Error::Operation(error)),
+        };
+        if let Some(b) = &policy.budget {
+            if !b.try_withdraw() {
+                return Err(Error::RetryBudgetExhausted {
+                    attempt,
+                    last_error: error,
+                });
+            }
+        }
+        if let Some(on_retry) = &policy.on_retry {
+            on_retry(&RetryInfo { attempt, delay_ms });
+        }
+        last = Some(error);
+        if let Raced::Stopped(s) = race(scope.as_mut(), rt.sleep(delay_ms)).await {
+            return Err(stopped(s, attempt, last));
+        }
+        previous = delay_ms;
+        attempt += 1;
+    }
+}

@@ -1,0 +1,395 @@
+//! The seed's 14 behaviours (seed 000: "14 tests, no network, no flaky timers"), written once
+//! against the async API and run twice: natively on `VirtualTime` (tests/web_native.rs) and inside
+//! wasm on `WebRuntime` with real `setTimeout` (tests/web_wasm.rs, Node and headless Chromium).
+//! Each takes the runtime and its clock; time passes only through `rt.sleep`.
+#![allow(dead_code)]
+
+use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
+use std::future::{poll_fn, Future};
+use std::pin::pin;
+use std::rc::Rc;
+use std::task::Poll;
+
+use steadfast::core::breaker::BreakerConfig;
+use steadfast::core::classify::is_transient_status;
+use steadfast::web::{
+    charge_customer, Charge, ChargeDeps, CircuitBreaker, Classify, Clock, Error, IdempotencyStore,
+    Record, RetryPolicy, Runtime, State,
+};
+
+/// Open duration of the breakers here: long enough to observe "open", short for real timers.
+pub const OPEN_MS: f64 = 40.0;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct GwError {
+    pub status: Option<u16>,
+}
+
+impl Classify for GwError {
+    fn is_transient(&self) -> bool {
+        // No status: the request timed out (the money may have moved).
+        self.status
+            .is_none_or(|s| is_transient_status(f64::from(s)))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Fault {
+    Status(u16),
+    /// Debit, then never answer in time.
+    DebitThenTimeout,
+    /// Answer after this many ms.
+    Slow(f64),
+}
+
+/// An in-memory payment gateway: records every attempt's key and debits once per success.
+#[derive(Clone, Default)]
+pub struct Gateway {
+    pub attempts: Rc<RefCell<Vec<String>>>,
+    pub debits: Rc<RefCell<HashMap<String, u32>>>,
+    faults: Rc<RefCell<VecDeque<Fault>>>,
+}
+
+impl Gateway {
+    pub fn fail_next(&self, fault: Fault, times: usize) {
+        for _ in 0..times {
+            self.faults.borrow_mut().push_back(fault);
+        }
+    }
+
+    pub fn debits_total(&self) -> u32 {
+        self.debits.borrow().values().sum()
+    }
+
+    pub fn charge(
+        &self,
+        rt: &Rc<dyn Runtime>,
+        charge: &Charge,
+    ) -> impl Future<Output = Result<String, GwError>> + 'static {
+        let (gw, rt, key) = (self.clone(), Rc::clone(rt), charge.idempotency_key.clone());
+        async move {
+            gw.attempts.borrow_mut().push(key.clone());
+            let fault = gw.faults.borrow_mut().pop_front();
+            match fault {
+                Some(Fault::Status(s)) => return Err(GwError { status: Some(s) }),
+                Some(Fault::DebitThenTimeout) => {
+                    *gw.debits.borrow_mut().entry(key).or_default() += 1;
+                    return Err(GwError { status: None });
+                }
+                Some(Fault::Slow(ms)) => rt.sleep(ms).await,
+                None => {}
+            }
+            *gw.debits.borrow_mut().entry(key.clone()).or_default() += 1;
+            Ok(format!("ch_{key}"))
+        }
+    }
+}
+
+/// Both futures, concurrently.
+pub async fn join<A, B>(a: impl Future<Output = A>, b: impl Future<Output = B>) -> (A, B) {
+    let (mut a, mut b) = (pin!(a), pin!(b));
+    let (mut ra, mut rb) = (None, None);
+    poll_fn(move |cx| {
+        if ra.is_none() {
+            if let Poll::Ready(v) = a.as_mut().poll(cx) {
+                ra = Some(v);
+            }
+        }
+        if rb.is_none() {
+            if let Poll::Ready(v) = b.as_mut().poll(cx) {
+                rb = Some(v);
+            }
+        }
+        if ra.is_some() && rb.is_some() {
+            if let (Some(x), Some(y)) = (ra.take(), rb.take()) {
+                return Poll::Ready((x, y));
+            }
+        }
+        Poll::Pending
+    })
+    .await
+}
+
+fn rate_breaker(clock: &Clock) -> CircuitBreaker {
+    // The seed's breaker: 50% of the last 10 calls, judged on a full window.
+    CircuitBreaker::new(BreakerConfig::rate(10.0, 0.5, None, OPEN_MS, None).unwrap())
+        .clock(Rc::clone(clock))
+}
+
+fn policy(rt: &Rc<dyn Runtime>, attempts: u32) -> RetryPolicy {
+    RetryPolicy::builder()
+        .max_attempts(attempts)
+        .base_delay_ms(2.0)
+        .max_delay_ms(5.0)
+        .runtime(Rc::clone(rt))
+        .build()
+        .unwrap()
+}
+
+async fn call(b: &CircuitBreaker, ok: bool) -> Result<(), Error<GwError>> {
+    b.execute(|| async move {
+        if ok {
+            Ok(())
+        } else {
+            Err(Error::Operation(GwError { status: Some(503) }))
+        }
+    })
+    .await
+}
+
+async fn trip(b: &CircuitBreaker) {
+    for _ in 0..10 {
+        let _ = call(b, false).await;
+    }
+    assert_eq!(b.state(), State::Open);
+}
+
+pub async fn stays_closed_below_threshold(_rt: Rc<dyn Runtime>, clock: Clock) {
+    let b = rate_breaker(&clock);
+    for i in 0..20 {
+        // 4 failures in every 10: 40% < 50%.
+        let _ = call(&b, i % 10 >= 4).await;
+    }
+    assert_eq!(b.state(), State::Closed);
+}
+
+pub async fn trips_open_when_the_rate_crosses(_rt: Rc<dyn Runtime>, clock: Clock) {
+    let b = rate_breaker(&clock);
+    for i in 0..10 {
+        let _ = call(&b, i % 2 == 0).await;
+    }
+    assert_eq!(b.state(), State::Open);
+}
+
+pub async fn open_circuit_fails_fast(_rt: Rc<dyn Runtime>, clock: Clock) {
+    let b = rate_breaker(&clock);
+    trip(&b).await;
+    let mut called = false;
+    let r: Result<(), Error<GwError>> = b
+        .execute(|| {
+            called = true;
+            async { Ok(()) }
+        })
+        .await;
+    assert!(!called, "the network must not be touched");
+    match r {
+        Err(Error::CircuitOpen { retry_after_ms }) => {
+            assert!(retry_after_ms > 0.0 && retry_after_ms <= OPEN_MS)
+        }
+        other => panic!("expected CircuitOpen, got {other:?}"),
+    }
+}
+
+pub async fn half_open_probe_success_closes(rt: Rc<dyn Runtime>, clock: Clock) {
+    let b = rate_breaker(&clock);
+    trip(&b).await;
+    rt.sleep(OPEN_MS + 5.0).await;
+    assert_eq!(b.state(), State::HalfOpen);
+    assert!(call(&b, true).await.is_ok());
+    assert_eq!(b.state(), State::Closed);
+}
+
+pub async fn failed_probe_reopens(rt: Rc<dyn Runtime>, clock: Clock) {
+    let b = rate_breaker(&clock);
+    trip(&b).await;
+    rt.sleep(OPEN_MS + 5.0).await;
+    assert!(call(&b, false).await.is_err());
+    assert_eq!(b.state(), State::Open);
+    assert_eq!(
+        call(&b, true).await.unwrap_err().code(),
+        Some("CIRCUIT_OPEN")
+    );
+}
+
+pub async fn fallback_instead_of_throwing(_rt: Rc<dyn Runtime>, clock: Clock) {
+    let b = rate_breaker(&clock);
+    trip(&b).await;
+    let r: Result<&str, Error<GwError>> = b
+        .execute_or(|| async { Ok("primary") }, || async { Ok("secondary") })
+        .await;
+    assert_eq!(r.unwrap(), "secondary");
+}
+
+fn deps(rt: &Rc<dyn Runtime>, clock: &Clock, attempts: u32) -> ChargeDeps<String> {
+    ChargeDeps {
+        store: IdempotencyStore::new().clock(Rc::clone(clock)),
+        breaker: rate_breaker(clock),
+        policy: policy(rt, attempts),
+    }
+}
+
+async fn pay(
+    rt: &Rc<dyn Runtime>,
+    gw: &Gateway,
+    deps: &ChargeDeps<String>,
+    charge: &Charge,
+) -> Result<String, Error<GwError>> {
+    charge_customer(charge, deps, |c, _| gw.charge(rt, c)).await
+}
+
+pub async fn same_key_charges_once_and_replays(rt: Rc<dyn Runtime>, clock: Clock) {
+    let (gw, d) = (Gateway::default(), deps(&rt, &clock, 3));
+    let c = Charge::new("order-1", 4999, "usd").unwrap();
+    let first = pay(&rt, &gw, &d, &c).await.unwrap();
+    let second = pay(&rt, &gw, &d, &c).await.unwrap();
+    assert_eq!(first, second);
+    assert_eq!(gw.attempts.borrow().len(), 1);
+    assert_eq!(gw.debits_total(), 1);
+}
+
+pub async fn concurrent_duplicate_is_rejected(rt: Rc<dyn Runtime>, clock: Clock) {
+    let (gw, d) = (Gateway::default(), deps(&rt, &clock, 3));
+    gw.fail_next(Fault::Slow(20.0), 1);
+    let c = Charge::new("order-2", 4999, "usd").unwrap();
+    let (a, b) = join(pay(&rt, &gw, &d, &c), pay(&rt, &gw, &d, &c)).await;
+    assert_eq!(a.unwrap(), "ch_order-2");
+    assert_eq!(b.unwrap_err().code(), Some("DUPLICATE_IN_FLIGHT"));
+    assert_eq!(gw.debits_total(), 1);
+}
+
+pub async fn timeout_leaves_the_key_unknown(rt: Rc<dyn Runtime>, clock: Clock) {
+    let (gw, d) = (Gateway::default(), deps(&rt, &clock, 1));
+    gw.fail_next(Fault::DebitThenTimeout, 1);
+    let c = Charge::new("order-3", 4999, "usd").unwrap();
+    assert!(pay(&rt, &gw, &d, &c).await.is_err());
+    assert!(matches!(
+        d.store.peek("order-3"),
+        Some(Record::Unknown { .. })
+    ));
+    assert_eq!(d.store.unknown_keys(), vec!["order-3".to_string()]);
+}
+
+pub async fn definitive_rejection_frees_the_key(rt: Rc<dyn Runtime>, clock: Clock) {
+    let (gw, d) = (Gateway::default(), deps(&rt, &clock, 3));
+    gw.fail_next(Fault::Status(402), 1);
+    let c = Charge::new("order-4", 4999, "usd").unwrap();
+    let e = pay(&rt, &gw, &d, &c).await.unwrap_err();
+    assert_eq!(e.operation(), Some(&GwError { status: Some(402) }));
+    assert_eq!(gw.attempts.borrow().len(), 1, "a decline is not retried");
+    assert!(d.store.peek("order-4").is_none());
+    assert_eq!(pay(&rt, &gw, &d, &c).await.unwrap(), "ch_order-4");
+    assert_eq!(gw.debits_total(), 1);
+}
+
+pub async fn transient_blip_absorbed_same_key(rt: Rc<dyn Runtime>, clock: Clock) {
+    let (gw, d) = (Gateway::default(), deps(&rt, &clock, 4));
+    gw.fail_next(Fault::Status(503), 2);
+    let c = Charge::new("order-5", 4999, "usd").unwrap();
+    assert_eq!(pay(&rt, &gw, &d, &c).await.unwrap(), "ch_order-5");
+    let attempts = gw.attempts.borrow().clone();
+    assert_eq!(attempts, vec!["order-5"; 3]);
+    assert_eq!(gw.debits_total(), 1);
+}
+
+pub async fn repeated_request_is_replayed(rt: Rc<dyn Runtime>, clock: Clock) {
+    let (gw, d) = (Gateway::default(), deps(&rt, &clock, 4));
+    gw.fail_next(Fault::Status(503), 1);
+    let c = Charge::new("order-6", 4999, "usd").unwrap();
+    let first = pay(&rt, &gw, &d, &c).await.unwrap();
+    let attempts = gw.attempts.borrow().len();
+    assert_eq!(pay(&rt, &gw, &d, &c).await.unwrap(), first);
+    assert_eq!(
+        gw.attempts.borrow().len(),
+        attempts,
+        "replayed from the store"
+    );
+    // The same key for another amount is refused, not replayed.
+    let other = Charge::new("order-6", 100, "usd").unwrap();
+    assert_eq!(
+        pay(&rt, &gw, &d, &other).await.unwrap_err().code(),
+        Some("KEY_REUSED")
+    );
+    assert_eq!(gw.debits_total(), 1);
+}
+
+pub async fn unresolved_timeout_blocks_second_attempt(rt: Rc<dyn Runtime>, clock: Clock) {
+    let (gw, d) = (Gateway::default(), deps(&rt, &clock, 1));
+    gw.fail_next(Fault::DebitThenTimeout, 1);
+    let c = Charge::new("order-7", 4999, "usd").unwrap();
+    assert!(pay(&rt, &gw, &d, &c).await.is_err());
+    let e = pay(&rt, &gw, &d, &c).await.unwrap_err();
+    assert_eq!(e.code(), Some("OUTCOME_UNKNOWN"));
+    assert_eq!(gw.attempts.borrow().len(), 1, "no blind retry");
+    assert_eq!(gw.debits_total(), 1);
+    // Reconciliation settles it; then the result is replayed.
+    d.store
+        .resolve(
+            "order-7",
+            steadfast::web::Resolution::Done("ch_order-7".into()),
+        )
+        .unwrap();
+    assert_eq!(pay(&rt, &gw, &d, &c).await.unwrap(), "ch_order-7");
+}
+
+pub async fn breaker_stops_new_keys_when_dead(rt: Rc<dyn Runtime>, clock: Clock) {
+    let (gw, d) = (Gateway::default(), deps(&rt, &clock, 1));
+    gw.fail_next(Fault::Status(503), 10);
+    for i in 0..10 {
+        let c = Charge::new(&format!("dead-{i}"), 100, "usd").unwrap();
+        let _ = pay(&rt, &gw, &d, &c).await;
+    }
+    assert_eq!(d.breaker.state(), State::Open);
+    let before = gw.attempts.borrow().len();
+    let c = Charge::new("new-key", 100, "usd").unwrap();
+    assert_eq!(
+        pay(&rt, &gw, &d, &c).await.unwrap_err().code(),
+        Some("CIRCUIT_OPEN")
+    );
+    assert_eq!(
+        gw.attempts.borrow().len(),
+        before,
+        "the gateway was not called"
+    );
+    // Nothing was sent: the key is free, not unknown.
+    assert!(d.store.peek("new-key").is_none());
+}
+
+/// Retry: the deadline counts sleeps, and the attempt that was running is reported.
+pub async fn deadline_is_enforced(rt: Rc<dyn Runtime>, _clock: Clock) {
+    let p = RetryPolicy::builder()
+        .max_attempts(100)
+        .base_delay_ms(10.0)
+        .max_delay_ms(10.0)
+        .jitter(steadfast::web::Jitter::None)
+        .max_elapsed_ms(35.0)
+        .runtime(Rc::clone(&rt))
+        .build()
+        .unwrap();
+    let r: Result<(), _> =
+        steadfast::web::retry(&p, |_| async { Err(GwError { status: Some(503) }) }).await;
+    match r {
+        Err(Error::DeadlineExceeded {
+            max_elapsed_ms,
+            attempt,
+            last_error,
+        }) => {
+            assert_eq!(max_elapsed_ms, 35.0);
+            assert!((3..=4).contains(&attempt), "attempt {attempt}");
+            assert_eq!(last_error, Some(GwError { status: Some(503) }));
+        }
+        other => panic!("expected DeadlineExceeded, got {other:?}"),
+    }
+}
+
+/// Retry: the budget refuses retries once spent.
+pub async fn budget_refuses_when_spent(rt: Rc<dyn Runtime>, clock: Clock) {
+    let budget = steadfast::web::RetryBudget::token_bucket(1.0, 0.0)
+        .unwrap()
+        .clock(clock);
+    let p = RetryPolicy::builder()
+        .max_attempts(5)
+        .base_delay_ms(1.0)
+        .budget(budget)
+        .runtime(Rc::clone(&rt))
+        .build()
+        .unwrap();
+    let calls = Rc::new(RefCell::new(0));
+    let r: Result<(), _> = steadfast::web::retry(&p, |_| {
+        *calls.borrow_mut() += 1;
+        async { Err(GwError { status: Some(503) }) }
+    })
+    .await;
+    assert_eq!(r.unwrap_err().code(), Some("RETRY_BUDGET_EXHAUSTED"));
+    assert_eq!(*calls.borrow(), 2, "one retry from one token");
+}

@@ -1,0 +1,609 @@
+//! The async Rust API inside wasm, in Node 24 and headless Chromium (scripts/test-wasm-web.sh,
+//! a step of `make test`): the seed's 14 behaviours on `WebRuntime` with real `setTimeout`
+//! (tests/web/behaviours.rs, the same suite tests/web_native.rs runs on a virtual clock), and the
+//! `fetch` rules against a real local HTTP server (tests/web/server.mjs), whose origin the script
+//! passes at compile time in `STEADFAST_TEST_ORIGIN`.
+#![cfg(all(feature = "web", target_arch = "wasm32"))]
+
+#[path = "web/behaviours.rs"]
+mod behaviours;
+
+use std::cell::RefCell;
+use std::future::IntoFuture;
+use std::rc::Rc;
+
+use js_sys::{Array, JSON};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::wasm_bindgen_test;
+use web_sys::{AbortController, Request, RequestInit, Response};
+
+use steadfast::core::breaker::BreakerConfig;
+use steadfast::web::{
+    fetch, BreakerSnapshot, ChargeOutcome, CircuitBreaker, Clock, Error, FetchFailure,
+    FetchOptions, IdempotencyKey, Jitter, Record, RetryPolicy, Runtime, WebRuntime,
+};
+
+fn rt() -> Rc<dyn Runtime> {
+    Rc::new(WebRuntime::new())
+}
+
+fn clock() -> Clock {
+    Rc::new(js_sys::Date::now)
+}
+
+macro_rules! web_tests {
+    ($($name:ident),* $(,)?) => {$(
+        #[wasm_bindgen_test]
+        async fn $name() {
+            behaviours::$name(rt(), clock()).await;
+        }
+    )*};
+}
+
+web_tests!(
+    stays_closed_below_threshold,
+    trips_open_when_the_rate_crosses,
+    open_circuit_fails_fast,
+    half_open_probe_success_closes,
+    failed_probe_reopens,
+    fallback_instead_of_throwing,
+    same_key_charges_once_and_replays,
+    concurrent_duplicate_is_rejected,
+    timeout_leaves_the_key_unknown,
+    definitive_rejection_frees_the_key,
+    transient_blip_absorbed_same_key,
+    repeated_request_is_replayed,
+    unresolved_timeout_blocks_second_attempt,
+    breaker_stops_new_keys_when_dead,
+    deadline_is_enforced,
+    budget_refuses_when_spent,
+);
+
+// ---- the real platform: setTimeout, AbortSignal ------------------------------------------------
+
+/// The run is where the script says (node, window, worker): `WebRuntime` found `setTimeout`,
+/// `AbortController` and `fetch` on that global object, not on `window`.
+#[wasm_bindgen_test]
+fn runs_on_the_global_object_the_script_asked_for() {
+    let has = |name: &str| {
+        js_sys::Reflect::get(&js_sys::global(), &name.into()).is_ok_and(|v| !v.is_undefined())
+    };
+    let Some(expected) = option_env!("STEADFAST_TEST_GLOBAL") else {
+        panic!("STEADFAST_TEST_GLOBAL: run through scripts/test-wasm-web.sh");
+    };
+    let actual = if has("WorkerGlobalScope") && !has("window") {
+        "worker"
+    } else if has("window") {
+        "window"
+    } else if has("process") {
+        "node"
+    } else {
+        "unknown"
+    };
+    assert_eq!(actual, expected);
+}
+
+#[wasm_bindgen_test]
+async fn sleep_waits_on_the_real_clock() {
+    let rt = rt();
+    let t0 = js_sys::Date::now();
+    rt.sleep(30.0).await;
+    assert!(js_sys::Date::now() - t0 >= 29.0);
+}
+
+#[wasm_bindgen_test]
+async fn an_abort_signal_stops_a_retry_mid_sleep() {
+    let controller = AbortController::new().unwrap();
+    let policy = RetryPolicy::builder()
+        .max_attempts(10)
+        .base_delay_ms(60_000.0)
+        .max_delay_ms(60_000.0)
+        .jitter(Jitter::None)
+        .build()
+        .unwrap();
+    let attempt_signal = Rc::new(RefCell::new(None));
+    let seen = Rc::clone(&attempt_signal);
+    let c = controller.clone();
+    let abort_soon = async move {
+        rt().sleep(20.0).await;
+        c.abort();
+    };
+    let (r, ()) = behaviours::join(
+        steadfast::web::retry(&policy, |a| {
+            *seen.borrow_mut() = a.signal.clone();
+            async { Err::<(), _>(behaviours::GwError { status: Some(503) }) }
+        })
+        .signal(&controller.signal())
+        .into_future(),
+        abort_soon,
+    )
+    .await;
+    assert_eq!(r.unwrap_err().code(), Some("ABORTED"));
+    let s = attempt_signal
+        .borrow()
+        .clone()
+        .expect("the attempt got a signal");
+    assert!(s.aborted(), "the attempt's signal aborts with the call");
+}
+
+#[wasm_bindgen_test]
+async fn idempotency_keys_are_uuid_v4() {
+    let a = steadfast::web::new_idempotency_key().unwrap();
+    let b = steadfast::web::new_idempotency_key().unwrap();
+    assert_ne!(a, b);
+    assert_eq!(a.len(), 36);
+    assert_eq!(a.as_bytes()[14], b'4');
+}
+
+// ---- shapes shared with the JS package -----------------------------------------------------------
+
+fn json(v: &JsValue) -> String {
+    JSON::stringify(v).unwrap().as_string().unwrap()
+}
+
+/// The JSON the JS package writes for fixed states (checked against the built package by
+/// tests/js/web-shapes.test.mjs).
+fn shape(name: &str) -> String {
+    let all = JSON::parse(include_str!("web/shapes.json")).unwrap();
+    js_sys::Reflect::get(&all, &name.into())
+        .unwrap()
+        .as_string()
+        .unwrap()
+}
+
+fn fixed_clock() -> Clock {
+    Rc::new(|| 5000.0)
+}
+
+#[wasm_bindgen_test]
+async fn breaker_snapshots_write_and_read_the_js_to_json_shape() {
+    let fail =
+        || async { Err::<(), _>(Error::Operation(behaviours::GwError { status: Some(503) })) };
+    let ok = || async { Ok::<_, Error<behaviours::GwError>>(()) };
+    let rate = CircuitBreaker::new(BreakerConfig::rate(4.0, 0.9, None, 1_000.0, None).unwrap())
+        .clock(fixed_clock());
+    rate.execute(ok).await.unwrap();
+    let _ = rate.execute(fail).await;
+    rate.execute(ok).await.unwrap();
+    assert_eq!(
+        json(&rate.snapshot().to_js().unwrap()),
+        shape("breakerRate")
+    );
+    let cons = CircuitBreaker::new(BreakerConfig::consecutive(2.0, 1_000.0, None).unwrap())
+        .clock(fixed_clock());
+    let _ = cons.execute(fail).await;
+    let _ = cons.execute(fail).await;
+    assert_eq!(
+        json(&cons.snapshot().to_js().unwrap()),
+        shape("breakerConsecutiveOpen")
+    );
+    // What JS wrote restores here; a snapshot of the wrong kind or shape is refused.
+    let fresh = CircuitBreaker::new(BreakerConfig::consecutive(2.0, 1_000.0, None).unwrap())
+        .clock(fixed_clock());
+    let from_js =
+        BreakerSnapshot::from_js(JSON::parse(&shape("breakerConsecutiveOpen")).unwrap()).unwrap();
+    fresh.restore(&from_js).unwrap();
+    assert_eq!(fresh.state(), steadfast::web::State::Open);
+    let rate_shape = BreakerSnapshot::from_js(JSON::parse(&shape("breakerRate")).unwrap()).unwrap();
+    assert!(fresh.restore(&rate_shape).is_err());
+    assert!(BreakerSnapshot::from_js(JsValue::from_str("nope")).is_err());
+    assert_eq!(fresh.state(), steadfast::web::State::Open);
+}
+
+#[wasm_bindgen_test]
+async fn store_records_write_and_read_the_js_peek_shape() {
+    let store: steadfast::web::IdempotencyStore<String> =
+        steadfast::web::IdempotencyStore::new().clock(fixed_clock());
+    let running = store.run("in-flight", || async {
+        rt().sleep(10.0).await;
+        Ok::<_, Error<behaviours::GwError>>("late".to_string())
+    });
+    let check = async {
+        let r = store.peek("in-flight").unwrap();
+        assert_eq!(json(&r.to_js().unwrap()), shape("recordInFlight"));
+    };
+    let (done, ()) = behaviours::join(running, check).await;
+    assert_eq!(done.unwrap(), "late");
+    store
+        .run("done", || async {
+            Ok::<_, Error<behaviours::GwError>>("ch_1".to_string())
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        json(&store.peek("done").unwrap().to_js().unwrap()),
+        shape("recordDone")
+    );
+    // The error text is each shell's own rendering; the shape is the same.
+    let _ = store
+        .run("unknown", || async {
+            Err::<String, _>(Error::Operation(behaviours::GwError { status: Some(503) }))
+        })
+        .await;
+    let mine = store.peek("unknown").unwrap().to_js().unwrap();
+    let keys =
+        |v: &JsValue| json(&js_sys::Object::keys(v.unchecked_ref::<js_sys::Object>()).into());
+    let theirs = JSON::parse(&shape("recordUnknown")).unwrap();
+    assert_eq!(keys(&mine), keys(&theirs));
+    let read: Record<String> = Record::from_js(theirs).unwrap();
+    assert_eq!(
+        read,
+        Record::Unknown {
+            error: "Error: HTTP 503".into(),
+            started_at_ms: 5000.0,
+            last_attempt_at_ms: Some(5000.0),
+            attempts: None,
+            settle_after_ms: None,
+        }
+    );
+    assert_eq!(json(&read.to_js().unwrap()), shape("recordUnknown"));
+}
+
+#[wasm_bindgen_test]
+fn charge_outcomes_write_and_read_the_js_checkout_shape() {
+    let key = || "k".to_string();
+    let cases = [
+        (
+            ChargeOutcome::Succeeded {
+                reference: "ch_1".into(),
+                key: key(),
+            },
+            "outcomeSucceeded",
+        ),
+        (
+            ChargeOutcome::Declined {
+                reason: "insufficient_funds".into(),
+                key: key(),
+            },
+            "outcomeDeclined",
+        ),
+        (ChargeOutcome::Unknown { key: key() }, "outcomeUnknown"),
+    ];
+    for (outcome, name) in cases {
+        assert_eq!(json(&outcome.to_js().unwrap()), shape(name));
+        assert_eq!(
+            ChargeOutcome::from_js(JSON::parse(&shape(name)).unwrap()).unwrap(),
+            outcome
+        );
+    }
+}
+
+// ---- fetch against a real local server ---------------------------------------------------------
+
+const ORIGIN: Option<&str> = option_env!("STEADFAST_TEST_ORIGIN");
+
+fn origin() -> &'static str {
+    ORIGIN.expect("STEADFAST_TEST_ORIGIN: run through scripts/test-wasm-web.sh")
+}
+
+async fn raw(method: &str, url: &str, body: Option<&str>) -> Response {
+    let init = RequestInit::new();
+    init.set_method(method);
+    if let Some(b) = body {
+        init.set_body(&JsValue::from_str(b));
+    }
+    let req = Request::new_with_str_and_init(url, &init).unwrap();
+    let global = js_sys::global();
+    let f: js_sys::Function = js_sys::Reflect::get(&global, &"fetch".into())
+        .unwrap()
+        .unchecked_into();
+    let p: js_sys::Promise = f.call1(&global, &req).unwrap().unchecked_into();
+    JsFuture::from(p).await.unwrap().unchecked_into()
+}
+
+async fn text(r: &Response) -> String {
+    JsFuture::from(r.text().unwrap())
+        .await
+        .unwrap()
+        .as_string()
+        .unwrap()
+}
+
+/// A scenario on the server: its URL and a way to read what it received.
+struct Scenario {
+    id: String,
+}
+
+impl Scenario {
+    async fn new(steps: &str) -> Self {
+        let r = raw("POST", &format!("{}/scenario", origin()), Some(steps)).await;
+        assert_eq!(r.status(), 200, "{}", text(&r).await);
+        let v = JSON::parse(&text(&r).await).unwrap();
+        let id = js_sys::Reflect::get(&v, &"id".into())
+            .unwrap()
+            .as_string()
+            .unwrap();
+        Self { id }
+    }
+
+    fn url(&self) -> String {
+        format!("{}/s/{}", origin(), self.id)
+    }
+
+    fn request(&self, method: &str) -> Request {
+        let init = RequestInit::new();
+        init.set_method(method);
+        if method != "GET" && method != "HEAD" {
+            init.set_body(&JsValue::from_str("{\"amountCents\":4999}"));
+        }
+        Request::new_with_str_and_init(&self.url(), &init).unwrap()
+    }
+
+    /// (method, Idempotency-Key) of every request received.
+    async fn log(&self) -> Vec<(String, Option<String>)> {
+        let r = raw("GET", &format!("{}/log/{}", origin(), self.id), None).await;
+        let arr: Array = JSON::parse(&text(&r).await).unwrap().unchecked_into();
+        arr.iter()
+            .map(|e| {
+                let m = js_sys::Reflect::get(&e, &"method".into())
+                    .unwrap()
+                    .as_string()
+                    .unwrap();
+                let k = js_sys::Reflect::get(&e, &"key".into()).unwrap().as_string();
+                (m, k)
+            })
+            .collect()
+    }
+}
+
+/// Fast retries, no shared breaker or budget (each test owns its state).
+fn options() -> FetchOptions {
+    FetchOptions::new()
+        .policy(
+            RetryPolicy::builder()
+                .max_attempts(4)
+                .base_delay_ms(1.0)
+                .max_delay_ms(5.0)
+                .build()
+                .unwrap(),
+        )
+        .no_breaker()
+        .no_budget()
+}
+
+#[wasm_bindgen_test]
+async fn get_is_retried_on_503_and_resolves_with_the_response() {
+    let s = Scenario::new(r#"[{"status":503},{"status":503},{"status":200,"body":"ok"}]"#).await;
+    let r = fetch(&s.request("GET"), &options()).await.unwrap();
+    assert_eq!((r.status(), text(&r).await.as_str()), (200, "ok"));
+    assert_eq!(s.log().await.len(), 3);
+}
+
+#[wasm_bindgen_test]
+async fn retries_end_on_the_last_response_untouched() {
+    let s = Scenario::new(r#"[{"status":503,"body":"still down"}]"#).await;
+    let r = fetch(&s.request("GET"), &options()).await.unwrap();
+    assert_eq!((r.status(), text(&r).await.as_str()), (503, "still down"));
+    assert_eq!(s.log().await.len(), 4);
+}
+
+#[wasm_bindgen_test]
+async fn safe_methods_are_retried_without_a_key() {
+    for method in ["PUT", "DELETE", "QUERY"] {
+        let s = Scenario::new(r#"[{"status":503},{"status":200}]"#).await;
+        let r = fetch(&s.request(method), &options()).await.unwrap();
+        assert_eq!(r.status(), 200, "{method}");
+        assert_eq!(
+            s.log().await,
+            vec![(method.to_string(), None); 2],
+            "{method}"
+        );
+    }
+}
+
+#[wasm_bindgen_test]
+async fn the_defaults_work_with_the_shared_breaker_and_budget() {
+    let s = Scenario::new(r#"[{"status":502},{"status":200,"body":"ok"}]"#).await;
+    let r = fetch(&s.request("GET"), &FetchOptions::new())
+        .await
+        .unwrap();
+    assert_eq!(text(&r).await, "ok");
+    assert_eq!(s.log().await.len(), 2);
+    // The origin's shared breaker judged the whole call (retries inside it): one success.
+    let b = steadfast::web::origin_breaker(origin()).unwrap();
+    assert_eq!(b.state(), steadfast::web::State::Closed);
+    assert_eq!(b.snapshot().window.last(), Some(&0), "{:?}", b.snapshot());
+}
+
+#[wasm_bindgen_test]
+async fn post_without_a_key_is_never_retried() {
+    let s = Scenario::new(r#"[{"status":503},{"status":200}]"#).await;
+    let r = fetch(&s.request("POST"), &options()).await.unwrap();
+    assert_eq!(r.status(), 503);
+    assert_eq!(s.log().await, vec![("POST".to_string(), None)]);
+}
+
+#[wasm_bindgen_test]
+async fn keyed_post_is_retried_with_the_same_key_on_every_attempt() {
+    let s = Scenario::new(r#"[{"status":503},{"status":502},{"status":201}]"#).await;
+    let opts = options().idempotency_key(IdempotencyKey::Key("order-42".into()));
+    let r = fetch(&s.request("POST"), &opts).await.unwrap();
+    assert_eq!(r.status(), 201);
+    let log = s.log().await;
+    assert_eq!(log.len(), 3);
+    assert!(
+        log.iter()
+            .all(|(m, k)| m == "POST" && k.as_deref() == Some("order-42")),
+        "{log:?}"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn an_auto_key_is_made_once_per_call() {
+    let s = Scenario::new(r#"[{"status":500},{"status":200}]"#).await;
+    let opts = options().idempotency_key(IdempotencyKey::Auto);
+    fetch(&s.request("PATCH"), &opts).await.unwrap();
+    let log = s.log().await;
+    let k0 = log[0].1.clone().expect("a key");
+    assert_eq!(k0.len(), 36);
+    assert_eq!(log[1].1.as_deref(), Some(k0.as_str()));
+}
+
+#[wasm_bindgen_test]
+async fn a_request_s_own_idempotency_key_header_counts() {
+    let s = Scenario::new(r#"[{"status":503},{"status":200}]"#).await;
+    let req = s.request("POST");
+    req.headers().set("Idempotency-Key", "from-header").unwrap();
+    assert_eq!(fetch(&req, &options()).await.unwrap().status(), 200);
+    assert_eq!(s.log().await.len(), 2);
+}
+
+#[wasm_bindgen_test]
+async fn permanent_statuses_are_not_retried() {
+    for status in [400, 402, 404, 422] {
+        let s = Scenario::new(&format!(r#"[{{"status":{status}}},{{"status":200}}]"#)).await;
+        let r = fetch(&s.request("GET"), &options()).await.unwrap();
+        assert_eq!(r.status(), status);
+        assert_eq!(s.log().await.len(), 1, "{status}");
+    }
+}
+
+#[wasm_bindgen_test]
+async fn stripe_should_retry_wins_over_the_status() {
+    let s = Scenario::new(
+        r#"[{"status":503,"headers":{"stripe-should-retry":"false"}},{"status":200}]"#,
+    )
+    .await;
+    assert_eq!(
+        fetch(&s.request("GET"), &options()).await.unwrap().status(),
+        503
+    );
+    assert_eq!(s.log().await.len(), 1);
+    let s = Scenario::new(
+        r#"[{"status":409,"headers":{"stripe-should-retry":"true"}},{"status":200}]"#,
+    )
+    .await;
+    let opts = options().idempotency_key(IdempotencyKey::Key("k-409".into()));
+    assert_eq!(
+        fetch(&s.request("POST"), &opts).await.unwrap().status(),
+        200
+    );
+    assert_eq!(s.log().await.len(), 2);
+}
+
+#[wasm_bindgen_test]
+async fn retry_after_is_the_floor_of_the_delay() {
+    let s = Scenario::new(r#"[{"status":429,"headers":{"retry-after":"1"}},{"status":200}]"#).await;
+    let delays = Rc::new(RefCell::new(Vec::new()));
+    let d = Rc::clone(&delays);
+    let policy = RetryPolicy::builder()
+        .max_attempts(2)
+        .base_delay_ms(1.0)
+        .max_delay_ms(5_000.0)
+        .on_retry(move |i| d.borrow_mut().push(i.delay_ms))
+        .build()
+        .unwrap();
+    let opts = FetchOptions::new().policy(policy).no_breaker().no_budget();
+    assert_eq!(fetch(&s.request("GET"), &opts).await.unwrap().status(), 200);
+    assert_eq!(*delays.borrow(), vec![1_000.0]);
+}
+
+#[wasm_bindgen_test]
+async fn a_keyed_post_whose_connection_drops_is_outcome_unknown() {
+    let s = Scenario::new(r#"[{"drop":true}]"#).await;
+    let opts = options().idempotency_key(IdempotencyKey::Key("order-drop".into()));
+    let e = fetch(&s.request("POST"), &opts).await.unwrap_err();
+    match e {
+        Error::OutcomeUnknown { key, cause, .. } => {
+            assert_eq!(key, "order-drop");
+            let cause = cause.expect("the network error that made it unknown");
+            assert!(
+                matches!(*cause, Error::Operation(FetchFailure::Network { .. })),
+                "{cause:?}"
+            );
+        }
+        other => panic!("expected OutcomeUnknown, got {other:?}"),
+    }
+    let log = s.log().await;
+    assert!(log.len() >= 2, "a network error is retried: {log:?}");
+    assert!(log.iter().all(|(_, k)| k.as_deref() == Some("order-drop")));
+}
+
+#[wasm_bindgen_test]
+async fn a_get_whose_connection_drops_is_a_network_error() {
+    let s = Scenario::new(r#"[{"drop":true}]"#).await;
+    let e = fetch(&s.request("GET"), &options()).await.unwrap_err();
+    assert!(
+        matches!(e, Error::Operation(FetchFailure::Network { .. })),
+        "{e:?}"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn a_slow_attempt_times_out_and_the_next_one_succeeds() {
+    let s = Scenario::new(
+        r#"[{"status":200,"delayMs":2000,"body":"late"},{"status":200,"body":"fast"}]"#,
+    )
+    .await;
+    let opts = options().attempt_timeout_ms(100.0);
+    let r = fetch(&s.request("GET"), &opts).await.unwrap();
+    assert_eq!(text(&r).await, "fast");
+}
+
+#[wasm_bindgen_test]
+async fn the_deadline_gives_deadline_exceeded() {
+    let s = Scenario::new(r#"[{"status":503,"delayMs":30}]"#).await;
+    let policy = RetryPolicy::builder()
+        .max_attempts(100)
+        .base_delay_ms(20.0)
+        .max_delay_ms(20.0)
+        .jitter(Jitter::None)
+        .build()
+        .unwrap();
+    let opts = FetchOptions::new()
+        .policy(policy)
+        .no_breaker()
+        .no_budget()
+        .deadline_ms(150.0);
+    let e = fetch(&s.request("GET"), &opts).await.unwrap_err();
+    assert_eq!(e.code(), Some("DEADLINE_EXCEEDED"), "{e:?}");
+}
+
+#[wasm_bindgen_test]
+async fn the_caller_s_abort_stops_the_request_in_flight() {
+    let s = Scenario::new(r#"[{"status":200,"delayMs":5000}]"#).await;
+    let controller = AbortController::new().unwrap();
+    let opts = options().signal(&controller.signal());
+    let c = controller.clone();
+    let t0 = js_sys::Date::now();
+    let (r, ()) = behaviours::join(fetch(&s.request("GET"), &opts), async move {
+        rt().sleep(30.0).await;
+        c.abort();
+    })
+    .await;
+    assert_eq!(r.unwrap_err().code(), Some("ABORTED"));
+    assert!(
+        js_sys::Date::now() - t0 < 4_000.0,
+        "did not wait for the slow response"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn an_open_breaker_refuses_without_a_request() {
+    let s = Scenario::new(r#"[{"status":503}]"#).await;
+    let breaker = CircuitBreaker::new(BreakerConfig::consecutive(1.0, 60_000.0, None).unwrap());
+    let opts = options().breaker(breaker.clone());
+    assert_eq!(fetch(&s.request("GET"), &opts).await.unwrap().status(), 503);
+    let sent = s.log().await.len();
+    let e = fetch(&s.request("GET"), &opts).await.unwrap_err();
+    assert_eq!(e.code(), Some("CIRCUIT_OPEN"));
+    assert_eq!(s.log().await.len(), sent);
+}
+
+#[wasm_bindgen_test]
+async fn bad_options_are_typed_errors_not_panics() {
+    let s = Scenario::new(r#"[{"status":200}]"#).await;
+    let e = fetch(&s.request("GET"), &options().attempt_timeout_ms(f64::NAN))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Some("INVALID_OPTION"));
+    let e = fetch(
+        &s.request("POST"),
+        &options().idempotency_key(IdempotencyKey::Key("é".into())),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code(), Some("INVALID_KEY"));
+    assert!(s.log().await.is_empty());
+}
