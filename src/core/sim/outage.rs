@@ -27,8 +27,8 @@
 //!   every retry must withdraw, or the logical request fails.
 //! - Time advances in ticks; delays are rounded to whole ticks (at least one). Events live in a
 //!   timing wheel, so a run costs O(events + ticks). Each client has exactly one pending event
-//!   (closed loop), so the event *is* the client: its state travels in the wheel (24 bytes), and
-//!   there is no client table to reach at random. A tick reads its slot front to back and appends
+//!   (closed loop), so the event *is* the client: its state travels in the wheel (16 bytes), and
+//!   there is no client table to reach at random (side tables only for the breaker and quota). A tick reads its slot front to back and appends
 //!   to the slots it schedules, so a million clients cost per event what ten thousand do (issue
 //!   15: 1.6 s → see README "Measured figures"; the old intrusive lists through a client table
 //!   missed the cache on every event once the table outgrew it). Slot buffers are recycled, so
@@ -79,7 +79,7 @@ use super::super::retry::{Decision, Failure, RetryPolicy};
 use super::super::rng::{Rng, SplitMix64};
 use super::{effective_bucket_ms, rng_from_seed, Strategy, MAX_BUCKETS};
 
-/// Largest accepted `clients` (24 bytes of state each, carried by its one pending event).
+/// Largest accepted `clients` (16 bytes of state each, carried by its one pending event).
 pub const MAX_CLIENTS: u32 = 10_000_000;
 /// Largest accepted `durationMs` (one day).
 pub const MAX_DURATION_MS: u32 = 86_400_000;
@@ -299,19 +299,23 @@ enum Phase {
     InFlight,
 }
 
-/// A client's whole state, carried by its one pending event (see the module docs).
+/// A client's state, carried by its one pending event (see the module docs): 16 bytes, so a
+/// million clients stream through 16 MB. What only the breaker or the quota needs (the permit,
+/// the class the last retry paid for) lives in side tables indexed by `id`, allocated only when
+/// that feature is on.
 #[derive(Debug, Clone, Copy)]
 struct Client {
     previous_delay_ms: f64,
-    /// The client's index (its limiter group is `id mod groups`).
+    /// The client's index (its limiter group is `id mod groups`; its row in the side tables).
     id: u32,
-    permit: u32,
-    attempt: u32,
+    /// The attempt in progress (≤ `MAX_ATTEMPTS` = 1,000).
+    attempt: u16,
     phase: Phase,
     answer: Answer,
-    /// 0: no retry paid yet; else 1 + the [`ErrorClass`] id the last retry paid for.
-    paid: u8,
 }
+
+const _: () = assert!(core::mem::size_of::<Client>() == 16);
+const _: () = assert!(super::super::retry::MAX_ATTEMPTS < u16::MAX as u32);
 
 /// What the gateway answered (known when the attempt is sent; learned when it lands).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -545,14 +549,16 @@ pub fn simulate_outage(o: &OutageOptions) -> Result<OutageResult, Error> {
         let c = Client {
             previous_delay_ms: base,
             id,
-            permit: 0,
             attempt: 0,
             phase: Phase::Thinking,
             answer: Answer::Ok,
-            paid: 0,
         };
         wheel.push(0, due, c);
     }
+    // Side tables (see `Client`): the breaker permit of the attempt in flight; 0 when no retry
+    // was paid yet, else 1 + the `ErrorClass` id the last retry paid the quota for.
+    let mut permits = vec![0u32; if breaker.is_some() { n as usize } else { 0 }];
+    let mut paid = vec![0u8; if quota.is_some() { n as usize } else { 0 }];
     // Clients whose next event falls past the end, mid-request (the rest are thinking).
     let mut pending_past_end = 0u64;
 
@@ -600,7 +606,9 @@ pub fn simulate_outage(o: &OutageOptions) -> Result<OutageResult, Error> {
                         }
                         c.attempt = 1;
                         c.previous_delay_ms = base;
-                        c.paid = 0;
+                        if let Some(v) = paid.get_mut(id as usize) {
+                            *v = 0;
+                        }
                     }
                     // Every attempt asks its limiter once (a paced attempt already holds its
                     // token) and waits what it says.
@@ -632,7 +640,9 @@ pub fn simulate_outage(o: &OutageOptions) -> Result<OutageResult, Error> {
                                 think(c, t, p.think_ms, p.tick_ms, &mut rng)
                             }
                             Some(permit) => {
-                                c.permit = permit;
+                                if let Some(v) = permits.get_mut(id as usize) {
+                                    *v = permit;
+                                }
                                 s.attempts += 1;
                                 bump(&mut r.offered, bucket);
                                 if c.attempt > 1 {
@@ -662,7 +672,8 @@ pub fn simulate_outage(o: &OutageOptions) -> Result<OutageResult, Error> {
                         } else {
                             Outcome::Failure
                         };
-                        b.record(Permit::from_bits(c.permit), outcome, now_ms);
+                        let permit = permits.get(id as usize).copied().unwrap_or(0);
+                        b.record(Permit::from_bits(permit), outcome, now_ms);
                     }
                     if let Some(l) = limiter {
                         // A 429 was sent one tick ago (the gateway answers it at once).
@@ -679,18 +690,20 @@ pub fn simulate_outage(o: &OutageOptions) -> Result<OutageResult, Error> {
                     if ok {
                         s.succeeded += 1;
                         if let Some(q) = quota.as_mut() {
-                            let paid = c
-                                .paid
-                                .checked_sub(1)
-                                .map(|id| q.config().cost(ErrorClass::from_id(u32::from(id))));
-                            q.record_success(paid);
+                            let cost =
+                                paid.get(id as usize)
+                                    .and_then(|v| v.checked_sub(1))
+                                    .map(|class| {
+                                        q.config().cost(ErrorClass::from_id(u32::from(class)))
+                                    });
+                            q.record_success(cost);
                         }
                         think(c, t, p.think_ms, p.tick_ms, &mut rng)
                     } else {
                         let retry_after_ms =
                             (throttled && p.retry_after_ms > 0.0).then_some(p.retry_after_ms);
                         let failure = Failure {
-                            attempt: c.attempt,
+                            attempt: u32::from(c.attempt),
                             elapsed_ms: 0.0,
                             retryable: true,
                             retry_after_ms,
@@ -714,7 +727,9 @@ pub fn simulate_outage(o: &OutageOptions) -> Result<OutageResult, Error> {
                                     think(c, t, p.think_ms, p.tick_ms, &mut rng)
                                 } else {
                                     if quota.is_some() {
-                                        c.paid = 1 + class.id() as u8;
+                                        if let Some(v) = paid.get_mut(id as usize) {
+                                            *v = 1 + class.id() as u8;
+                                        }
                                     }
                                     c.previous_delay_ms = delay_ms;
                                     c.attempt += 1;
