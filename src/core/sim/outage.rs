@@ -27,8 +27,9 @@
 //!   every retry must withdraw, or the logical request fails.
 //! - Time advances in ticks; delays are rounded to whole ticks (at least one). Events live in a
 //!   timing wheel, so a run costs O(events + ticks). Each client has exactly one pending event
-//!   (closed loop), so the event *is* the client: its state travels in the wheel (16 bytes), and
-//!   there is no client table to reach at random (side tables only for the breaker and quota). A tick reads its slot front to back and appends
+//!   (closed loop), so the event *is* the client: its state travels in the wheel (8 bytes), and
+//!   there is no client table to reach at random (side tables only for decorrelated jitter, the
+//!   breaker and the quota). A tick reads its slot front to back and appends
 //!   to the slots it schedules, so a million clients cost per event what ten thousand do (issue
 //!   15: 1.6 s → see README "Measured figures"; the old intrusive lists through a client table
 //!   missed the cache on every event once the table outgrew it). Slot buffers are recycled, so
@@ -70,6 +71,7 @@
 //! no breaker, no budget, `throttle = false`, `retryAfterMs = 0`, `burstMs = 1000`, no quota, no
 //! limiter, `limiterGroups = 100` (100 clients per process by default).
 
+use super::super::backoff::Jitter;
 use super::super::breaker::{Acquire, Breaker, BreakerConfig, Outcome, Permit};
 use super::super::budget::RetryBudget;
 use super::super::error::{check, Error, Expect, Opt};
@@ -79,7 +81,7 @@ use super::super::retry::{Decision, Failure, RetryPolicy};
 use super::super::rng::{Rng, SplitMix64};
 use super::{effective_bucket_ms, rng_from_seed, Strategy, MAX_BUCKETS};
 
-/// Largest accepted `clients` (16 bytes of state each, carried by its one pending event).
+/// Largest accepted `clients` (8 bytes of state each in its one pending event, plus side tables).
 pub const MAX_CLIENTS: u32 = 10_000_000;
 /// Largest accepted `durationMs` (one day).
 pub const MAX_DURATION_MS: u32 = 86_400_000;
@@ -299,13 +301,12 @@ enum Phase {
     InFlight,
 }
 
-/// A client's state, carried by its one pending event (see the module docs): 16 bytes, so a
-/// million clients stream through 16 MB. What only the breaker or the quota needs (the permit,
-/// the class the last retry paid for) lives in side tables indexed by `id`, allocated only when
-/// that feature is on.
+/// A client's state, carried by its one pending event (see the module docs): 8 bytes, so a
+/// million clients stream through 8 MB. What only decorrelated jitter, the breaker or the quota
+/// needs (the previous delay, the permit, the class the last retry paid for) lives in side tables
+/// indexed by `id`, allocated only when that feature is on.
 #[derive(Debug, Clone, Copy)]
 struct Client {
-    previous_delay_ms: f64,
     /// The client's index (its limiter group is `id mod groups`; its row in the side tables).
     id: u32,
     /// The attempt in progress (≤ `MAX_ATTEMPTS` = 1,000).
@@ -314,7 +315,7 @@ struct Client {
     answer: Answer,
 }
 
-const _: () = assert!(core::mem::size_of::<Client>() == 16);
+const _: () = assert!(core::mem::size_of::<Client>() == 8);
 const _: () = assert!(super::super::retry::MAX_ATTEMPTS < u16::MAX as u32);
 
 /// What the gateway answered (known when the attempt is sent; learned when it lands).
@@ -547,7 +548,6 @@ pub fn simulate_outage(o: &OutageOptions) -> Result<OutageResult, Error> {
     for id in 0..n {
         let due = ticks_of(stationary_first_arrival_ms(&p, &mut rng), p.tick_ms);
         let c = Client {
-            previous_delay_ms: base,
             id,
             attempt: 0,
             phase: Phase::Thinking,
@@ -559,6 +559,9 @@ pub fn simulate_outage(o: &OutageOptions) -> Result<OutageResult, Error> {
     // was paid yet, else 1 + the `ErrorClass` id the last retry paid the quota for.
     let mut permits = vec![0u32; if breaker.is_some() { n as usize } else { 0 }];
     let mut paid = vec![0u8; if quota.is_some() { n as usize } else { 0 }];
+    // The previous delay, which only decorrelated jitter reads (the others ignore it).
+    let chained = policy.backoff().jitter() == Jitter::Decorrelated;
+    let mut previous_delay = vec![base; if chained { n as usize } else { 0 }];
     // Clients whose next event falls past the end, mid-request (the rest are thinking).
     let mut pending_past_end = 0u64;
 
@@ -605,7 +608,9 @@ pub fn simulate_outage(o: &OutageOptions) -> Result<OutageResult, Error> {
                             b.record_request(now_ms);
                         }
                         c.attempt = 1;
-                        c.previous_delay_ms = base;
+                        if let Some(v) = previous_delay.get_mut(id as usize) {
+                            *v = base;
+                        }
                         if let Some(v) = paid.get_mut(id as usize) {
                             *v = 0;
                         }
@@ -707,7 +712,10 @@ pub fn simulate_outage(o: &OutageOptions) -> Result<OutageResult, Error> {
                             elapsed_ms: 0.0,
                             retryable: true,
                             retry_after_ms,
-                            previous_delay_ms: c.previous_delay_ms,
+                            previous_delay_ms: previous_delay
+                                .get(id as usize)
+                                .copied()
+                                .unwrap_or(base),
                         };
                         match policy.after_failure(failure, rng.next_unit()) {
                             Decision::Stop(_) => {
@@ -731,7 +739,9 @@ pub fn simulate_outage(o: &OutageOptions) -> Result<OutageResult, Error> {
                                             *v = 1 + class.id() as u8;
                                         }
                                     }
-                                    c.previous_delay_ms = delay_ms;
+                                    if let Some(v) = previous_delay.get_mut(id as usize) {
+                                        *v = delay_ms;
+                                    }
                                     c.attempt += 1;
                                     c.phase = Phase::Backoff;
                                     t + ticks_of(delay_ms, p.tick_ms).max(1)
