@@ -5,7 +5,7 @@
 #   make build   Rust → wasm → pkg/ → dist/steadfast-<version>.tgz, with a size table
 #   make test    setup, then fmt, lint-js, clippy, native tests, build, wasm tests (Node + Chromium), JS, consumers,
 #                browser — what CI runs (.ci/run)
-#   make demo    setup, build, node examples/demo.mjs
+#   make demo    the demo's tools only (bootstrap.sh demo: no wasm-pack/browsers/redis), build, node examples/demo.mjs
 #   make bench   setup, build, node benches/run.mjs
 #   make fmt     cargo fmt          make lint   cargo fmt --check + prettier/eslint + clippy (native and wasm32)
 #   make test-native | test-wasm | test-wasm-web | test-js | test-consumers | test-browser   one part of `make test`
@@ -25,7 +25,10 @@ build: setup
 test: setup
 	@scripts/test.sh
 
-demo: build
+# Not `demo: build`: a brand-new machine must not compile wasm-pack or fetch browsers for the demo.
+demo:
+	@scripts/bootstrap.sh demo
+	@scripts/build.sh
 	@$(ENV) scripts/install-tarball.sh examples >/dev/null && node examples/demo.mjs
 
 bench: build

@@ -1,6 +1,6 @@
 // steadfast benchmarks, side by side with cockatiel, opossum and p-retry (see benches/README.md).
 //
-//   node benches/run.mjs [--quick] [--only=timing,sim,memory,startup,browser,size] [--no-browser] [--cases=4,5a,…]
+//   node benches/run.mjs [--quick] [--only=timing,store,sim,memory,startup,browser,size] [--no-browser] [--cases=4,5a,…]
 //
 // steadfast is imported BY NAME ('steadfast'), from the tarball `make build` packs, installed into
 // benches/node_modules exactly as a user's `npm install` would (exports → index.node.js).
@@ -61,6 +61,16 @@ if (want('timing')) {
   console.log('\nRatios (steadfast ÷ anchor; overhead ratio = (steadfast − baseline) ÷ (anchor − baseline)):\n');
   table(pairs, 2);
   console.log();
+}
+
+if (want('store')) {
+  const { runStoreGrowth } = await import('./store.mjs');
+  const records = quick ? 100_000 : 1_000_000;
+  const g = await runStoreGrowth({ records, batch: 10_000 });
+  console.log(`## Case 3b: chargeCustomer, fresh key per call into ONE store retaining every record (0 → ${records.toLocaleString('en')}; rounds of 10,000 calls, interleaved, medians)\n`);
+  table(g.rows);
+  console.log(`\nflatness (steadfast overhead at the largest size ÷ at 10k–60k): ${fmt(g.flat, 2)}× (target ≤ 1.2×: ${g.flat <= 1.2 ? 'met' : 'MISSED'})`);
+  console.log(`memory per retained done record, JS heap + wasm: ${fmt(g.perRecord, 0)} B (target ≤ 100 B: ${g.perRecord <= 100 ? 'met' : 'MISSED'}; ${g.retained.toLocaleString('en')} of ${g.added.toLocaleString('en')} records retained; heap+wasm ${g.heapWasmMiB[0]} → ${g.heapWasmMiB[1]} MiB)\n`);
 }
 
 if (want('sim')) {
