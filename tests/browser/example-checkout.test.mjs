@@ -22,16 +22,16 @@ async function observeKeys(browser) {
     });
     return async () => keys;
   }
-  await page.evaluate(() => {
-    const seen = (globalThis.__chargeKeys = []);
-    const real = globalThis.fetch;
-    globalThis.fetch = (input, init) => {
+  await page.addScript(`{
+    const seen = (window.__chargeKeys = []);
+    const real = window.fetch;
+    window.fetch = (input, init) => {
       const req = new Request(input, init);
       if (req.url.endsWith('/v1/charges')) seen.push(req.headers.get('idempotency-key'));
-      return real.call(globalThis, input, init);
+      return real.call(window, input, init);
     };
-  });
-  return () => page.evaluate(() => globalThis.__chargeKeys);
+  }`);
+  return () => page.evaluate(() => Array.from(window.__chargeKeys));
 }
 
 test(`${ENGINE_LABEL}: Pay clicked twice under faults: one charge, one key`, { timeout: 90_000 }, async (t) => {

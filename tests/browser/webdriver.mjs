@@ -179,8 +179,8 @@ async function command(base, method, path, body, timeoutMs) {
 // each navigation, so errors raised while the page loads are caught by the suites' readiness checks
 // (a page that failed to load never sets its ready flag) rather than here.
 const INSTALL_PROBLEMS = `
-  if (!globalThis.__wdProblems) {
-    const p = (globalThis.__wdProblems = []);
+  if (!window.__wdProblems) {
+    const p = (window.__wdProblems = []);
     addEventListener('error', (e) => p.push('pageerror: ' + (e.message || e.error)));
     addEventListener('unhandledrejection', (e) => p.push('pageerror: ' + (e.reason && e.reason.message || e.reason)));
     for (const level of ['error', 'warn']) {
@@ -201,12 +201,27 @@ export class WebDriverPage {
   _in(fn) { return this.session.inWindow(this.handle, fn); }
 
   async _collectProblems() {
-    const found = await this.session.cmd('POST', '/execute/sync', { script: 'const p = globalThis.__wdProblems || []; return p.splice(0, p.length);', args: [] }).catch(() => []);
+    const found = await this.session.cmd('POST', '/execute/sync', { script: 'const p = window.__wdProblems || []; return Array.from(p.splice(0, p.length), String);', args: [] }).catch(() => []);
     this.browser.problems.push(...(found ?? []));
   }
 
   async _afterNavigation() {
-    await this.session.cmd('POST', '/execute/sync', { script: INSTALL_PROBLEMS, args: [] });
+    await this._inject(INSTALL_PROBLEMS);
+  }
+
+  // Runs classic-script `code` in the page's own realm, through an inline <script> element. Execute
+  // Script is not enough to change the page: geckodriver runs it in a sandbox whose global falls back
+  // to the window for reads but keeps its own writes (a global assigned there is invisible to the page).
+  async _inject(code) {
+    await this.session.cmd('POST', '/execute/sync', {
+      script: 'const s = document.createElement("script"); s.textContent = arguments[0]; (document.head || document.documentElement).append(s); s.remove();',
+      args: [code],
+    });
+  }
+
+  /** Runs classic-script source `code` in the page's realm (e.g. to wrap the page's fetch). */
+  addScript(code) {
+    return this._in(() => this._inject(code));
   }
 
   goto(url) {
