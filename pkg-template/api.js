@@ -2,7 +2,7 @@
 // instantiated; nothing here calls into wasm at import time.
 
 export { fullJitter, equalJitter, decorrelatedJitter, withRetry } from './lib/retry.js';
-export { isTransientError, parseRetryAfter } from './lib/classify.js';
+export { isTransientError, isFetchNetworkError, parseRetryAfter } from './lib/classify.js';
 export { CircuitBreaker } from './lib/breaker.js';
 export { RetryBudget } from './lib/budget.js';
 export { IdempotencyStore, newIdempotencyKey } from './lib/idempotency.js';
@@ -19,6 +19,7 @@ export {
   RetryBudgetExhaustedError,
   DeadlineExceededError,
   IdempotencyStateError,
+  OfflineError,
   isSteadfastError,
 } from './lib/errors.js';
 export { version } from './steadfast_core.js';

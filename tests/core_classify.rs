@@ -55,21 +55,19 @@ fn civil(mut days: i64) -> (i64, usize, i64) {
     (year, month, days + 1)
 }
 
-/// The three formats of `secs` since the epoch: (IMF-fixdate, RFC 850 if its 2-digit year is
-/// unambiguous, asctime).
-fn formats(secs: i64) -> (String, Option<String>, String) {
+/// The three formats of `secs` since the epoch: (IMF-fixdate, RFC 850 with its two-digit year,
+/// asctime).
+fn formats(secs: i64) -> (String, String, String) {
     let days = secs.div_euclid(86_400);
     let (y, m, d) = civil(days);
     let weekday = DAYS[days.rem_euclid(7) as usize]; // 1970-01-01 was a Thursday
     let (hh, mm, ss) = (secs % 86_400 / 3600, secs % 3600 / 60, secs % 60);
     let (wd, mon) = (&weekday[..3], MONTHS[m]);
     let imf = format!("{wd}, {d:02} {mon} {y} {hh:02}:{mm:02}:{ss:02} GMT");
-    let rfc850 = (1970..2070).contains(&y).then(|| {
-        format!(
-            "{weekday}, {d:02}-{mon}-{:02} {hh:02}:{mm:02}:{ss:02} GMT",
-            y % 100
-        )
-    });
+    let rfc850 = format!(
+        "{weekday}, {d:02}-{mon}-{:02} {hh:02}:{mm:02}:{ss:02} GMT",
+        y % 100
+    );
     let asctime = format!("{wd} {mon} {d:>2} {hh:02}:{mm:02}:{ss:02} {y}");
     (imf, rfc850, asctime)
 }
@@ -78,7 +76,7 @@ fn formats(secs: i64) -> (String, Option<String>, String) {
 fn the_formatter_agrees_with_the_rfc_examples() {
     let (imf, rfc850, asctime) = formats(784_111_777);
     assert_eq!(imf, "Sun, 06 Nov 1994 08:49:37 GMT");
-    assert_eq!(rfc850.as_deref(), Some("Sunday, 06-Nov-94 08:49:37 GMT"));
+    assert_eq!(rfc850, "Sunday, 06-Nov-94 08:49:37 GMT");
     assert_eq!(asctime, "Sun Nov  6 08:49:37 1994");
     assert_eq!(formats(LAST_SECOND).0, "Fri, 31 Dec 9999 23:59:59 GMT");
 }
@@ -117,13 +115,32 @@ proptest! {
     fn http_dates_parse_to_the_exact_instant(secs in 0i64..=LAST_SECOND, now in 0.0f64..1e13) {
         let (imf, rfc850, asctime) = formats(secs);
         let ms = secs as f64 * 1000.0;
-        prop_assert_eq!(parse_http_date(&imf), Some(ms), "{}", imf);
-        prop_assert_eq!(parse_http_date(&asctime), Some(ms), "{}", asctime);
-        if let Some(rfc850) = rfc850 {
-            prop_assert_eq!(parse_http_date(&rfc850), Some(ms), "{}", rfc850);
-        }
+        prop_assert_eq!(parse_http_date(&imf, now), Some(ms), "{}", imf);
+        prop_assert_eq!(parse_http_date(&asctime, now), Some(ms), "{}", asctime);
+        // Read at its own instant, a two-digit year is that year (it is not 50 years ahead).
+        prop_assert_eq!(parse_http_date(&rfc850, ms), Some(ms), "{}", rfc850);
         // As a Retry-After: the time left from `now`, never negative.
         prop_assert_eq!(parse_retry_after(&imf, now), Some((ms - now).max(0.0)));
+    }
+
+    /// RFC 9110 §5.6.7, for any `now`: the two digits are kept, the instant is at most 50 years
+    /// after `now`, and it is the latest such (the year a century later would be too far ahead).
+    #[test]
+    fn rfc850_years_are_within_fifty_years_of_now(secs in 0i64..=LAST_SECOND, now_secs in 3_155_760_000i64..=250_000_000_000) {
+        let (_, rfc850, _) = formats(secs);
+        let now = now_secs as f64 * 1000.0;
+        let Some(ms) = parse_http_date(&rfc850, now) else {
+            // Only 29 Feb can fail: the chosen year is not a leap year.
+            prop_assert!(rfc850.contains("29-Feb"), "{}", rfc850);
+            return Ok(());
+        };
+        let (year, _, _) = civil((ms / 1000.0).floor() as i64 / 86_400);
+        let (now_year, _, _) = civil(now_secs / 86_400);
+        prop_assert_eq!(year % 100, civil(secs / 86_400).0 % 100, "{}", rfc850);
+        prop_assert!(year <= now_year + 50 && year + 50 >= now_year, "{} read in {} gave {}", rfc850, now_year, year);
+        // Seconds after `now`, measured in 365.2425-day years, never more than 50.
+        prop_assert!((ms - now) / 31_556_952_000.0 <= 50.0 + 1e-9, "{} read in {}", rfc850, now_year);
+        prop_assert!((ms - now) / 31_556_952_000.0 > -51.0, "{} read in {}", rfc850, now_year);
     }
 
     #[test]
@@ -138,7 +155,7 @@ proptest! {
             chars.into_iter().collect()
         }),
     ], now in any::<f64>()) {
-        if let Some(ms) = parse_http_date(&s) {
+        if let Some(ms) = parse_http_date(&s, now) {
             prop_assert!(ms.is_finite(), "{:?} -> {}", s, ms); // years 0000-9999: finite
         }
         if let Some(ms) = parse_retry_after(&s, now) {

@@ -1,13 +1,20 @@
 // Why: a checkout button is where double charges are born (double clicks, reloads, timeouts). The
 // client makes one key per logical charge, sends it on every attempt (and to the secondary
-// endpoint on failover), and answers with an outcome a UI can show: succeeded, declined, or
-// unknown (money may have moved: show "we're checking", never "try again").
+// endpoint on failover), and answers with an outcome a UI can show, for everything the network or
+// the gateway can do: succeeded, declined, unknown (money may have moved: show "we're checking",
+// never "try again") or unavailable (provably nothing was sent: open circuit, offline, connection
+// refused; the key is free). Only programming errors reject. `reconcile()` gets a cart out of
+// unknown by re-sending the SAME key: a gateway that honours keys replays the first outcome,
+// processes it once, or answers 409 while it is still running (then it stays unknown).
 
 import { RetryBudget } from './budget.js';
 import { IdempotencyStore, newIdempotencyKey } from './idempotency.js';
-import { CircuitOpenError, IdempotencyKeyReuseError, OutcomeUnknownError, SteadfastError } from './errors.js';
-import { resilientFetch, BreakerRegistry, compile as checkFetchOptions } from './fetch.js';
+import { CircuitOpenError, IdempotencyKeyReuseError, OfflineError, OutcomeUnknownError, SteadfastError } from './errors.js';
+import { fetchWithState, provablyNotSent, settleWindowFor, BreakerRegistry, compile as checkFetchOptions } from './fetch.js';
 import * as o from './options.js';
+
+/** What `retryAfterMs` says when nothing but the network itself failed (offline, refused): a hint, not a server's word. */
+const UNAVAILABLE_RETRY_MS = 1_000;
 
 /** The gateway answered with something a correct client never causes (400, 401, 404, …). */
 export class CheckoutRequestError extends SteadfastError {
@@ -25,6 +32,21 @@ class Declined extends Error {
     this.reason = reason;
   }
 }
+
+/**
+ * Internal: provably nothing was sent; travels through the store as a definitive failure (frees
+ * the key). No `cause` on purpose: a nested ECONNREFUSED would read as transient to the store.
+ */
+class Unavailable extends Error {
+  constructor(reason, retryAfterMs) {
+    super(`nothing was sent: ${reason}`);
+    this.reason = reason;
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
+/** Internal: the caller's own abort, already classified for the store; `charge()` rejects with the signal's reason. */
+const ABORTED = new WeakSet();
 
 /** A URL string from a string or anything with a string `href` (URL). */
 function href(v) {
@@ -57,46 +79,84 @@ export function createCheckoutClient(options) {
   if (typeof store?.run !== 'function') throw o.typeError(where, 'store', 'an IdempotencyStore (an object with run())', store);
   const budget = opts.budget ?? new RetryBudget({ ratio: 0.2, minRetriesPerSec: 10, windowMs: 10_000 });
   // A single CircuitBreaker guards the primary only; the secondary always has its own (a dead
-  // primary must not block the failover path), from the registry.
+  // primary must not block the failover path), from the registry. `breaker: false`: none at all.
+  const noBreaker = opts.breaker === false;
   const primaryBreaker = typeof opts.breaker?.execute === 'function' ? opts.breaker : undefined;
-  const registry =
-    opts.breaker instanceof BreakerRegistry
+  const registry = noBreaker
+    ? undefined
+    : opts.breaker instanceof BreakerRegistry
       ? opts.breaker
       : new BreakerRegistry(opts.breaker === undefined || primaryBreaker !== undefined ? undefined : o.object(opts.breaker, where));
   const attemptTimeoutMs = o.num(opts, 'attemptTimeoutMs', where) ?? 10_000;
   const deadlineMs = o.num(opts, 'deadlineMs', where);
   const onAttempt = o.fn(opts, 'onAttempt', where);
   // Validate retry/budget/timeouts once, up front, with the same rules resilientFetch applies.
-  const fetchOptions = { retry: opts.retry, budget, breaker: registry, attemptTimeoutMs, deadlineMs };
+  const fetchOptions = { retry: opts.retry, budget, breaker: registry ?? false, attemptTimeoutMs, deadlineMs };
   checkFetchOptions(fetchOptions);
+  const settleAfterMs = settleWindowFor(attemptTimeoutMs, deadlineMs);
   const inFlight = new Map();
+  /** key -> the charge, while its outcome is unknown (what reconcile() re-sends). */
+  const unknownCharges = new Map();
 
-  const post = (url, body, key, signal, breaker) => {
+  /** One resilientFetch to `url`; adds what it sent to `sent` (across primary and secondary). */
+  const post = async (url, body, key, signal, breaker, sent) => {
     const counted = fetchImpl ?? ((...a) => globalThis.fetch(...a));
-    let attempt = 0;
     const fetch = (req, init) => {
-      attempt += 1;
-      onAttempt?.({ attempt, key, url: String(url) });
+      onAttempt?.({ attempt: sent.attempts + state.attempts, key, url: String(url) });
       return counted(req, init);
     };
-    return resilientFetch(
-      url,
-      { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': key }, body, signal },
-      { ...fetchOptions, breaker, fetch },
-    );
+    const state = {};
+    try {
+      return await fetchWithState(
+        url,
+        { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': key }, body, signal },
+        { ...fetchOptions, breaker: breaker ?? false, fetch },
+        state,
+      );
+    } finally {
+      sent.maybeSent ||= state.maybeSent === true;
+      sent.attempts += state.attempts ?? 0;
+      if (state.lastAttemptAt !== undefined) sent.lastAttemptAt = state.lastAttemptAt;
+    }
+  };
+
+  const unknown = (key, startedAt, sent, cause) =>
+    new OutcomeUnknownError(key, startedAt, { cause, attempts: sent.attempts, lastAttemptAt: sent.lastAttemptAt, settleAfterMs });
+
+  /** Classify a failure of the HTTP calls: unknown if anything may have left, unavailable if provably nothing did. */
+  const failure = (e, key, startedAt, sent, signal) => {
+    if (signal?.aborted && e === signal.reason) {
+      const classified = sent.maybeSent ? unknown(key, startedAt, sent, e) : new Unavailable('aborted', 0);
+      ABORTED.add(classified);
+      return classified;
+    }
+    if (e instanceof OutcomeUnknownError) return e;
+    if (sent.maybeSent) return unknown(key, startedAt, sent, e);
+    if (e instanceof CircuitOpenError) return new Unavailable('circuit-open', e.retryAfterMs);
+    if (e instanceof OfflineError) return new Unavailable('offline', UNAVAILABLE_RETRY_MS);
+    if (provablyNotSent(e) || (e?.code === 'RETRY_BUDGET_EXHAUSTED' && provablyNotSent(e.cause))) {
+      return new Unavailable('connection-refused', UNAVAILABLE_RETRY_MS);
+    }
+    return e; // nothing was sent and it is not the network: a programming error (bad URL, bad option)
   };
 
   const attemptCharge = async (charge, key, signal) => {
     const body = JSON.stringify(charge);
+    const startedAt = Date.now();
+    const sent = { maybeSent: false, attempts: 0, lastAttemptAt: undefined };
     let response;
     try {
-      response = await post(endpoint, body, key, signal, primaryBreaker ?? registry);
-    } catch (e) {
-      if (e instanceof CircuitOpenError && secondary !== undefined) {
-        response = await post(secondary, body, key, signal, registry); // failover: the SAME key
-      } else {
-        throw e;
+      try {
+        response = await post(endpoint, body, key, signal, primaryBreaker ?? registry, sent);
+      } catch (e) {
+        if (e instanceof CircuitOpenError && secondary !== undefined) {
+          response = await post(secondary, body, key, signal, registry, sent); // failover: the SAME key
+        } else {
+          throw e;
+        }
       }
+    } catch (e) {
+      throw failure(e, key, startedAt, sent, signal);
     }
     const data = await json(response);
     if (response.ok) return { status: 'succeeded', reference: String(data?.reference ?? data?.id ?? ''), key };
@@ -105,19 +165,70 @@ export function createCheckoutClient(options) {
     if (response.status === 422 && err.type === 'idempotency_error') throw new IdempotencyKeyReuseError(key);
     if (response.status === 409 || response.status >= 500 || response.status === 429 || response.status === 408) {
       // Still being processed elsewhere, or the server failed without saying what happened.
-      throw new OutcomeUnknownError(key, Date.now());
+      throw unknown(key, startedAt, sent, undefined);
     }
     throw new CheckoutRequestError(response.status, data);
   };
 
+  /** The outcome for what attemptCharge (through the store) threw; rethrows programming errors. */
+  const outcomeOf = (e, key, signal) => {
+    if (e instanceof Declined) return { status: 'declined', reason: e.reason, key };
+    if (ABORTED.has(e)) throw signal.reason;
+    if (e instanceof Unavailable) return { status: 'unavailable', reason: e.reason, retryAfterMs: e.retryAfterMs, key };
+    // Unknown here, or parked earlier; or another tab/process is charging this key right now.
+    if (e instanceof OutcomeUnknownError || e?.code === 'OUTCOME_UNKNOWN' || e?.code === 'DUPLICATE_IN_FLIGHT') return { status: 'unknown', key };
+    // A shared store that cannot record the start never starts the charge: nothing was sent.
+    if (e?.code === 'STORE_UNAVAILABLE') return { status: 'unavailable', reason: 'store-unavailable', retryAfterMs: UNAVAILABLE_RETRY_MS, key };
+    throw e;
+  };
+
   const run = async (charge, key, signal) => {
+    let outcome;
     try {
-      return await store.run(key, () => attemptCharge(charge, key, signal), { fingerprint: `${charge.amountCents} ${charge.currency}` });
+      outcome = await store.run(key, () => attemptCharge(charge, key, signal), { fingerprint: `${charge.amountCents} ${charge.currency}`, settleAfterMs });
     } catch (e) {
-      if (e instanceof Declined) return { status: 'declined', reason: e.reason, key };
-      if (e instanceof OutcomeUnknownError) return { status: 'unknown', key };
-      throw e;
+      outcome = outcomeOf(e, key, signal);
     }
+    if (outcome.status === 'unknown') unknownCharges.set(key, charge);
+    else unknownCharges.delete(key);
+    return outcome;
+  };
+
+  /** Re-send an unknown key's charge with the SAME key and settle the record by the answer. */
+  const resubmit = async (key, charge) => {
+    const record = await store.peek(key);
+    if (record === undefined) return charge === undefined ? undefined : run(charge, key, undefined);
+    if (record.status === 'done') return record.result;
+    if (record.status === 'in-flight') return { status: 'unknown', key };
+    const body = charge ?? unknownCharges.get(key);
+    if (body === undefined) throw o.typeError('reconcile', 'charge', `the charge sent with key ${key} (this client did not make it)`, charge);
+    let outcome;
+    try {
+      outcome = await attemptCharge(body, key, undefined);
+    } catch (e) {
+      outcome = outcomeOf(e, key, undefined);
+      // Nothing was sent this time: the first attempt's fate is still unknown.
+      if (outcome.status === 'unavailable') return { status: 'unknown', key, retryAfterMs: outcome.retryAfterMs };
+    }
+    if (outcome.status === 'unknown') return outcome;
+    try {
+      await store.resolve(key, outcome.status === 'succeeded' ? { status: 'done', result: outcome } : { status: 'failed' });
+    } catch (e) {
+      if (e?.code !== 'KEY_WRONG_STATE' && e?.code !== 'KEY_NOT_FOUND') throw e;
+      // Settled meanwhile (another reconcile, another tab): its answer stands.
+      const now = await store.peek(key);
+      if (now?.status === 'done') return now.result;
+    }
+    unknownCharges.delete(key);
+    return outcome;
+  };
+
+  const once = (key, start) => {
+    const pending = inFlight.get(key);
+    if (pending !== undefined) return pending;
+    const p = start().finally(() => inFlight.delete(key));
+    inFlight.set(key, p);
+    return p;
   };
 
   return {
@@ -125,7 +236,8 @@ export function createCheckoutClient(options) {
     store,
     /**
      * Charge once per key. A second call with the same key while the first is in flight returns
-     * the same promise (a double click charges once); after it settles, a succeeded key replays.
+     * the same promise (a double click charges once); after it settles, a succeeded key replays
+     * and an unknown key answers unknown without sending anything.
      */
     charge(charge, chargeOptions) {
       const c = o.object(charge, 'charge');
@@ -136,11 +248,30 @@ export function createCheckoutClient(options) {
       const co = o.object(chargeOptions, 'charge', true);
       const key = co.idempotencyKey ?? newIdempotencyKey();
       if (typeof key !== 'string') return Promise.reject(o.typeError('charge', 'idempotencyKey', 'a string', key));
-      const pending = inFlight.get(key);
-      if (pending !== undefined) return pending;
-      const p = run(c, key, co.signal).finally(() => inFlight.delete(key));
-      inFlight.set(key, p);
-      return p;
+      return once(key, () => run(c, key, co.signal));
+    },
+    /**
+     * Get unknown charges out of unknown by re-sending each with the SAME key (see index.d.ts).
+     * With a key: that charge's outcome; without: every unknown key of the store, in order.
+     */
+    reconcile(key, charge) {
+      if (key === undefined) {
+        return (async () => {
+          const out = [];
+          for (const k of await store.unknownKeys()) out.push(await once(k, () => resubmit(k, undefined)));
+          return out;
+        })();
+      }
+      if (typeof key !== 'string') return Promise.reject(o.typeError('reconcile', 'key', 'a string', key));
+      if (charge !== undefined) {
+        const c = o.object(charge, 'reconcile');
+        if (!Number.isSafeInteger(c.amountCents) || c.amountCents <= 0) return Promise.reject(o.rangeError('reconcile', 'amountCents', 'a positive integer', c.amountCents));
+      }
+      return once(key, async () => {
+        const outcome = await resubmit(key, charge);
+        if (outcome === undefined) throw o.typeError('reconcile', 'charge', `the charge for key ${key} (the store has no record of it)`, charge);
+        return outcome;
+      });
     },
   };
 }

@@ -1,6 +1,8 @@
 // Why: "4xx is never retried". The rule (which statuses and network codes are transient, how to
 // read Retry-After) lives in the Rust core; this file only digs the status, code and header out of
 // whatever shape the error has (fetch Response, Node system error, undici's nested cause, ours).
+// A browser's fetch network error has no code at all: a bare TypeError whose message depends on the
+// engine. That list is here, once (see FETCH_NETWORK_MESSAGES).
 
 import { isTransientStatus, isTransientCode, parseRetryAfter as coreParseRetryAfter, parseShouldRetry } from '../steadfast_core.js';
 import * as o from './options.js';
@@ -12,12 +14,57 @@ function statusOf(e) {
 }
 
 /**
+ * The messages of the TypeError that `fetch` rejects with on a network error, by engine. None
+ * carries a code, so the message is all there is. The same list as the `is-network-error` package
+ * (used by ky and p-retry), with one deliberate difference: WebKit's "Load failed" is accepted with
+ * or without a stack (is-network-error requires none, to avoid false positives; a false positive
+ * here only parks a key as unknown or retries once more, while a false negative frees a key whose
+ * charge may have gone through).
+ */
+const FETCH_NETWORK_MESSAGES = new Set([
+  'Failed to fetch', // Chromium
+  'network error', // Chromium, reading a body whose connection dropped
+  'NetworkError when attempting to fetch resource.', // Firefox
+  'Load failed', // WebKit (Safari 17+, WebKitGTK)
+  'The Internet connection appears to be offline.', // Safari 16
+  'The network connection was lost.', // Safari, older
+  'fetch failed', // undici (Node's fetch); its cause holds the system error
+  'terminated', // undici, a body cut off mid-stream
+  'Network request failed', // cross-fetch / React Native
+  ' A network error occurred.', // Bun (WebKit)
+  'Network connection lost', // Cloudflare Workers
+]);
+
+/**
+ * Is this the TypeError `fetch` rejects with on a network error, in any engine (Chromium "Failed to
+ * fetch", Firefox "NetworkError when attempting to fetch resource.", WebKit "Load failed", undici
+ * "fetch failed")? By name and message, across realms (a worker's or an iframe's TypeError).
+ * @param {unknown} error
+ */
+export function isFetchNetworkError(error) {
+  if (error === null || typeof error !== 'object') return false;
+  const e = /** @type {any} */ (error);
+  let name;
+  let message;
+  try {
+    if (Object.prototype.toString.call(e) !== '[object Error]') return false;
+    ({ name, message } = e);
+  } catch {
+    return false; // a hostile getter or a revoked Proxy is not a network error
+  }
+  if (name !== 'TypeError' || typeof message !== 'string') return false;
+  // Deno: "error sending request for url (…)".
+  return FETCH_NETWORK_MESSAGES.has(message) || message.startsWith('error sending request for url');
+}
+
+/**
  * Is this error worth retrying? HTTP 408, 429, >= 500 (unless a `Stripe-Should-Retry` header on
  * `error.headers` / `error.response.headers` says otherwise); network codes such as ECONNRESET,
- * ETIMEDOUT, EAI_AGAIN, ECONNREFUSED (also nested as `cause.code`); timeouts and aborts
- * (`TimeoutError`, `AbortError`: the request may have reached the server). Every other 4xx is
- * permanent. Steadfast's own errors: an unknown outcome and a deadline are transient; a budget
- * refusal is as transient as its cause; an open circuit is not (nothing was sent).
+ * ETIMEDOUT, EAI_AGAIN, ECONNREFUSED (also nested as `cause.code`); a fetch network error (the
+ * engines' TypeError messages, see isFetchNetworkError); timeouts and aborts (`TimeoutError`,
+ * `AbortError`: the request may have reached the server). Every other 4xx is permanent.
+ * Steadfast's own errors: an unknown outcome and a deadline are transient; a budget refusal is as
+ * transient as its cause; an open circuit and being offline are not (nothing was sent).
  * @param {unknown} error
  * @returns {boolean}
  */
@@ -32,7 +79,7 @@ export function isTransientError(error) {
   if (e.name === 'TimeoutError' || e.name === 'AbortError') return true;
   const status = statusOf(e);
   if (status !== undefined) return isTransientResponse(status, headerOf(e, 'stripe-should-retry'));
-  return hasCode(e, isTransientCode);
+  return hasCode(e, isTransientCode) || isFetchNetworkError(e);
 }
 
 /**
@@ -90,11 +137,14 @@ export function parseRetryAfter(value, nowMs) {
 
 /**
  * @internal Whether a failed run's error leaves its outcome unknown, by the store's `isTransient`. A
- * classifier that throws cannot tell, and "unknown" is the safe answer (never a blind retry).
+ * classifier that throws cannot tell, and "unknown" is the safe answer (never a blind retry); so is
+ * one that answers with a Promise (the store decides synchronously: it must not free a key on an
+ * answer it cannot read).
  */
 export function leavesOutcomeUnknown(isTransient, error) {
   try {
-    return isTransient(error) === true;
+    const verdict = isTransient(error);
+    return verdict === true || (verdict !== null && typeof verdict === 'object' && typeof verdict.then === 'function');
   } catch {
     return true;
   }

@@ -74,10 +74,26 @@ export class DuplicateRequestError extends SteadfastError {
 }
 
 export class OutcomeUnknownError extends SteadfastError {
+  /**
+   * @param {string} key
+   * @param {number} startedAt
+   * @param {{ cause?: unknown, attempts?: number, lastAttemptAt?: number, settleAfterMs?: number }} [options]
+   *   what reconciliation needs: attempts sent, when the last one started, the settle window.
+   */
   constructor(key, startedAt, options) {
     super(`Outcome for ${key} is unknown — reconcile before retrying`, 'OUTCOME_UNKNOWN', options);
     this.key = key;
     this.startedAt = startedAt;
+    for (const field of ['attempts', 'lastAttemptAt', 'settleAfterMs']) {
+      if (typeof options?.[field] === 'number') this[field] = options[field];
+    }
+  }
+}
+
+/** `navigator.onLine` was false before sending: nothing was sent (so nothing can have been charged). */
+export class OfflineError extends SteadfastError {
+  constructor(message = 'Offline (navigator.onLine is false): nothing was sent') {
+    super(message, 'OFFLINE');
   }
 }
 

@@ -1,20 +1,26 @@
 // Why: most users call a payment API over fetch, and HTTP has its own rules for what may be
 // repeated. This wraps the global fetch with the whole mechanism: retries only for methods that are
-// safe to repeat (POST/PATCH only with an Idempotency-Key, the same key on every attempt), only for
-// transient statuses or network errors, honouring Retry-After and Stripe-Should-Retry, behind one
-// breaker per origin and a shared budget, with per-attempt and overall time limits. A POST whose
-// fate is unknown is reported as such, never silently repeated with a new key.
+// safe to repeat (the core's method_is_retryable: POST/PATCH only with an Idempotency-Key, the same
+// key on every attempt), only for transient statuses or network errors, honouring Retry-After and
+// Stripe-Should-Retry, behind one breaker per origin and a shared budget, with per-attempt and
+// overall time limits. A POST whose fate is unknown is reported as such, never silently repeated
+// with a new key; one that provably never left (offline, connection refused, open circuit) is not.
+//
+// A network error is recognised by where it came from, not by its text: a rejection of the fetch
+// call itself that is not our abort (the Fetch standard rejects with a TypeError whose message
+// differs per engine: Chromium "Failed to fetch", Firefox "NetworkError when attempting to fetch
+// resource.", WebKit "Load failed", undici "fetch failed").
 
+import { methodIsRetryable, settleAfterMs as coreSettleAfterMs } from '../steadfast_core.js';
 import { CircuitBreaker } from './breaker.js';
 import { RetryBudget } from './budget.js';
-import { OutcomeUnknownError } from './errors.js';
+import { OfflineError, OutcomeUnknownError } from './errors.js';
 import { isTransientError, isTransientResponse, hasCode } from './classify.js';
 import { withRetry } from './retry.js';
 import { newIdempotencyKey } from './idempotency.js';
 import * as o from './options.js';
 import { after } from './clock.js';
 
-const SAFE = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE']);
 const KEYED = new Set(['POST', 'PATCH']);
 const JITTERS = ['full', 'equal', 'decorrelated', 'none'];
 
@@ -31,7 +37,15 @@ class RetryableResponse extends Error {
 
 /** Network errors that prove the request never left (safe to call "not charged"). */
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
-const neverSent = (error) => hasCode(error, (code) => NOT_SENT.has(code));
+
+/**
+ * @internal Does this failure prove that nothing reached the server? Offline before sending, or a
+ * connection that was never made (refused, DNS failed, connect timed out: Node reports these; a
+ * browser's TypeError cannot tell, so there it is never proof).
+ */
+export function provablyNotSent(error) {
+  return error instanceof OfflineError || hasCode(error, (code) => NOT_SENT.has(code));
+}
 
 /** What an origin's breaker counts as a failure: transient statuses and network errors, not the caller's own abort. */
 function countsAgainstOrigin(e) {
@@ -102,6 +116,8 @@ export function compile(options) {
   if (budget !== undefined && budget !== false && !(budget instanceof RetryBudget)) throw o.typeError(where, 'budget', 'a RetryBudget or false', budget);
   const key = opts.idempotencyKey;
   if (key !== undefined && typeof key !== 'string') throw o.typeError(where, 'idempotencyKey', "a string or 'auto'", key);
+  const bufferBody = opts.bufferBody ?? false;
+  if (typeof bufferBody !== 'boolean') throw o.typeError(where, 'bufferBody', 'a boolean', bufferBody);
   return {
     fetch: o.fn(opts, 'fetch', where),
     retry,
@@ -110,8 +126,23 @@ export function compile(options) {
     breaker,
     budget,
     key,
+    bufferBody,
     onRetry: o.fn(opts, 'onRetry', where),
   };
+}
+
+/**
+ * @internal The settle window (see reconcile) for an unknown produced under these limits: the
+ * core's rule (twice the longest an attempt could run).
+ */
+export function settleWindowFor(attemptTimeoutMs, deadlineMs) {
+  return coreSettleAfterMs(attemptTimeoutMs ?? NaN, deadlineMs ?? NaN);
+}
+
+/** Throws fetch's own TypeError for a request fetch would refuse (bad method, header, URL) — before anything is sent. */
+function checkRequest(url, method, headers) {
+  if (typeof Request !== 'function') return;
+  new Request(url.href, { method, headers });
 }
 
 function attemptTimeout(ms) {
@@ -121,11 +152,23 @@ function attemptTimeout(ms) {
 /**
  * `fetch` with retries, a per-origin breaker, a shared budget, timeouts and idempotency keys.
  * Resolves with the final Response for any HTTP status (like fetch), untouched; rejects for network
- * failures, timeouts, aborts (with the signal's reason), an open circuit (CircuitOpenError), an
- * exhausted budget, and with OutcomeUnknownError when a keyed POST/PATCH may have been processed.
+ * failures, timeouts, aborts (with the signal's reason), an open circuit (CircuitOpenError), being
+ * offline before sending (OfflineError), an exhausted budget, and with OutcomeUnknownError when a
+ * keyed POST/PATCH may have been processed.
  */
-export async function resilientFetch(input, init, options) {
+export function resilientFetch(input, init, options) {
+  return fetchWithState(input, init, options, {});
+}
+
+/**
+ * @internal resilientFetch, reporting into `state`: `maybeSent` (some attempt may have reached the
+ * server), `attempts` (fetch calls made), `lastAttemptAt` (when the last one started).
+ */
+export async function fetchWithState(input, init, options, state) {
   const startedAt = Date.now();
+  state.maybeSent = false;
+  state.attempts = 0;
+  state.lastAttemptAt = undefined;
   const c = compile(options);
   const url = urlOf(input);
   const doFetch = c.fetch ?? globalThis.fetch;
@@ -136,9 +179,20 @@ export async function resilientFetch(input, init, options) {
   new Headers(reqInit.headers).forEach((v, k) => headers.set(k, v));
   if (c.key !== undefined) headers.set('Idempotency-Key', c.key === 'auto' ? newIdempotencyKey() : c.key);
   const key = headers.get('Idempotency-Key') ?? undefined;
-  const replayable = !(typeof ReadableStream === 'function' && reqInit.body instanceof ReadableStream);
-  const retryable = replayable && (SAFE.has(method) || (KEYED.has(method) && key !== undefined));
+  checkRequest(url, method, headers);
+  // A ReadableStream body can be read once: it is sent once, unless bufferBody reads it into
+  // memory first (then every attempt sends the same bytes).
+  let body = reqInit.body;
+  const streamed = typeof ReadableStream === 'function' && body instanceof ReadableStream;
+  if (streamed && c.bufferBody) body = new Uint8Array(await new Response(body).arrayBuffer());
+  const replayable = !streamed || c.bufferBody;
+  const retryable = replayable && methodIsRetryable(method, key !== undefined);
   const callerSignal = reqInit.signal ?? base?.signal ?? undefined;
+  const fetchInit = { ...reqInit, method, headers };
+  if (reqInit.body !== undefined) fetchInit.body = body;
+  if (streamed && c.bufferBody) delete fetchInit.duplex;
+  // Rejections of the fetch call itself (not our abort): network errors, whatever their text.
+  const fromFetch = new Set();
 
   const breaker =
     c.breaker === false
@@ -156,16 +210,27 @@ export async function resilientFetch(input, init, options) {
       if (outer.aborted) throw outer.reason;
       outer.addEventListener('abort', onAbort, { once: true });
     }
+    // Offline before sending: nothing can leave, so nothing is sent (and nothing may be charged).
+    if (globalThis.navigator?.onLine === false) throw new OfflineError();
     const cancelTimer = c.attemptTimeoutMs === undefined ? undefined : after(c.attemptTimeoutMs, () => controller.abort(attemptTimeout(c.attemptTimeoutMs)));
     try {
       const req = base !== undefined ? base.clone() : url.href;
       let response;
+      state.attempts += 1;
+      state.lastAttemptAt = Date.now();
       try {
-        response = await doFetch(req, { ...reqInit, method, headers, signal: controller.signal });
+        response = await doFetch(req, { ...fetchInit, signal: controller.signal });
       } catch (e) {
         // fetch rejects with a generic AbortError; report the reason we aborted with.
-        throw controller.signal.aborted ? controller.signal.reason : e;
+        if (controller.signal.aborted) {
+          state.maybeSent = true;
+          throw controller.signal.reason;
+        }
+        if (!provablyNotSent(e)) state.maybeSent = true;
+        fromFetch.add(e);
+        throw e;
       }
+      state.maybeSent = true;
       if (response.ok) return response;
       if (isTransientResponse(response.status, response.headers.get('stripe-should-retry') ?? undefined)) {
         throw new RetryableResponse(response);
@@ -183,7 +248,10 @@ export async function resilientFetch(input, init, options) {
     maxElapsedMs: c.deadlineMs,
     signal: callerSignal,
     budget,
-    isRetryable: (e) => e instanceof RetryableResponse || (!(callerSignal?.aborted && e === callerSignal.reason) && isTransientError(e)),
+    isRetryable: (e) =>
+      e instanceof RetryableResponse ||
+      e instanceof OfflineError ||
+      (!(callerSignal?.aborted && e === callerSignal.reason) && (fromFetch.has(e) || isTransientError(e))),
     onRetry: (info) => {
       // Free the connection of a response we will not return.
       if (info.error instanceof RetryableResponse) info.error.response.body?.cancel().catch(() => {});
@@ -198,8 +266,15 @@ export async function resilientFetch(input, init, options) {
   } catch (e) {
     if (e instanceof RetryableResponse) return e.response;
     const callerAbort = callerSignal?.aborted && e === callerSignal.reason;
-    if (KEYED.has(method) && key !== undefined && !callerAbort && isTransientError(e) && !neverSent(e)) {
-      throw new OutcomeUnknownError(key, startedAt, { cause: e });
+    // A keyed POST/PATCH that may have reached the server: its fate is unknown, whatever the last
+    // attempt's error was (an earlier attempt may have been processed).
+    if (KEYED.has(method) && key !== undefined && !callerAbort && state.maybeSent) {
+      throw new OutcomeUnknownError(key, startedAt, {
+        cause: e,
+        attempts: state.attempts,
+        lastAttemptAt: state.lastAttemptAt,
+        settleAfterMs: settleWindowFor(c.attemptTimeoutMs, c.deadlineMs),
+      });
     }
     throw e;
   }

@@ -14,6 +14,7 @@ import {
 } from './errors.js';
 import * as o from './options.js';
 import { isTransientError, leavesOutcomeUnknown } from './classify.js';
+import { unknownMeta } from './unknown.js';
 
 /** A new UUID v4 from the platform CSPRNG: make it once per logical charge, reuse it on every attempt. */
 export function newIdempotencyKey() {
@@ -77,6 +78,8 @@ export class IdempotencyStore {
   #keys = [];
   /** slot -> the result (done) or the error text (unknown); the core knows which. No wrapper object per record. */
   #slots = [];
+  /** slot -> what reconciliation needs of an unknown record (attempts, lastAttemptAt, settleAfterMs). */
+  #meta = [];
 
   /** @param {object} [options] `{ ttlMs = 86_400_000, clock = Date.now, isTransient = isTransientError }` */
   constructor(options) {
@@ -124,7 +127,7 @@ export class IdempotencyStore {
           this.#keys[slot] = key;
         }
         if (code % 16 >= 8) this.#sweep(now);
-        return this.#execute(slot, fn, now);
+        return this.#execute(slot, fn, now, options);
       case 1:
         return Promise.resolve(this.#slots[slot]);
       case 2:
@@ -136,15 +139,17 @@ export class IdempotencyStore {
     }
   }
 
-  async #execute(slot, fn, startedAt) {
+  async #execute(slot, fn, startedAt, options) {
     let result;
     try {
       result = await fn();
     } catch (error) {
       const transient = leavesOutcomeUnknown(this.#isTransient, error);
       if (transient) {
+        const completedAt = this.#completedAt(startedAt);
         this.#slots[slot] = String(error);
-        this.#core.complete(slot, 1, this.#completedAt(startedAt));
+        this.#meta[slot] = unknownMeta(error, options, completedAt);
+        this.#core.complete(slot, 1, completedAt);
       } else {
         this.#core.complete(slot, 2, this.#completedAt(startedAt));
         this.#forget(slot);
@@ -171,6 +176,7 @@ export class IdempotencyStore {
     if (key !== undefined && this.#index.get(key) === slot) this.#index.delete(key);
     this.#keys[slot] = undefined;
     this.#slots[slot] = undefined;
+    this.#meta[slot] = undefined;
   }
 
   /** Let the core drop expired done records, and forget their slots here. */
@@ -196,7 +202,7 @@ export class IdempotencyStore {
     const [status, startedAt] = p;
     if (status === 0) return { status: 'in-flight', startedAt };
     if (status === 1) return { status: 'done', result: this.#slots[slot] };
-    return { status: 'unknown', error: this.#slots[slot], startedAt };
+    return { status: 'unknown', error: this.#slots[slot], startedAt, ...this.#meta[slot] };
   }
 
   /**
@@ -216,8 +222,10 @@ export class IdempotencyStore {
     if (r === -3) {
       throw new IdempotencyStateError(key, 'KEY_WRONG_STATE', `Idempotency key ${key} is not unknown: only unknown keys can be resolved`);
     }
-    if (done) this.#slots[slot] = out.result;
-    else this.#forget(slot);
+    if (done) {
+      this.#slots[slot] = out.result;
+      this.#meta[slot] = undefined;
+    } else this.#forget(slot);
   }
 
   /** Keys whose outcome is unknown, oldest first: the reconciliation worklist. */

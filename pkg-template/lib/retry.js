@@ -118,7 +118,7 @@ async function guarded(fn, c) {
   }
   try {
     try {
-      return await raceAbort(fn, { attempt: 1, signal }, signal);
+      return await raceAbort(fn, Object.freeze({ attempt: 1, signal }), signal);
     } catch (e) {
       if (signal.aborted && e === signal.reason) throw e;
       return await loop(fn, c, e, start, signal, state);
@@ -140,6 +140,11 @@ async function loop(fn, c, error, start, signal, state) {
       state.error = error;
       state.attempt = attempt;
     }
+    let retryable = c.isRetryable(error);
+    if (retryable !== null && typeof retryable === 'object' && typeof retryable.then === 'function') {
+      // An async classifier is awaited (never read as "no"); the deadline and signal still apply.
+      retryable = await (signal === undefined ? retryable : raceAbort(() => retryable, undefined, signal));
+    }
     const now = c.clock();
     const unit = c.random === undefined ? NaN : c.random();
     if (c.random !== undefined && !(typeof unit === 'number' && unit >= 0 && unit < 1)) {
@@ -148,7 +153,7 @@ async function loop(fn, c, error, start, signal, state) {
     const delay = c.core.afterFailure(
       attempt,
       signal === undefined ? 0 : now - start,
-      c.isRetryable(error) === true,
+      retryable === true,
       retryAfterMsOf(error, now),
       previous,
       unit,
@@ -158,13 +163,13 @@ async function loop(fn, c, error, start, signal, state) {
       throw error;
     }
     if (c.budget !== undefined && !c.budget.tryWithdraw()) throw new RetryBudgetExhaustedError(error, attempt);
-    if (c.onRetry !== undefined) c.onRetry({ attempt, delayMs: delay, error });
+    if (c.onRetry !== undefined) c.onRetry(Object.freeze({ attempt, delayMs: delay, error }));
     await sleep(delay, signal);
     previous = delay;
     // A deadline that passes during the next attempt reports that attempt (its cause stays the
     // last error seen).
     if (state !== undefined) state.attempt = attempt + 1;
-    const ctx = { attempt: attempt + 1, signal };
+    const ctx = Object.freeze({ attempt: attempt + 1, signal });
     try {
       return await (signal === undefined ? fn(ctx) : raceAbort(fn, ctx, signal));
     } catch (e) {

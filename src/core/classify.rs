@@ -4,6 +4,8 @@
 //! heuristics; a declined card will be declined forever. Transient means the request may succeed
 //! if repeated: HTTP 408, 429 and every 5xx, and network-level failures. Every other 4xx is
 //! permanent.
+//!
+//! Which requests may be repeated at all is HTTP's rule, not the error's: [`method_is_retryable`].
 
 /// Network error codes (Node's `error.code`, also found nested as `error.cause.code`, and undici's
 /// fetch codes) that mean "the request may succeed if repeated".
@@ -44,6 +46,20 @@ pub fn is_transient_code(code: &str) -> bool {
     TRANSIENT_CODES.contains(&code)
 }
 
+/// Whether a request with this method may be sent again after a failure that left its fate unknown
+/// (RFC 9110 §9.2.2): the idempotent methods GET, HEAD, OPTIONS, PUT, DELETE and QUERY always;
+/// POST and PATCH only with an `Idempotency-Key` (the server then deduplicates); TRACE and CONNECT
+/// never (fetch refuses to send them), nor any other method. ASCII case-insensitive.
+///
+/// This is the one copy of the rule: `resilientFetch` (through the wasm export
+/// `methodIsRetryable`) and the Rust async shell both ask it.
+pub fn method_is_retryable(method: &str, has_idempotency_key: bool) -> bool {
+    const SAFE: [&str; 6] = ["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "QUERY"];
+    const KEYED: [&str; 2] = ["POST", "PATCH"];
+    let is = |m: &&str| m.eq_ignore_ascii_case(method);
+    SAFE.iter().any(is) || (has_idempotency_key && KEYED.iter().any(is))
+}
+
 /// `Stripe-Should-Retry`: `Some(true)`/`Some(false)` for the literal strings, else `None`.
 pub fn parse_should_retry(value: &str) -> Option<bool> {
     match value.trim() {
@@ -64,7 +80,7 @@ pub fn parse_retry_after(value: &str, now_ms: f64) -> Option<f64> {
             .fold(0.0, |acc, b| acc * 10.0 + f64::from(b - b'0'));
         return Some(secs * 1000.0);
     }
-    let at = parse_http_date(v)?;
+    let at = parse_http_date(v, now_ms)?;
     Some((at - now_ms).max(0.0))
 }
 
@@ -75,7 +91,13 @@ const MONTHS: [&str; 12] = [
 /// Milliseconds since the Unix epoch of an HTTP-date: IMF-fixdate (`Sun, 06 Nov 1994 08:49:37
 /// GMT`), obsolete RFC 850 (`Sunday, 06-Nov-94 08:49:37 GMT`) or asctime (`Sun Nov  6 08:49:37
 /// 1994`).
-pub fn parse_http_date(value: &str) -> Option<f64> {
+///
+/// An RFC 850 two-digit year is read as RFC 9110 §5.6.7 requires, relative to `now_ms` (no fixed
+/// pivot): the latest year ending in those digits whose date is not more than 50 years after
+/// `now_ms` — a date that would be further ahead is the most recent past year with the same two
+/// digits (read in 2026, `-76` is 2076 and `-77` is 1977; read in 2060, `-00` is 2100). A `now_ms`
+/// that is not finite counts as the epoch.
+pub fn parse_http_date(value: &str, now_ms: f64) -> Option<f64> {
     let mut month = None;
     let mut time = None;
     let mut numbers = [0u32; 2];
@@ -116,9 +138,9 @@ pub fn parse_http_date(value: &str) -> Option<f64> {
         return None;
     }
     let day = numbers[0];
+    let time_of_day = i64::from(h * 3600 + m * 60 + s);
     let year = match year_digits {
-        2 if numbers[1] < 70 => 2000 + numbers[1],
-        2 => 1900 + numbers[1],
+        2 => two_digit_year(numbers[1], month, day, time_of_day, now_ms),
         4 => numbers[1],
         _ => return None,
     };
@@ -126,8 +148,31 @@ pub fn parse_http_date(value: &str) -> Option<f64> {
         return None;
     }
     let days = days_from_civil(i64::from(year), month, day);
-    let secs = days * 86_400 + i64::from(h * 3600 + m * 60 + s);
-    Some(secs as f64 * 1000.0)
+    Some((days * 86_400 + time_of_day) as f64 * 1000.0)
+}
+
+/// RFC 9110 §5.6.7: the latest year ending in `yy` whose date is at most 50 years after `now_ms`.
+/// Compared field by field (year, month, day, time) with `now` + 50 years, so a day that does not
+/// exist in a candidate year (29 Feb) cannot confuse the comparison.
+fn two_digit_year(yy: u32, month: u32, day: u32, time_of_day: i64, now_ms: f64) -> u32 {
+    // Clamp to years 0..=9999 so the arithmetic below stays in range for any input.
+    const LAST_MS: f64 = 253_402_300_799_000.0;
+    let now = if now_ms.is_finite() {
+        now_ms.clamp(0.0, LAST_MS)
+    } else {
+        0.0
+    };
+    let now_secs = (now / 1000.0).floor() as i64;
+    let (now_year, now_month, now_day) = civil_from_days(now_secs.div_euclid(86_400));
+    let now_time = now_secs.rem_euclid(86_400);
+    let limit = (now_year + 50, now_month, now_day, now_time);
+    let mut year = now_year / 100 * 100 + yy;
+    if (year + 100, month, day, time_of_day) <= limit {
+        year += 100;
+    } else if (year, month, day, time_of_day) > limit && year >= 100 {
+        year -= 100;
+    }
+    year
 }
 
 fn parse_small(t: &str) -> Option<u32> {
@@ -165,6 +210,25 @@ fn days_in_month(year: u32, month: u32) -> u32 {
         4 | 6 | 9 | 11 => 30,
         _ => 31,
     }
+}
+
+/// The proleptic Gregorian (year, month, day) of a day count since 1970-01-01, for days in years
+/// 0..=9999 (Howard Hinnant's algorithm, the inverse of `days_from_civil`).
+fn civil_from_days(days: i64) -> (u32, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (
+        u32::try_from(year).unwrap_or(0),
+        u32::try_from(month).unwrap_or(1),
+        u32::try_from(day).unwrap_or(1),
+    )
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
@@ -234,9 +298,12 @@ mod tests {
     #[test]
     fn retry_after_dates_in_all_three_formats() {
         let t = 784_111_777_000.0; // 1994-11-06T08:49:37Z
-        assert_eq!(parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT"), Some(t));
-        assert_eq!(parse_http_date("Sunday, 06-Nov-94 08:49:37 GMT"), Some(t));
-        assert_eq!(parse_http_date("Sun Nov  6 08:49:37 1994"), Some(t));
+        assert_eq!(parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT", t), Some(t));
+        assert_eq!(
+            parse_http_date("Sunday, 06-Nov-94 08:49:37 GMT", t),
+            Some(t)
+        );
+        assert_eq!(parse_http_date("Sun Nov  6 08:49:37 1994", t), Some(t));
         assert_eq!(
             parse_retry_after("Sun, 06 Nov 1994 08:49:47 GMT", t),
             Some(10_000.0)
@@ -245,11 +312,95 @@ mod tests {
             parse_retry_after("Sun, 06 Nov 1994 08:49:27 GMT", t),
             Some(0.0)
         );
-        assert_eq!(parse_http_date("Thu, 01 Jan 1970 00:00:00 GMT"), Some(0.0));
         assert_eq!(
-            parse_http_date("Tue, 29 Feb 2028 23:59:59 GMT"),
+            parse_http_date("Thu, 01 Jan 1970 00:00:00 GMT", t),
+            Some(0.0)
+        );
+        assert_eq!(
+            parse_http_date("Tue, 29 Feb 2028 23:59:59 GMT", t),
             Some(1_835_481_599_000.0)
         );
+    }
+
+    /// 1 Dec 2026 00:00:00 UTC.
+    const DEC_2026: f64 = 1_796_083_200_000.0;
+
+    fn year_of(rfc850: &str, now: f64) -> u32 {
+        let ms = parse_http_date(rfc850, now).unwrap_or(f64::NAN);
+        civil_from_days((ms / 86_400_000.0).floor() as i64).0
+    }
+
+    #[test]
+    fn rfc850_two_digit_years_are_relative_to_now() {
+        // RFC 9110 §5.6.7: more than 50 years ahead means the last century.
+        assert_eq!(year_of("Monday, 01-Jan-27 00:00:00 GMT", DEC_2026), 2027);
+        assert_eq!(year_of("Thursday, 01-Jan-75 00:00:00 GMT", DEC_2026), 2075);
+        assert_eq!(year_of("Wednesday, 01-Dec-76 00:00:00 GMT", DEC_2026), 2076); // exactly 50 years
+        assert_eq!(year_of("Wednesday, 01-Dec-76 00:00:01 GMT", DEC_2026), 1976); // one second more
+        assert_eq!(year_of("Saturday, 01-Jan-77 00:00:00 GMT", DEC_2026), 1977);
+        assert_eq!(year_of("Friday, 31-Dec-99 23:59:59 GMT", DEC_2026), 1999);
+        assert_eq!(year_of("Saturday, 01-Jan-00 00:00:00 GMT", DEC_2026), 2000);
+        // The same header read in 1994 and in 2060: a fixed pivot would get one of them wrong.
+        assert_eq!(
+            year_of("Sunday, 06-Nov-94 08:49:37 GMT", 784_111_777_000.0),
+            1994
+        );
+        assert_eq!(
+            year_of("Sunday, 06-Nov-94 08:49:37 GMT", 2_840_140_800_000.0),
+            2094
+        );
+        assert_eq!(
+            year_of("Tuesday, 06-Nov-40 08:49:37 GMT", 784_111_777_000.0),
+            2040
+        );
+        assert_eq!(
+            year_of("Sunday, 06-Nov-44 08:49:37 GMT", 784_111_777_000.0),
+            2044
+        );
+        assert_eq!(
+            year_of("Sunday, 06-Nov-44 08:49:38 GMT", 784_111_777_000.0),
+            1944
+        );
+        // 29 Feb: valid in 2000, not in 2100 (read in 2060, -00 is 2100).
+        assert!(parse_http_date("Tuesday, 29-Feb-00 00:00:00 GMT", DEC_2026).is_some());
+        assert_eq!(
+            year_of("Friday, 01-Jan-00 00:00:00 GMT", 2_840_140_800_000.0),
+            2100
+        );
+        assert_eq!(
+            parse_http_date("Monday, 29-Feb-00 00:00:00 GMT", 2_840_140_800_000.0),
+            None
+        );
+        // Any `now`, however odd, gives an answer and never panics.
+        for now in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -1e300, 1e300] {
+            assert!(parse_http_date("Sunday, 06-Nov-94 08:49:37 GMT", now).is_some());
+        }
+    }
+
+    #[test]
+    fn civil_from_days_inverts_days_from_civil() {
+        for days in (-719_468..2_932_896).step_by(997) {
+            let (y, m, d) = civil_from_days(days);
+            assert_eq!(days_from_civil(i64::from(y), m, d), days);
+        }
+    }
+
+    #[test]
+    fn method_rule() {
+        for m in [
+            "GET", "HEAD", "OPTIONS", "PUT", "DELETE", "QUERY", "get", "Query",
+        ] {
+            assert!(method_is_retryable(m, false), "{m}");
+            assert!(method_is_retryable(m, true), "{m}");
+        }
+        for m in ["POST", "PATCH", "post", "patch"] {
+            assert!(!method_is_retryable(m, false), "{m}");
+            assert!(method_is_retryable(m, true), "{m}");
+        }
+        for m in ["TRACE", "CONNECT", "PROPFIND", "", "GET ", "GETT"] {
+            assert!(!method_is_retryable(m, false), "{m}");
+            assert!(!method_is_retryable(m, true), "{m}");
+        }
     }
 
     #[test]
@@ -264,7 +415,7 @@ mod tests {
             "Sun, 06 Nov 1994 08:49:37 GMT 12",
             "Sun, 06 Nov 199 08:49:37 GMT",
         ] {
-            assert_eq!(parse_http_date(s), None, "{s}");
+            assert_eq!(parse_http_date(s, 0.0), None, "{s}");
         }
     }
 }

@@ -10,6 +10,7 @@ pub mod budget;
 pub mod classify;
 pub mod error;
 pub mod idempotency;
+pub mod reconcile;
 pub mod retry;
 pub mod rng;
 pub mod sim;

@@ -31,3 +31,10 @@ pub fn parse_should_retry(value: &str) -> u32 {
         None => 0,
     }
 }
+
+/// Whether a request with `method` may be repeated (see `core::classify::method_is_retryable`):
+/// GET HEAD OPTIONS PUT DELETE QUERY always, POST and PATCH only with an Idempotency-Key.
+#[wasm_bindgen(js_name = methodIsRetryable)]
+pub fn method_is_retryable(method: &str, has_idempotency_key: bool) -> bool {
+    classify::method_is_retryable(method, has_idempotency_key)
+}

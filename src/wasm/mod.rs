@@ -18,15 +18,20 @@ mod budget;
 mod classify;
 mod idempotency;
 mod random;
+mod reconcile;
 mod retry;
 #[cfg(feature = "sim")]
 mod sim;
 
 pub use breaker::BreakerCore;
 pub use budget::BudgetCore;
-pub use classify::{is_transient_code, is_transient_status, parse_retry_after, parse_should_retry};
+pub use classify::{
+    is_transient_code, is_transient_status, method_is_retryable, parse_retry_after,
+    parse_should_retry,
+};
 pub use idempotency::{key_rule, StoreCore};
 pub use random::{new_idempotency_key, seed_random};
+pub use reconcile::{failed_verdict_wait_ms, settle_after_ms};
 pub use retry::{jitter_delay, RetryCore};
 #[cfg(feature = "sim")]
 pub use sim::*;

@@ -371,7 +371,7 @@ test('forceNext: FIFO, count, overrides probabilities, validates arguments', asy
   assert.throws(() => gw.forceNext('explode'), RangeError);
   assert.throws(() => gw.forceNext(500), TypeError);
   assert.throws(() => gw.forceNext('slow', 0), RangeError);
-  assert.deepEqual([...FAULT_NAMES].sort(), ['debitThenReset', 'debitThenTimeout', 'decline', 'resetBeforeProcessing', 'slow',
+  assert.deepEqual([...FAULT_NAMES].sort(), ['debitThenReset', 'debitThenTimeout', 'decline', 'processAfterGiveUp', 'resetBeforeProcessing', 'slow',
     'status429', 'status500', 'status502', 'status503', 'status504']);
 });
 
@@ -508,4 +508,55 @@ test('close() with a held response lets the process exit promptly', async () => 
   assert.equal(code, 0, out);
   assert.match(out, /closed/);
   assert.ok(Date.now() - started < 5000, `child took ${Date.now() - started} ms to exit (hold is 30 s)`);
+});
+
+test('processAfterGiveUp: held unregistered, a same-key request meanwhile is processed fresh, the late one replays', async (t) => {
+  const gw = await gateway(t, { faults: { processLateMs: 300 } });
+  gw.forceNext('processAfterGiveUp');
+  const ac = new AbortController();
+  const first = charge(gw, 'late-1', CHARGE, { signal: ac.signal });
+  await waitFor(() => gw.stats().lateHeld === 1);
+  assert.equal(gw.stats().inFlight, 1, 'a held request counts as in flight: it will debit');
+  ac.abort(); // the client gives up
+  assert.ok((await first).error, 'the client saw no answer');
+  assert.equal(gw.ledger().length, 0, 'nothing debited yet');
+  const again = await charge(gw, 'late-1'); // a resubmission with the same key, while the first is held
+  assert.equal(again.status, 200);
+  assert.equal(gw.ledger().length, 1);
+  await waitFor(() => gw.stats().lateHeld === 0, 2_000);
+  await waitFor(() => gw.stats().replays === 1, 2_000);
+  assert.equal(gw.chargesByKey().get('late-1'), 1, 'the late request replayed: one debit');
+  assert.equal(gw.stats().faults.processAfterGiveUp, 1);
+});
+
+test('processAfterGiveUp alone: the debit lands after the client gave up', async (t) => {
+  const gw = await gateway(t, { faults: { processLateMs: 100 } });
+  gw.forceNext('processAfterGiveUp');
+  const out = await charge(gw, 'late-2', CHARGE, { signal: AbortSignal.timeout(30) });
+  assert.ok(out.error);
+  assert.equal(gw.ledger().length, 0);
+  await waitFor(() => gw.ledger().length === 1, 2_000);
+  assert.equal(gw.ledger()[0].idempotencyKey, 'late-2');
+});
+
+test('keepAlive: false closes every connection; passthrough answers its own routes uncounted; configure() swaps the schedule', async (t) => {
+  const gw = await gateway(t, {
+    keepAlive: false,
+    passthrough: (req, res) => {
+      if (!req.url.startsWith('/__ping')) return false;
+      res.writeHead(204).end();
+      return true;
+    },
+  });
+  const ping = await fetch(`${gw.url}/__ping`);
+  assert.equal(ping.status, 204);
+  assert.equal(gw.requests(), 0, 'a passthrough request is not the gateway\'s');
+  const out = await charge(gw, 'ka-1');
+  assert.equal(out.status, 200);
+  assert.equal(out.headers.get('connection'), 'close');
+  gw.configure({ seed: 3, faults: { status503: 1 } });
+  assert.equal(gw.ledger().length, 0, 'configure() resets');
+  assert.equal((await charge(gw, 'ka-2')).status, 503);
+  assert.throws(() => gw.configure({ faults: { status503: 2 } }), RangeError);
+  await assert.rejects(startGateway({ keepAlive: 'no' }), TypeError);
 });

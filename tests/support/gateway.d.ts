@@ -3,7 +3,7 @@
 export type FaultName =
   | 'debitThenTimeout' | 'debitThenReset' | 'resetBeforeProcessing'
   | 'status500' | 'status502' | 'status503' | 'status504' | 'status429'
-  | 'slow' | 'decline';
+  | 'slow' | 'decline' | 'processAfterGiveUp';
 
 export declare const FAULT_NAMES: readonly FaultName[];
 
@@ -14,6 +14,8 @@ export type FaultOptions = Partial<Record<FaultName, number>> & {
   slowMs?: number;
   /** How long a debit-then-timeout response is held before the socket is destroyed. Default 30000. */
   timeoutHoldMs?: number;
+  /** How long a processAfterGiveUp request is held, unregistered, before it is processed. Default 500. */
+  processLateMs?: number;
 };
 
 export interface GatewayOptions {
@@ -27,6 +29,10 @@ export interface GatewayOptions {
   clock?: () => number;
   /** Send Stripe-Should-Retry on error responses. Default true. */
   shouldRetryHeader?: boolean;
+  /** false: `Connection: close` on every response (no reused connection, no silent browser re-send). Default true. */
+  keepAlive?: boolean;
+  /** Called first for every request; true = it answered (static files, control routes) and the gateway ignores it. */
+  passthrough?: (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => boolean;
 }
 
 export interface LedgerEntry {
@@ -46,6 +52,8 @@ export interface GatewayStats {
   validationErrors: number;
   outage503: number;
   debits: number;
+  /** processAfterGiveUp requests held right now (they will be processed). */
+  lateHeld: number;
   /** Faults actually applied, per name. */
   faults: Record<FaultName, number>;
   inFlight: number;
@@ -65,6 +73,8 @@ export interface Gateway {
   stats(): GatewayStats;
   chargesByKey(): Map<string, number>;
   reset(): void;
+  /** A new fault schedule, validated as at start; then reset(). */
+  configure(options: { seed?: number; faults?: FaultOptions }): void;
 }
 
 export declare function startGateway(options?: GatewayOptions): Promise<Gateway>;

@@ -28,12 +28,18 @@
  *                       status429             429 + `Retry-After: retryAfterSeconds`, nothing processed or stored.
  *                       slow                  normal processing, delayed by slowMs (key is "in flight" meanwhile).
  *                       decline               402 card_declined, no debit, response stored and replayed.
+ *                       processAfterGiveUp    read the request, then hold it UNREGISTERED (as a queue or a
+ *                                             retrying proxy would) for processLateMs, then process it
+ *                                             normally (idempotency layer, debit) and answer a client that
+ *                                             has usually given up by then. Meanwhile a request with the
+ *                                             same key is processed fresh, and the late one replays.
  *                     Exactly one fault is chosen per request (one uniform draw against the
  *                     cumulative probabilities), so the probabilities must sum to <= 1.
  *                     Also inside `faults`:
  *                       retryAfterSeconds     integer >= 0, default 1 (Retry-After on 429).
  *                       slowMs                ms >= 0, default 200.
  *                       timeoutHoldMs         ms >= 0, default 30000 (socket always destroyed at close()).
+ *                       processLateMs         ms >= 0, default 500 (processAfterGiveUp's hold).
  *   outage            optional { startMs, endMs } (ms since start, gateway clock, [startMs, endMs))
  *                     or a function (elapsedMs) => boolean. During an outage EVERY request
  *                     (any route) gets 503 with no processing and no PRNG draw.
@@ -41,6 +47,13 @@
  *                     expiry (24 h), ledger `at`, and outage elapsed time. Tests pass a fake clock.
  *   shouldRetryHeader boolean, default true. Adds `Stripe-Should-Retry: true` on 409/429/5xx and
  *                     `false` on 400/402/404/422. Successful responses never carry it.
+ *   keepAlive         boolean, default true. false: every response says `Connection: close`, so no
+ *                     connection is reused. Browsers silently re-send a request whose REUSED
+ *                     connection dropped (same key, so the gateway replays): a fault test that must
+ *                     see the drop turns keep-alive off.
+ *   passthrough       optional (req, res) => boolean, called first for every request: true means it
+ *                     answered (static files, test control routes); the gateway then ignores the
+ *                     request (no counters, no outage, no fault draw).
  *
  * SEMANTICS (Stripe v1 model, "results are saved only once the endpoint began executing")
  *   - Faults apply only to POST /v1/charges; GET routes only ever see the outage.
@@ -57,7 +70,8 @@
  *     that carry a key; forced requests do not consume a PRNG draw. 'none' forces a clean request.
  *
  * GATEWAY OBJECT
- *   url, close(), forceNext(name, count = 1), ledger(), requests(), stats(), chargesByKey(), reset().
+ *   url, close(), forceNext(name, count = 1), ledger(), requests(), stats(), chargesByKey(), reset(),
+ *   configure({ seed, faults }) (new fault schedule, validated as at start; then reset()).
  */
 import http from 'node:http';
 import { createHash } from 'node:crypto';
@@ -65,9 +79,10 @@ import { createHash } from 'node:crypto';
 export const FAULT_NAMES = Object.freeze([
   'debitThenTimeout', 'debitThenReset', 'resetBeforeProcessing',
   'status500', 'status502', 'status503', 'status504', 'status429', 'slow', 'decline',
+  'processAfterGiveUp',
 ]);
-const FAULT_SETTINGS = { retryAfterSeconds: 1, slowMs: 200, timeoutHoldMs: 30_000 };
-const OPTION_NAMES = ['seed', 'faults', 'outage', 'clock', 'shouldRetryHeader'];
+const FAULT_SETTINGS = { retryAfterSeconds: 1, slowMs: 200, timeoutHoldMs: 30_000, processLateMs: 500 };
+const OPTION_NAMES = ['seed', 'faults', 'outage', 'clock', 'shouldRetryHeader', 'keepAlive', 'passthrough'];
 const KEY_TTL_MS = 24 * 60 * 60 * 1000;
 const MAX_KEY_LENGTH = 255;
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -119,7 +134,7 @@ function validateOptions(options) {
       if (typeof v !== 'number') throw new TypeError('faults.retryAfterSeconds must be a number');
       if (!Number.isInteger(v) || v < 0) throw new RangeError(`faults.retryAfterSeconds must be an integer >= 0, got ${v}`);
       settings.retryAfterSeconds = v;
-    } else if (k === 'slowMs' || k === 'timeoutHoldMs') {
+    } else if (k === 'slowMs' || k === 'timeoutHoldMs' || k === 'processLateMs') {
       settings[k] = checkMs(`faults.${k}`, v);
     } else if (FAULT_NAMES.includes(k)) {
       if (typeof v !== 'number') throw new TypeError(`faults.${k} must be a number`);
@@ -143,7 +158,11 @@ function validateOptions(options) {
   if (typeof clock !== 'function') throw new TypeError('clock must be a function returning milliseconds');
   const shouldRetryHeader = options.shouldRetryHeader ?? true;
   if (typeof shouldRetryHeader !== 'boolean') throw new TypeError('shouldRetryHeader must be a boolean');
-  return { seed, probabilities, settings, outage, clock, shouldRetryHeader };
+  const keepAlive = options.keepAlive ?? true;
+  if (typeof keepAlive !== 'boolean') throw new TypeError('keepAlive must be a boolean');
+  const passthrough = options.passthrough;
+  if (passthrough !== undefined && typeof passthrough !== 'function') throw new TypeError('passthrough must be a function (req, res) => boolean');
+  return { seed, probabilities, settings, outage, clock, shouldRetryHeader, keepAlive, passthrough };
 }
 
 /** JSON with object keys sorted recursively, so {a,b} and {b,a} fingerprint the same. */
@@ -200,8 +219,9 @@ function readBody(req) {
  */
 export async function startGateway(options) {
   const opts = validateOptions(options);
-  const { probabilities, settings, clock } = opts;
-  const faultOrder = FAULT_NAMES.filter((n) => probabilities[n] > 0);
+  let { probabilities, settings } = opts;
+  const { clock } = opts;
+  let faultOrder = FAULT_NAMES.filter((n) => probabilities[n] > 0);
 
   let random;
   let forced; // FIFO of fault names ('none' allowed)
@@ -227,7 +247,7 @@ export async function startGateway(options) {
     records = new Map();
     processing = new Set();
     chargeSeq = 0;
-    counters = { requests: 0, replays: 0, conflicts: 0, mismatches: 0, validationErrors: 0, outage503: 0, debits: 0, faults: {} };
+    counters = { requests: 0, replays: 0, conflicts: 0, mismatches: 0, validationErrors: 0, outage503: 0, debits: 0, lateHeld: 0, faults: {} };
     for (const n of FAULT_NAMES) counters.faults[n] = 0;
   }
   resetState();
@@ -271,6 +291,7 @@ export async function startGateway(options) {
       'Content-Type': 'application/json',
       'Content-Length': Buffer.byteLength(text),
       'Request-Id': `req_${requestSeq}`,
+      ...(opts.keepAlive ? {} : { Connection: 'close' }),
       ...extraHeaders,
     };
     if (opts.shouldRetryHeader && status >= 400) {
@@ -314,6 +335,11 @@ export async function startGateway(options) {
 
   async function handleCharge(req, res) {
     const raw = await readBody(req);
+    return processCharge(req, res, raw, undefined);
+  }
+
+  /** `late`: a processAfterGiveUp request coming back after its hold (processed with no new fault). */
+  async function processCharge(req, res, raw, late) {
     if (raw === null) return send(res, 413, errorBody('invalid_request_error', 'body_too_large', 'Request body too large.'), { Connection: 'close' });
     const key = req.headers['idempotency-key'];
     if (typeof key !== 'string' || key.length === 0) {
@@ -323,7 +349,17 @@ export async function startGateway(options) {
       return send(res, 400, errorBody('invalid_request_error', 'idempotency_key_too_long', `Idempotency-Key must be at most ${MAX_KEY_LENGTH} characters.`));
     }
 
-    const fault = drawFault();
+    const fault = late ?? drawFault();
+    if (fault === 'processAfterGiveUp' && late === undefined) {
+      // Held before the idempotency layer: the key is not registered while it waits.
+      counters.faults.processAfterGiveUp += 1;
+      counters.lateHeld += 1;
+      later(settings.processLateMs, () => {
+        counters.lateHeld -= 1;
+        void processCharge(req, res, raw, 'none');
+      });
+      return;
+    }
     if (PRE_PROCESSING.has(fault)) {
       counters.faults[fault] += 1;
       if (fault === 'resetBeforeProcessing') return void req.socket.destroy();
@@ -416,6 +452,14 @@ export async function startGateway(options) {
   }
 
   async function onRequest(req, res) {
+    if (opts.passthrough !== undefined) {
+      try {
+        if (opts.passthrough(req, res) === true) return;
+      } catch (err) {
+        if (!res.headersSent) send(res, 500, errorBody('api_error', 'passthrough_error', String(err?.message ?? err)));
+        return;
+      }
+    }
     requestSeq += 1;
     counters.requests += 1;
     req.on('error', () => {}); // aborted uploads must not become uncaught errors
@@ -439,7 +483,7 @@ export async function startGateway(options) {
   }
 
   const server = http.createServer(onRequest);
-  server.keepAliveTimeout = 5_000; // > 0 so keep-alive works; undici's client default is 4 s
+  server.keepAliveTimeout = opts.keepAlive ? 5_000 : 0; // > 0 so keep-alive works; undici's client default is 4 s
   server.headersTimeout = 10_000;
   server.requestTimeout = 60_000;
   server.on('connection', (socket) => {
@@ -491,13 +535,25 @@ export async function startGateway(options) {
     ledger: () => ledgerEntries.map((e) => ({ ...e })),
     /** Number of HTTP requests received (all routes). */
     requests: () => counters.requests,
-    /** Counters, per-fault counts (applied faults only), and current in-flight/stored key counts. */
+    /**
+     * Counters, per-fault counts (applied faults only), and current in-flight/stored key counts.
+     * `inFlight` counts processAfterGiveUp requests still held (`lateHeld`): they will debit.
+     */
     stats() {
-      return { ...counters, faults: { ...counters.faults }, inFlight: processing.size, storedKeys: records.size, openSockets: sockets.size, pendingTimers: timers.size };
+      return { ...counters, faults: { ...counters.faults }, inFlight: processing.size + counters.lateHeld, storedKeys: records.size, openSockets: sockets.size, pendingTimers: timers.size };
     },
     /** Map idempotencyKey -> number of debits. A correct client never makes a value > 1. */
     chargesByKey: () => new Map([...byKey].map(([k, list]) => [k, list.length])),
     /** Forget ledger, keys, counters and forced faults; re-seed the PRNG. Call while idle. */
     reset: () => resetState(),
+    /** A new fault schedule ({ seed, faults }, validated like startGateway's), then reset(). Call while idle. */
+    configure(next) {
+      const v = validateOptions({ seed: next?.seed ?? opts.seed, faults: next?.faults ?? {} });
+      opts.seed = v.seed;
+      probabilities = v.probabilities;
+      settings = v.settings;
+      faultOrder = FAULT_NAMES.filter((n) => probabilities[n] > 0);
+      resetState();
+    },
   };
 }

@@ -9,6 +9,7 @@ import { newIdempotencyKey } from '../idempotency.js';
 import * as o from '../options.js';
 import { StateStoreUnavailableError } from './errors.js';
 import { memoryStateStore } from './store.js';
+import { unknownMeta } from '../unknown.js';
 
 const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
 
@@ -88,8 +89,9 @@ export class SharedIdempotencyStore {
       result = await fn();
     } catch (error) {
       const transient = leavesOutcomeUnknown(this.#isTransient, error);
+      const meta = transient ? unknownMeta(error, options, Date.now()) : undefined;
       // If this report is lost, the record stays in flight and turns unknown when its lease lapses.
-      await this.#guard('complete', key, () => this.#records.complete(key, begin.token, transient ? 'unknown' : 'failed', String(error))).catch(() => {});
+      await this.#guard('complete', key, () => this.#records.complete(key, begin.token, transient ? 'unknown' : 'failed', String(error), meta)).catch(() => {});
       throw error;
     }
     await this.#guard('complete', key, () => this.#records.complete(key, begin.token, 'done', result)).catch(() => {});

@@ -135,7 +135,8 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local function lapse(r, k)
   local st, at, lu = unpack(redis.call('HMGET', r, 'st', 'at', 'lu'))
   if st == 'i' and lu and tonumber(lu) < now then
-    redis.call('HSET', r, 'st', 'u', 'err', 'owner lease expired: the process died or hung mid-call')
+    -- The owner's last attempt may have started as late as the lease's end: reconcile counts from there.
+    redis.call('HSET', r, 'st', 'u', 'err', 'owner lease expired: the process died or hung mid-call', 'la', lu)
     redis.call('PERSIST', r)
     redis.call('ZREM', inflight, k)
     redis.call('ZADD', unknown, at, k)
@@ -161,16 +162,17 @@ end
 
 if op == 'complete' then
   local tok, outcome, payload, ttlMs = ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6])
+  local la, n, sw = ARGV[7] or '', ARGV[8] or '', ARGV[9] or ''
   local st, rtok, at = unpack(redis.call('HMGET', rec, 'st', 'tok', 'at'))
   if not st or rtok ~= tok or st == 'd' then return 0 end
   redis.call('ZREM', inflight, key)
   if outcome == 'done' then
     redis.call('HSET', rec, 'st', 'd', 'res', payload)
-    redis.call('HDEL', rec, 'err')
+    redis.call('HDEL', rec, 'err', 'la', 'n', 'sw')
     redis.call('ZREM', unknown, key)
     redis.call('PEXPIRE', rec, ttlMs)
   elseif outcome == 'unknown' then
-    redis.call('HSET', rec, 'st', 'u', 'err', payload)
+    redis.call('HSET', rec, 'st', 'u', 'err', payload, 'la', la, 'n', n, 'sw', sw)
     redis.call('PERSIST', rec)
     redis.call('ZADD', unknown, at, key)
   else
@@ -183,10 +185,10 @@ end
 if op == 'peek' then
   local st = lapse(rec, key)
   if not st then return {} end
-  local at, res, err = unpack(redis.call('HMGET', rec, 'at', 'res', 'err'))
+  local at, res, err, la, n, sw = unpack(redis.call('HMGET', rec, 'at', 'res', 'err', 'la', 'n', 'sw'))
   if st == 'd' then return {'done', at, res} end
   if st == 'i' then return {'in-flight', at} end
-  return {'unknown', at, err or ''}
+  return {'unknown', at, err or '', la or '', n or '', sw or ''}
 end
 
 if op == 'resolve' then
@@ -197,7 +199,7 @@ if op == 'resolve' then
   redis.call('ZREM', unknown, key)
   if outcome == 'done' then
     redis.call('HSET', rec, 'st', 'd', 'res', payload)
-    redis.call('HDEL', rec, 'err', 'tok')
+    redis.call('HDEL', rec, 'err', 'tok', 'la', 'n', 'sw')
     redis.call('PEXPIRE', rec, ttlMs)
   else
     redis.call('DEL', rec)

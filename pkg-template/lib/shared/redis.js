@@ -131,7 +131,14 @@ export function redisStateStore(options) {
         const [status, at, payload] = r;
         if (status === 'done') return { status, result: decode(payload) };
         if (status === 'in-flight') return { status, startedAt: num(at) };
-        if (status === 'unknown') return { status, startedAt: num(at), error: payload ?? '' };
+        if (status === 'unknown') {
+          const rec = { status, startedAt: num(at), error: payload ?? '' };
+          // What reconcile needs (absent on records written before it was kept, and on begin's answer).
+          for (const [i, field] of [[3, 'lastAttemptAt'], [4, 'attempts'], [5, 'settleAfterMs']]) {
+            if (r[i] !== undefined && r[i] !== null && r[i] !== '') rec[field] = num(r[i]);
+          }
+          return rec;
+        }
         return { status };
       };
       return {
@@ -140,9 +147,10 @@ export function redisStateStore(options) {
           if (r[0] === 'run') return { status: 'run', startedAt: num(r[1]), token };
           return record(r);
         },
-        async complete(key, token, outcome, value) {
+        async complete(key, token, outcome, value, meta) {
           const payload = outcome === 'done' ? encode(value) : outcome === 'unknown' ? String(value) : '';
-          return Number(await call('complete', key, [token, outcome, payload, ttlMs])) === 1;
+          const m = [meta?.lastAttemptAt ?? '', meta?.attempts ?? '', meta?.settleAfterMs ?? ''].map(String);
+          return Number(await call('complete', key, [token, outcome, payload, ttlMs, ...m])) === 1;
         },
         async peek(key) {
           return record(await call('peek', key));

@@ -96,6 +96,7 @@ function memoryBreaker(config) {
 function memoryIdempotency({ ttlMs }) {
   const store = new IdempotencyStore({ ttlMs, isTransient: (e) => e === UNKNOWN });
   const errors = new Map();
+  const metas = new Map(); // key -> unknownMeta() of an unknown record
   return {
     async begin(key, fingerprint) {
       let settle;
@@ -122,10 +123,11 @@ function memoryIdempotency({ ttlMs }) {
           throw error; // an invalid key: a caller error, not unavailability
       }
     },
-    async complete(key, token, outcome, value) {
+    async complete(key, token, outcome, value, meta) {
       if (outcome === 'done') token.settle.resolve(value);
       else {
         if (outcome === 'unknown') errors.set(key, value);
+        if (outcome === 'unknown' && meta !== undefined) metas.set(key, meta);
         token.settle.reject(outcome === 'unknown' ? UNKNOWN : DEFINITE);
       }
       await token.p.catch(noop);
@@ -133,7 +135,7 @@ function memoryIdempotency({ ttlMs }) {
     },
     async peek(key) {
       const rec = store.peek(key);
-      if (rec?.status === 'unknown') return { ...rec, error: errors.get(key) ?? '' };
+      if (rec?.status === 'unknown') return { ...rec, ...metas.get(key), error: errors.get(key) ?? '' };
       return rec;
     },
     async resolve(key, outcome, result) {
@@ -142,6 +144,7 @@ function memoryIdempotency({ ttlMs }) {
       if (rec.status !== 'unknown') return -3;
       store.resolve(key, outcome === 'done' ? { status: 'done', result } : { status: 'failed' });
       errors.delete(key);
+      metas.delete(key);
       return 1;
     },
     async unknownKeys() {

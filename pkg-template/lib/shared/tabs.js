@@ -174,7 +174,8 @@ export async function persistentCheckoutKey(options) {
           write({ ...read(), status: nothingSent ? 'new' : 'unknown' });
           throw error;
         }
-        write({ ...read(), status: outcome.status, outcome, settledAt: Date.now() });
+        // 'unavailable': provably nothing was sent, so the cart's key is as new (its outcome is kept).
+        write({ ...read(), status: outcome.status === 'unavailable' ? 'new' : outcome.status, outcome, settledAt: Date.now() });
         return outcome;
       };
       const onLeave = () => { leaving = true; };

@@ -1,0 +1,33 @@
+// Why: reconciliation may only believe "that charge never happened" once its last attempt can no
+// longer be processed, so an unknown record keeps what that takes: how many attempts were sent,
+// when the last one started, and the settle window of the limits that produced the unknown. The
+// stores (in-memory and shared) call this one function when they park a key, so they agree.
+
+/**
+ * @internal What an unknown record keeps for reconciliation, from the failure and the run's options:
+ * `attempts` and `lastAttemptAt` from the error (OutcomeUnknownError carries them) or from
+ * `options.progress` (an object the caller updates as attempts start, as chargeCustomer does);
+ * `settleAfterMs` from the error or `options.settleAfterMs`. Without a last-attempt time, the moment
+ * the failure was seen (`completedAt`) stands in: later than any attempt's start, so never early.
+ * @returns {{ attempts?: number, lastAttemptAt: number, settleAfterMs?: number }}
+ */
+export function unknownMeta(error, options, completedAt) {
+  const e = error !== null && typeof error === 'object' ? error : {};
+  const progress = options !== null && typeof options === 'object' && options.progress !== null && typeof options.progress === 'object' ? options.progress : {};
+  const pick = (...values) => values.find((v) => typeof v === 'number' && Number.isFinite(v));
+  const meta = { lastAttemptAt: pick(safeGet(e, 'lastAttemptAt'), progress.lastAttemptAt) ?? completedAt };
+  const attempts = pick(safeGet(e, 'attempts'), progress.attempts);
+  if (attempts !== undefined) meta.attempts = attempts;
+  const settleAfterMs = pick(safeGet(e, 'settleAfterMs'), options?.settleAfterMs);
+  if (settleAfterMs !== undefined && settleAfterMs >= 0) meta.settleAfterMs = settleAfterMs;
+  return meta;
+}
+
+/** A property of a user's error, or undefined when reading it throws (a hostile getter or Proxy). */
+function safeGet(object, name) {
+  try {
+    return object[name];
+  } catch {
+    return undefined;
+  }
+}
