@@ -4,9 +4,9 @@
 #
 #   scripts/test-browser.sh [chromium|firefox|webkit]...   (default: all three, in that order)
 #
-# Chromium runs every file (Playwright + Debian's chromium). Firefox and WebKit (W3C WebDriver:
-# geckodriver + firefox-esr headless; WebKitWebDriver + MiniBrowser under Xvfb, see webdriver.mjs) run the
-# files whose header has the line `// engines: chromium firefox webkit` (or names that engine).
+# A file whose header has a line `// engines: <names>` runs in those engines; a file without one is
+# Chromium-only (Playwright + Debian's chromium). Firefox and WebKit are driven over W3C WebDriver
+# (geckodriver + firefox-esr headless; WebKitWebDriver + MiniBrowser under Xvfb, see webdriver.mjs).
 # STEADFAST_ENGINE tells the suites which engine this run is. Other .mjs files there are helpers and are
 # not run. The suites install the packed package into their own throwaway projects under tests/.out/
 # (scripts/install-tarball.sh also puts it in tests/node_modules) and get STEADFAST_TARBALL (a copy of
@@ -58,7 +58,9 @@ status=0
 for engine in "${engines[@]}"; do
   files=()
   for f in "${all_files[@]}"; do
-    if [ "$engine" = chromium ] || grep -Eq "^// engines:.*\b$engine\b" "$f"; then files+=("$f"); fi
+    if grep -Eq "^// engines:.*\b$engine\b" "$f" || { [ "$engine" = chromium ] && ! grep -q '^// engines:' "$f"; }; then
+      files+=("$f")
+    fi
   done
   echo "━━ browser: $engine (${#files[@]} files)"
   t=$SECONDS

@@ -3,9 +3,9 @@
 // through playwright-core; Firefox and WebKit through W3C WebDriver, see webdriver.mjs), and an
 // assertion counter so that a suite which ran nothing cannot pass.
 //
-// Engines: a test file whose header has the line `// engines: chromium firefox webkit` runs once per
-// engine; scripts/test-browser.sh sets STEADFAST_ENGINE for each run (default chromium), and the
-// file's tests name the engine. Files without that line are Chromium-only.
+// Engines: a test file whose header has a line `// engines: <names>` (e.g. `chromium firefox webkit`)
+// runs once per engine named; scripts/test-browser.sh sets STEADFAST_ENGINE for each run (default
+// chromium), and the file's tests name the engine. Files without that line are Chromium-only.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createServer } from 'node:http';
