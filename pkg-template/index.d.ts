@@ -33,9 +33,19 @@ export function seedRandom(seed: number): void;
 /**
  * Whether an error is worth retrying: HTTP 408, 429 and ≥ 500 (`status`, `statusCode` or
  * `response.status`); network codes ECONNRESET, ETIMEDOUT, EAI_AGAIN, ECONNREFUSED, EPIPE,
- * ENOTFOUND… (also nested as `cause.code`); `TimeoutError`/`AbortError`. Every other 4xx is not.
+ * ENOTFOUND… (also nested as `cause.code`); a fetch network error in any engine
+ * (`isFetchNetworkError`); `TimeoutError`/`AbortError`. Every other 4xx is not. Of steadfast's own
+ * errors, an unknown outcome and a deadline are; an open circuit and `OfflineError` are not
+ * (nothing was sent, so a store frees the key).
  */
 export function isTransientError(error: unknown): boolean;
+
+/**
+ * Whether this is the `TypeError` that `fetch` rejects with on a network error: Chromium "Failed to
+ * fetch", Firefox "NetworkError when attempting to fetch resource.", WebKit "Load failed", undici
+ * "fetch failed" (and the other engines `is-network-error` knows). By name and message, across realms.
+ */
+export function isFetchNetworkError(error: unknown): boolean;
 
 /** A `Retry-After` header value (delta-seconds or HTTP-date) in ms from `nowMs`; NaN if unparseable. */
 export function parseRetryAfter(value: string, nowMs: number): number;
@@ -45,6 +55,7 @@ export function parseRetryAfter(value: string, nowMs: number): number;
 
 export type Jitter = 'full' | 'equal' | 'decorrelated' | 'none';
 
+/** Frozen (`Object.freeze`) on every attempt. */
 export interface RetryContext {
   /** This attempt's number, from 1. */
   readonly attempt: number;
@@ -52,6 +63,7 @@ export interface RetryContext {
   readonly signal: AbortSignalLike | undefined;
 }
 
+/** Frozen (`Object.freeze`) on every retry. */
 export interface RetryInfo {
   /** The attempt that just failed, from 1. */
   readonly attempt: number;
@@ -76,8 +88,12 @@ export interface RetryPolicy {
   readonly jitter?: Jitter;
   /** Overall deadline including sleeps (ms). Default: none. On expiry: `DeadlineExceededError`. */
   readonly maxElapsedMs?: number;
-  /** Whether to retry an error. Default `isTransientError`. */
-  readonly isRetryable?: (error: unknown) => boolean;
+  /**
+   * Whether to retry an error. Default `isTransientError`. A Promise is awaited (a rejection rejects
+   * the call); only `true` retries. To stop on an error, return false here: throwing p-retry's
+   * `AbortError` does not stop steadfast (it is just another error to classify).
+   */
+  readonly isRetryable?: (error: unknown) => boolean | PromiseLike<boolean>;
   /** Called before each sleep. A throwing callback rejects the call. */
   readonly onRetry?: (info: RetryInfo) => void;
   /** Consulted before every retry (never the first attempt). Default: none. */
@@ -208,10 +224,30 @@ export class RetryBudget {
 // ---------------------------------------------------------------------------------------------
 // Idempotency
 
+/** What an unknown record keeps for reconciliation (absent when the store was not told). */
+export interface UnknownRecordMeta {
+  /** When its last attempt started (or, when not reported, when the failure was seen), ms. */
+  readonly lastAttemptAt?: number;
+  /** Attempts sent. */
+  readonly attempts?: number;
+  /** The settle window of the limits that produced the unknown (see `reconcile`). */
+  readonly settleAfterMs?: number;
+}
+
 export type IdempotencyRecord<T> =
   | { readonly status: 'in-flight'; readonly startedAt: number }
   | { readonly status: 'done'; readonly result: T }
-  | { readonly status: 'unknown'; readonly error: string; readonly startedAt: number };
+  | ({ readonly status: 'unknown'; readonly error: string; readonly startedAt: number } & UnknownRecordMeta);
+
+/** Options of `run()`. */
+export interface RunOptions {
+  /** Binds the key to one request: another fingerprint rejects with `IdempotencyKeyReuseError`. */
+  readonly fingerprint?: string;
+  /** The settle window to keep if this run ends unknown (an OutcomeUnknownError's own wins). */
+  readonly settleAfterMs?: number;
+  /** Updated by the caller as attempts start (`attempts`, `lastAttemptAt`); read if the run ends unknown. */
+  readonly progress?: { attempts?: number; lastAttemptAt?: number };
+}
 
 export type Resolution<T> = { readonly status: 'done'; readonly result: T } | { readonly status: 'failed' };
 
@@ -230,7 +266,7 @@ export class IdempotencyStore<T = unknown> {
    * Run `fn` once per key. Keys are 1–255 printable ASCII characters. `fingerprint` binds the key to
    * one request: another fingerprint rejects with `IdempotencyKeyReuseError`.
    */
-  run(key: string, fn: () => Promise<T> | T, options?: { readonly fingerprint?: string }): Promise<T>;
+  run(key: string, fn: () => Promise<T> | T, options?: RunOptions): Promise<T>;
   peek(key: string): IdempotencyRecord<T> | undefined;
   /** Settle an unknown key (reconciliation). */
   resolve(key: string, outcome: Resolution<T>): void;
@@ -250,15 +286,15 @@ export interface ReconcileReport {
   readonly done: number;
   /** Settled as failed (the charge never happened; the key is free). */
   readonly failed: number;
+  /** Answered failed inside the settle window: not believed yet, left unknown. */
+  readonly deferred: number;
   /** Left unknown (lookup answered undefined, threw, or answered nonsense). */
   readonly stillUnknown: number;
+  /** When deferred > 0: ms until the earliest deferred key's "failed" may be believed; else undefined. */
+  readonly retryAfterMs: number | undefined;
   readonly errors: ReadonlyArray<{ readonly key: string; readonly error: unknown }>;
 }
 
-/**
- * Settle every unknown key of `store` through `lookup(key)` (e.g. the gateway's settlement listing):
- * `{ status: 'done', result }`, `{ status: 'failed' }`, or `undefined` to leave it unknown.
- */
 /** What `reconcile` needs of a store: `IdempotencyStore` or a shared (Redis) one (async is fine). */
 export interface ReconcilableStore<T> {
   unknownKeys(): string[] | Promise<string[]>;
@@ -266,10 +302,25 @@ export interface ReconcilableStore<T> {
   resolve(key: string, outcome: Resolution<T>): void | Promise<void>;
 }
 
+/**
+ * Settle every unknown key of `store` through `lookup(key, record)` (e.g. the gateway's settlement
+ * listing): `{ status: 'done', result }`, `{ status: 'failed' }`, or `undefined` to leave it unknown.
+ * A `done` is applied at once. A `failed` ("never happened") is applied only once the record's
+ * settle window has passed since its last attempt — a request the client gave up on may still be
+ * processed — and is `deferred` until then. Prefer `createCheckoutClient(...).reconcile()` (re-sends
+ * the same key) against a gateway that honours idempotency keys.
+ */
 export function reconcile<T>(
   store: ReconcilableStore<T>,
-  lookup: (key: string) => Promise<Resolution<T> | undefined> | Resolution<T> | undefined,
-  options?: { readonly concurrency?: number },
+  lookup: (key: string, record: IdempotencyRecord<T> & { readonly status: 'unknown' }) => Promise<Resolution<T> | undefined> | Resolution<T> | undefined,
+  options?: {
+    /** Keys looked up at once. Default 8. */
+    readonly concurrency?: number;
+    /** The window for records that carry none (ms). Default 120,000 (2 × 60 s: nothing bounded the attempts). */
+    readonly settleAfterMs?: number;
+    /** Clock (ms). Default `Date.now`. */
+    readonly clock?: () => number;
+  },
 ): Promise<ReconcileReport>;
 
 // ---------------------------------------------------------------------------------------------
@@ -289,7 +340,7 @@ export interface ChargeResult {
 
 /** What `chargeCustomer` needs of a store: `IdempotencyStore` or a shared (Redis) one. */
 export interface IdempotencyRunner<T> {
-  run(key: string, fn: () => Promise<T> | T, options?: { readonly fingerprint?: string }): Promise<T>;
+  run(key: string, fn: () => Promise<T> | T, options?: RunOptions): Promise<T>;
 }
 
 /** What the pipelines need of a breaker: `CircuitBreaker` or a shared (Redis) one. */
@@ -302,6 +353,8 @@ export interface ChargeDeps<C extends Charge = Charge, R = ChargeResult> {
   readonly breaker: Executor;
   readonly gateway: (charge: C, ctx: RetryContext) => Promise<R>;
   readonly policy: RetryPolicy;
+  /** The settle window (ms) kept on the key if the charge ends unknown (see `reconcile`). Default: none (reconcile's default). */
+  readonly settleAfterMs?: number;
 }
 
 /**
@@ -327,7 +380,8 @@ export type SteadfastErrorCode =
   | 'INVALID_KEY'
   | 'RANDOM_UNAVAILABLE'
   | 'CHECKOUT_REJECTED'
-  | 'STORE_UNAVAILABLE';
+  | 'STORE_UNAVAILABLE'
+  | 'OFFLINE';
 
 /** Base class of steadfast's errors. */
 export class SteadfastError extends Error {
@@ -351,10 +405,21 @@ export class DuplicateRequestError extends SteadfastError {
   readonly startedAt: number;
 }
 export class OutcomeUnknownError extends SteadfastError {
-  constructor(key: string, startedAt: number, options?: { cause?: unknown });
+  constructor(key: string, startedAt: number, options?: { cause?: unknown; attempts?: number; lastAttemptAt?: number; settleAfterMs?: number });
   readonly code: 'OUTCOME_UNKNOWN';
   readonly key: string;
   readonly startedAt: number;
+  /** Attempts sent (resilientFetch and the checkout client set it). */
+  readonly attempts?: number;
+  /** When the last attempt started (ms). */
+  readonly lastAttemptAt?: number;
+  /** The settle window of the limits that produced it (ms). */
+  readonly settleAfterMs?: number;
+}
+/** `navigator.onLine` was false before sending: nothing was sent. Not transient for a store (frees the key). */
+export class OfflineError extends SteadfastError {
+  constructor(message?: string);
+  readonly code: 'OFFLINE';
 }
 export class IdempotencyKeyReuseError extends SteadfastError {
   constructor(key: string);
@@ -444,15 +509,24 @@ export interface ResilientFetchOptions {
   readonly budget?: RetryBudget | false;
   /** Send this Idempotency-Key (or make one with 'auto', once, before the first attempt). */
   readonly idempotencyKey?: string | 'auto';
+  /**
+   * A `ReadableStream` body can be read once, so it is sent once (never retried). `true` reads it
+   * into memory before the first attempt, so a retryable request (e.g. a keyed POST) can be
+   * re-sent with the same bytes. Default false.
+   */
+  readonly bufferBody?: boolean;
   readonly onRetry?: (info: RetryInfo) => void;
 }
 
 /**
- * `fetch` with retries done right. Retries GET/HEAD/OPTIONS/TRACE/PUT/DELETE, and POST/PATCH only
- * with an Idempotency-Key (the same on every attempt); retries network errors, 408, 429, 5xx (or
- * what `Stripe-Should-Retry` says), never other 4xx; honours Retry-After. Resolves with the final
- * Response, untouched, for any status. Rejects with `OutcomeUnknownError` when a keyed POST/PATCH
- * may have been processed (timeout or lost connection after sending).
+ * `fetch` with retries done right. Retries GET/HEAD/OPTIONS/PUT/DELETE/QUERY, and POST/PATCH only
+ * with an Idempotency-Key (the same on every attempt); never TRACE (fetch refuses it: a TypeError
+ * before anything is sent). Retries network errors (any rejection of the fetch call that is not
+ * the caller's abort), 408, 429, 5xx (or what `Stripe-Should-Retry` says), never other 4xx;
+ * honours Retry-After. A `ReadableStream` body is sent once unless `bufferBody`. Resolves with the
+ * final Response, untouched, for any status. Rejects with `OutcomeUnknownError` when a keyed
+ * POST/PATCH may have been processed (any attempt may have reached the server), `OfflineError`
+ * when `navigator.onLine` was false before sending, `CircuitOpenError` when the breaker refused.
  */
 export function resilientFetch(input: FetchInput, init?: FetchInit, options?: ResilientFetchOptions): Promise<FetchResponse>;
 
@@ -467,7 +541,19 @@ export class BreakerRegistry {
 export type ChargeOutcome =
   | { readonly status: 'succeeded'; readonly reference: string; readonly key: string }
   | { readonly status: 'declined'; readonly reason: string; readonly key: string }
-  | { readonly status: 'unknown'; readonly key: string };
+  /** It may have been processed: show "we're checking", never "try again"; the key refuses a blind retry until reconciled. */
+  | { readonly status: 'unknown'; readonly key: string; readonly retryAfterMs?: number }
+  /**
+   * Provably nothing was sent — an open circuit, offline, a refused connection (Node), a shared store
+   * that could not record the start, the caller's abort before sending. The key is free: charge again
+   * with it after `retryAfterMs` (the circuit's cooldown; 1,000 ms otherwise, a hint).
+   */
+  | {
+      readonly status: 'unavailable';
+      readonly reason: 'circuit-open' | 'offline' | 'connection-refused' | 'store-unavailable' | 'aborted';
+      readonly retryAfterMs: number;
+      readonly key: string;
+    };
 
 /** A store the checkout client can use: an `IdempotencyStore`, or a shared (Redis) one. */
 export type CheckoutStore = IdempotencyRunner<ChargeOutcome> & ReconcilableStore<ChargeOutcome>;
@@ -480,13 +566,13 @@ export interface CheckoutClientOptions<S extends CheckoutStore = IdempotencyStor
   readonly fetch?: FetchFn;
   /** Default: `{ maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 10_000 }`. */
   readonly retry?: FetchRetryOptions;
-  /** A breaker, a registry, or options for a per-origin registry. Default: DEFAULT_BREAKER options. */
-  readonly breaker?: Executor | BreakerRegistry | CircuitBreakerOptions;
+  /** A breaker, a registry, options for a per-origin registry, or `false` for none. Default: DEFAULT_BREAKER options. */
+  readonly breaker?: Executor | BreakerRegistry | CircuitBreakerOptions | false;
   /** Default: a RetryBudget({ ratio: 0.2, minRetriesPerSec: 10, windowMs: 10_000 }) per client. */
   readonly budget?: RetryBudget;
   /** Default: a new IdempotencyStore per client. */
   readonly store?: S;
-  /** Default 10,000 ms. */
+  /** Default 10,000 ms. With `deadlineMs`, sets the settle window an unknown keeps (2 × the smaller). */
   readonly attemptTimeoutMs?: number;
   readonly deadlineMs?: number;
   /** Called before every HTTP attempt (logging, UI). */
@@ -504,9 +590,21 @@ export interface CheckoutClient<S extends CheckoutStore = IdempotencyStore<Charg
   readonly store: S;
   /**
    * One logical charge per key (default: a new key per call). A second call with the same key while
-   * the first is in flight returns the same promise; declines and unknowns are outcomes, not errors.
+   * the first is in flight returns the same promise. Resolves for everything the network or the
+   * gateway can do (succeeded, declined, unknown, unavailable); rejects only for programming errors
+   * (bad input, `CheckoutRequestError`, `IdempotencyKeyReuseError`) and with the signal's reason when
+   * the caller aborts (the key is then unknown if anything may have been sent).
    */
   charge(charge: ChargeRequest, options?: { readonly idempotencyKey?: string; readonly signal?: AbortSignalLike }): Promise<ChargeOutcome>;
+  /**
+   * Get an unknown charge out of unknown by re-sending it with the SAME key: a gateway that honours
+   * keys replays the first outcome, processes it once, or answers 409 while it still runs (then it
+   * stays `unknown`). The outcome also settles the store (succeeded → replayed from now on; declined
+   * → key free). `charge` is needed only when this client did not make the charge (after a reload).
+   * Without a key: every unknown key of the store, one after another.
+   */
+  reconcile(key: string, charge?: ChargeRequest): Promise<ChargeOutcome>;
+  reconcile(): Promise<ChargeOutcome[]>;
 }
 
 export function createCheckoutClient<S extends CheckoutStore = IdempotencyStore<ChargeOutcome>>(options: CheckoutClientOptions<S>): CheckoutClient<S>;
@@ -557,7 +655,8 @@ export interface IdempotencyStoreHandle {
     | { status: 'unknown'; startedAt: number; error: string }
     | { status: 'mismatch' }
   >;
-  complete(key: string, token: unknown, outcome: 'done' | 'unknown' | 'failed', value: unknown): Promise<boolean>;
+  /** `meta`: what an unknown record keeps for reconcile. */
+  complete(key: string, token: unknown, outcome: 'done' | 'unknown' | 'failed', value: unknown, meta?: UnknownRecordMeta): Promise<boolean>;
   peek(key: string): Promise<IdempotencyRecord<unknown> | undefined>;
   /** 1 settled, -2 no record, -3 not unknown. */
   resolve(key: string, outcome: 'done' | 'failed', result?: unknown): Promise<1 | -2 | -3>;
@@ -636,7 +735,7 @@ export interface SharedIdempotencyStoreOptions {
 export class SharedIdempotencyStore<T = unknown> {
   constructor(options?: SharedIdempotencyStoreOptions);
   /** Rejects with StateStoreUnavailableError without calling `fn` when the start cannot be recorded. */
-  run(key: string, fn: () => Promise<T> | T, options?: { readonly fingerprint?: string }): Promise<T>;
+  run(key: string, fn: () => Promise<T> | T, options?: RunOptions): Promise<T>;
   peek(key: string): Promise<IdempotencyRecord<T> | undefined>;
   resolve(key: string, outcome: Resolution<T>): Promise<void>;
   unknownKeys(): Promise<string[]>;

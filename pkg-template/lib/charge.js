@@ -26,15 +26,28 @@ export function chargeCustomer(charge, deps) {
   if (typeof d.breaker?.execute !== 'function') return Promise.reject(o.typeError(where, 'breaker', 'a CircuitBreaker (an object with execute())', d.breaker));
   if (typeof d.gateway !== 'function') return Promise.reject(o.typeError(where, 'gateway', 'a function', d.gateway));
   const { store, breaker, gateway, policy } = d;
+  const settleAfterMs = d.settleAfterMs;
+  if (settleAfterMs !== undefined && !(typeof settleAfterMs === 'number' && settleAfterMs >= 0)) {
+    return Promise.reject((typeof settleAfterMs === 'number' ? o.rangeError : o.typeError)(where, 'settleAfterMs', 'a number >= 0', settleAfterMs));
+  }
   // A bad policy must fail here, not inside breaker.execute where it would count as a gateway failure.
   try {
     checkPolicy(policy);
   } catch (e) {
     return Promise.reject(e);
   }
+  // What an unknown record keeps for reconcile: how many attempts were sent (the store stamps the
+  // time it saw the failure, on its own clock) and the caller's settle window, if given.
+  const progress = { attempts: 0 };
   return store.run(
     c.idempotencyKey,
-    () => breaker.execute(() => withRetry((ctx) => gateway(c, ctx), policy)),
-    { fingerprint: `${c.amountCents} ${c.currency}` },
+    () =>
+      breaker.execute(() =>
+        withRetry((ctx) => {
+          progress.attempts = ctx.attempt;
+          return gateway(c, ctx);
+        }, policy),
+      ),
+    settleAfterMs === undefined ? { fingerprint: `${c.amountCents} ${c.currency}`, progress } : { fingerprint: `${c.amountCents} ${c.currency}`, progress, settleAfterMs },
   );
 }

@@ -202,24 +202,41 @@ export function createCheckoutClient(options) {
     if (record.status === 'in-flight') return { status: 'unknown', key };
     const body = charge ?? unknownCharges.get(key);
     if (body === undefined) throw o.typeError('reconcile', 'charge', `the charge sent with key ${key} (this client did not make it)`, charge);
-    let outcome;
+    // Reopen the record and run the SAME key through the store again, so that a resubmission that
+    // ends unknown is parked with ITS attempt time (a later lookup's settle window counts from the
+    // latest request, not the first). In-process the reopen and the new start are one synchronous
+    // step; across processes another holder of the key could start in the gap, which is safe: it is
+    // the same key, and the gateway answers it once.
     try {
-      outcome = await attemptCharge(body, key, undefined);
-    } catch (e) {
-      outcome = outcomeOf(e, key, undefined);
-      // Nothing was sent this time: the first attempt's fate is still unknown.
-      if (outcome.status === 'unavailable') return { status: 'unknown', key, retryAfterMs: outcome.retryAfterMs };
-    }
-    if (outcome.status === 'unknown') return outcome;
-    try {
-      await store.resolve(key, outcome.status === 'succeeded' ? { status: 'done', result: outcome } : { status: 'failed' });
+      await store.resolve(key, { status: 'failed' });
     } catch (e) {
       if (e?.code !== 'KEY_WRONG_STATE' && e?.code !== 'KEY_NOT_FOUND') throw e;
-      // Settled meanwhile (another reconcile, another tab): its answer stands.
-      const now = await store.peek(key);
-      if (now?.status === 'done') return now.result;
+      const now = await store.peek(key); // settled meanwhile (another reconcile, another tab): its answer stands
+      return now?.status === 'done' ? now.result : { status: 'unknown', key };
     }
-    unknownCharges.delete(key);
+    const rethrow = new WeakMap();
+    const again = async () => {
+      try {
+        return await attemptCharge(body, key, undefined);
+      } catch (e) {
+        if (e instanceof Declined || e instanceof OutcomeUnknownError) throw e;
+        // Nothing was sent this time (or the request itself was refused, e.g. a different body for
+        // the key): the earlier attempt's fate is still unknown, from its own time. Park it again.
+        const parked = new OutcomeUnknownError(key, record.startedAt, { attempts: record.attempts, lastAttemptAt: record.lastAttemptAt, settleAfterMs: record.settleAfterMs });
+        if (e instanceof Unavailable) parked.retryAfterMs = e.retryAfterMs;
+        else rethrow.set(parked, e);
+        throw parked;
+      }
+    };
+    let outcome;
+    try {
+      outcome = await store.run(key, again, { fingerprint: `${body.amountCents} ${body.currency}`, settleAfterMs });
+    } catch (e) {
+      if (rethrow.has(e)) throw rethrow.get(e); // a programming error; the key stays unknown
+      outcome = outcomeOf(e, key, undefined);
+      if (outcome.status === 'unknown' && typeof e?.retryAfterMs === 'number') outcome.retryAfterMs = e.retryAfterMs;
+    }
+    if (outcome.status !== 'unknown') unknownCharges.delete(key);
     return outcome;
   };
 

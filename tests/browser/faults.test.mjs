@@ -74,3 +74,22 @@ test('[driver-specific: Playwright setOffline] offline: unavailable, key freed, 
   assert.ok(back.ok, back.error);
   assert.equal(server.gateway.chargesByKey().get(offline.key), 1);
 });
+
+test(`browser soak: ${SOAK_CHARGES} faulted charges driven from the page, 0 lost, 0 double, every unknown reconciled`, { timeout: 240_000 }, async (t) => {
+  const s = await suite(`/soak.html?charges=${SOAK_CHARGES}`, 200_000);
+  for (const line of (s.text ?? '').split('\n')) t.diagnostic(line);
+  assert.equal(s.results.length, 1);
+  const f = s.figures;
+  assert.ok(f, s.results[0].error);
+  assert.ok(f.charges >= SOAK_CHARGES, `${f.charges} charges`);
+  assert.equal(f.doubleCharges, 0, 'double charges');
+  assert.equal(f.lost, 0, `lost charges: ${JSON.stringify(f.violations)}`);
+  assert.equal(f.unknownAfter, 0, 'every unknown reconciled');
+  assert.equal(f.rejected, 0, 'charge() never rejected');
+  assert.equal(f.clientCents, f.ledgerCents);
+  // It was real: faults fired, unknowns happened and were reconciled both ways.
+  for (const name of ['debitThenReset', 'debitThenTimeout', 'processAfterGiveUp', 'status503', 'decline']) assert.ok(f.faults[name] > 0, `${name} never fired`);
+  assert.ok(f.unknownBefore > 0, 'no unknown to reconcile');
+  assert.ok(f.deferred > 0, 'no "failed" answer was deferred: the settle window was not exercised');
+  assert.ok(s.results[0].ok, s.results[0].error);
+});

@@ -26,3 +26,15 @@ test('fault suite in Node 24: every case of the shared list', { timeout: 120_000
     });
   }
 });
+
+test('the browser soak, in Node 24: faulted charges, 0 lost, 0 double, every unknown reconciled', { timeout: 120_000 }, async (t) => {
+  const { runSoak, formatSoak } = await import('../browser/faults/soak.js');
+  const f = await runSoak(steadfast, { base: server.url, charges: Number(process.env.NODE_FAULT_SOAK_CHARGES ?? 1_000) });
+  for (const line of formatSoak(f, 'node').split('\n')) t.diagnostic(line);
+  assert.equal(f.doubleCharges, 0, 'double charges');
+  assert.equal(f.lost, 0, `lost: ${JSON.stringify(f.violations)}`);
+  assert.equal(f.unknownAfter, 0);
+  assert.equal(f.rejected, 0, 'charge() never rejected');
+  assert.ok(f.unknownBefore > 0 && f.deferred > 0, 'reconciliation and its settle window were exercised');
+  assert.ok(f.ok);
+});

@@ -295,3 +295,296 @@ describe('checkout client against the test gateway', () => {
     }
   });
 });
+
+// ---------------------------------------------------------------------------------------------
+// Issue 12: browser-shaped network errors, nothing-sent vs unknown, reconciliation's settle window.
+import vm from 'node:vm';
+import net from 'node:net';
+import {
+  isTransientError,
+  isFetchNetworkError,
+  withRetry,
+  reconcile,
+  IdempotencyStore,
+  OfflineError,
+  createSharedIdempotencyStore,
+  chargeCustomer,
+} from 'steadfast';
+
+/** A port nothing listens on (bound, then closed). */
+async function deadPort() {
+  const srv = net.createServer();
+  await new Promise((ok) => srv.listen(0, '127.0.0.1', ok));
+  const { port } = srv.address();
+  await new Promise((ok) => srv.close(ok));
+  return port;
+}
+
+describe('network errors as the engines report them', () => {
+  const engines = [
+    'Failed to fetch', // Chromium
+    'NetworkError when attempting to fetch resource.', // Firefox
+    'Load failed', // WebKit
+    'fetch failed', // undici
+    'network error',
+    'terminated',
+    'The Internet connection appears to be offline.',
+    'Network request failed',
+    'error sending request for url (http://x/)',
+  ];
+  for (const message of engines) {
+    test(`TypeError(${JSON.stringify(message)}) is a transient network error`, () => {
+      const e = new TypeError(message);
+      assert.equal(isFetchNetworkError(e), true);
+      assert.equal(isTransientError(e), true);
+    });
+  }
+  test('WebKit\'s "Load failed" counts with or without a stack (is-network-error requires none: we differ on purpose)', () => {
+    const stackless = new TypeError('Load failed');
+    Object.defineProperty(stackless, 'stack', { value: undefined });
+    assert.equal(isFetchNetworkError(stackless), true);
+    assert.equal(isFetchNetworkError(new TypeError('Load failed')), true);
+  });
+  test('a TypeError from another realm (a worker, an iframe, vm) is recognised', () => {
+    const foreign = vm.runInNewContext('new TypeError("Failed to fetch")');
+    assert.ok(!(foreign instanceof TypeError));
+    assert.equal(isFetchNetworkError(foreign), true);
+    assert.equal(isTransientError(foreign), true);
+  });
+  test('not network errors: other TypeErrors, other names, plain objects, hostile values', () => {
+    for (const [i, e] of [
+      new TypeError('x is not a function'),
+      new TypeError('Failed to fetch '),
+      new Error('Failed to fetch'), // the name matters: fetch rejects with TypeError
+      new RangeError('fetch failed'),
+      { name: 'TypeError', message: 'Failed to fetch' }, // not an Error
+      'Failed to fetch',
+      null,
+      undefined,
+      new Proxy({}, { get() { throw new Error('hostile'); }, getPrototypeOf() { throw new Error('hostile'); } }),
+    ].entries()) {
+      assert.equal(isFetchNetworkError(e), false, `case ${i}`);
+    }
+    assert.equal(isTransientError(new TypeError('x is not a function')), false);
+  });
+  test('undici: "fetch failed" with a system error as its cause, as Node 24 really throws it', async () => {
+    const port = await deadPort();
+    const e = await fetch(`http://127.0.0.1:${port}/`).then(() => undefined, (err) => err);
+    assert.equal(e?.message, 'fetch failed');
+    assert.equal(e?.cause?.code, 'ECONNREFUSED');
+    assert.equal(isFetchNetworkError(e), true);
+    assert.equal(isTransientError(e), true);
+  });
+  test('isTransientError: offline and an open circuit are not transient (nothing was sent: a store frees the key)', () => {
+    assert.equal(isTransientError(new OfflineError()), false);
+    assert.equal(isTransientError(new CircuitOpenError(5)), false);
+  });
+});
+
+describe('nothing sent vs maybe sent', () => {
+  test('a refused connection: resilientFetch rethrows it (no OutcomeUnknownError); the checkout answers unavailable and frees the key', async () => {
+    const port = await deadPort();
+    const url = `http://127.0.0.1:${port}/v1/charges`;
+    const e = await resilientFetch(url, { method: 'POST', body: '{}' }, { ...isolated(), idempotencyKey: 'refused-1' }).then(() => undefined, (err) => err);
+    assert.ok(e && !(e instanceof OutcomeUnknownError), `got ${e?.name}`);
+    assert.equal(e.cause?.code, 'ECONNREFUSED');
+    const c = createCheckoutClient({ endpoint: url, retry: fast, breaker: false });
+    const out = await c.charge({ amountCents: 100, currency: 'usd' }, { idempotencyKey: 'refused-2' });
+    assert.deepEqual(out, { status: 'unavailable', reason: 'connection-refused', retryAfterMs: 1_000, key: 'refused-2' });
+    assert.equal(c.store.peek('refused-2'), undefined, 'the key is free, not parked as unknown');
+    const again = await c.charge({ amountCents: 100, currency: 'usd' }, { idempotencyKey: 'refused-2' });
+    assert.equal(again.status, 'unavailable', 'and the next click tries again (still nothing there)');
+  });
+  test('an earlier attempt that timed out is not hidden by a later refused connection: unknown', async () => {
+    const s = await scripted([{ hang: true }]);
+    const port = await deadPort();
+    let calls = 0;
+    const fetchImpl = (req, init) => {
+      calls += 1;
+      return calls === 1 ? fetch(`${s.url}/v1/charges`, init) : fetch(`http://127.0.0.1:${port}/`, init);
+    };
+    try {
+      const e = await resilientFetch(`${s.url}/v1/charges`, { method: 'POST', body: '{}' }, { ...isolated(), fetch: fetchImpl, idempotencyKey: 'mixed-1', attemptTimeoutMs: 50 }).then(() => undefined, (err) => err);
+      assert.ok(e instanceof OutcomeUnknownError, `got ${e?.name}: ${e?.message}`);
+      assert.equal(e.attempts, 3);
+      assert.equal(s.seen.length, 1, 'the first attempt reached the server');
+    } finally {
+      await s.close();
+    }
+  });
+  test('offline before sending (navigator.onLine === false): OfflineError, nothing sent; the checkout answers unavailable', async () => {
+    const s = await scripted([{ status: 200, body: { id: 'ch_x' } }]);
+    const had = Object.getOwnPropertyDescriptor(globalThis, 'navigator');
+    Object.defineProperty(globalThis, 'navigator', { value: { onLine: false }, configurable: true, writable: true });
+    try {
+      await assert.rejects(resilientFetch(`${s.url}/x`, undefined, isolated()), (e) => e instanceof OfflineError && e.code === 'OFFLINE' && isSteadfastError(e));
+      const c = createCheckoutClient({ endpoint: `${s.url}/v1/charges`, retry: fast });
+      const out = await c.charge({ amountCents: 100, currency: 'usd' }, { idempotencyKey: 'off-1' });
+      assert.equal(out.status, 'unavailable');
+      assert.equal(out.reason, 'offline');
+      assert.equal(c.store.peek('off-1'), undefined);
+      assert.equal(s.seen.length, 0, 'nothing was sent');
+    } finally {
+      if (had) Object.defineProperty(globalThis, 'navigator', had);
+      else delete globalThis.navigator;
+      await s.close();
+    }
+  });
+  test('a ReadableStream body is sent once (not retried) unless bufferBody', async () => {
+    const s = await scripted([{ status: 503 }, { status: 200 }]);
+    try {
+      const body = new ReadableStream({ start(c) { c.enqueue(new TextEncoder().encode('{"a":1}')); c.close(); } });
+      const res = await resilientFetch(`${s.url}/x`, { method: 'PUT', body, duplex: 'half' }, isolated());
+      assert.equal(res.status, 503, 'a PUT is retryable, but its stream could be read once');
+      assert.equal(s.seen.length, 1);
+      await assert.rejects(resilientFetch(`${s.url}/x`, undefined, { bufferBody: 'yes' }), (e) => e instanceof TypeError && /bufferBody/.test(e.message));
+    } finally {
+      await s.close();
+    }
+  });
+  test('a caller abort mid-charge rejects with its reason and parks the key as unknown (it may have been sent)', async () => {
+    const s = await scripted([{ hang: true }]);
+    try {
+      const c = createCheckoutClient({ endpoint: `${s.url}/v1/charges`, retry: fast, breaker: false });
+      const ac = new AbortController();
+      const reason = new Error('user left');
+      const p = c.charge({ amountCents: 100, currency: 'usd' }, { idempotencyKey: 'abort-1', signal: ac.signal });
+      setTimeout(() => ac.abort(reason), 50);
+      await assert.rejects(p, (e) => e === reason);
+      assert.equal(c.store.peek('abort-1')?.status, 'unknown');
+      const aborted = new AbortController();
+      aborted.abort(new Error('already'));
+      await assert.rejects(c.charge({ amountCents: 100, currency: 'usd' }, { idempotencyKey: 'abort-2', signal: aborted.signal }), /already/);
+      assert.equal(c.store.peek('abort-2'), undefined, 'aborted before sending: the key is free');
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('withRetry: async classifiers', () => {
+  test('an isRetryable that rejects rejects the call (never silently "no retry")', async () => {
+    const boom = new Error('classifier failed');
+    await assert.rejects(withRetry(() => { throw new Error('x'); }, { ...fast, isRetryable: async () => { throw boom; } }), (e) => e === boom);
+  });
+  test('an isRetryable Promise resolving false stops at once', async () => {
+    let calls = 0;
+    await assert.rejects(withRetry(() => { calls += 1; throw new Error('x'); }, { ...fast, isRetryable: () => Promise.resolve(false) }), /x/);
+    assert.equal(calls, 1);
+  });
+  test('a store whose isTransient returns a Promise parks the key (it cannot wait: unknown is the safe answer)', async () => {
+    const store = new IdempotencyStore({ isTransient: async () => false });
+    await store.run('p-1', () => Promise.reject(new Error('x'))).catch(() => {});
+    assert.equal(store.peek('p-1')?.status, 'unknown');
+  });
+});
+
+describe('reconcile: the settle window', () => {
+  const unknownStore = async (clock, options) => {
+    const store = new IdempotencyStore({ clock });
+    await store.run('k', () => Promise.reject(new OutcomeUnknownError('k', 0, { attempts: 2, lastAttemptAt: clock(), settleAfterMs: 1_000 })), options).catch(() => {});
+    return store;
+  };
+  test('the lookup receives the record; "failed" inside the window is deferred, after it applied; "done" at once', async () => {
+    let now = 10_000;
+    const clock = () => now;
+    const store = await unknownStore(clock);
+    const seen = [];
+    const lookup = (key, record) => {
+      seen.push(record);
+      return { status: 'failed' };
+    };
+    now = 10_400;
+    const early = await reconcile(store, lookup, { clock });
+    assert.deepEqual({ ...early, errors: undefined }, { checked: 1, done: 0, failed: 0, deferred: 1, stillUnknown: 0, retryAfterMs: 600, errors: undefined });
+    assert.deepEqual(seen[0], { status: 'unknown', error: seen[0].error, startedAt: 10_000, lastAttemptAt: 10_000, attempts: 2, settleAfterMs: 1_000 });
+    assert.ok(Object.isFrozen(seen[0]));
+    assert.equal(store.peek('k')?.status, 'unknown');
+    now = 11_000;
+    const late = await reconcile(store, lookup, { clock });
+    assert.equal(late.failed, 1);
+    assert.equal(store.peek('k'), undefined, 'freed only after the window');
+    const again = await unknownStore(clock);
+    const done = await reconcile(again, () => ({ status: 'done', result: 'r' }), { clock });
+    assert.equal(done.done, 1, '"done" needs no window');
+  });
+  test('a record without its own window uses the settleAfterMs option (default 120 s); bad values are RangeErrors', async () => {
+    let now = 0;
+    const clock = () => now;
+    const store = new IdempotencyStore({ clock });
+    await store.run('k', () => Promise.reject(Object.assign(new Error('t'), { name: 'TimeoutError' }))).catch(() => {});
+    assert.equal(store.peek('k')?.lastAttemptAt, 0, 'no attempt time reported: the failure time stands in');
+    now = 119_999;
+    assert.equal((await reconcile(store, () => ({ status: 'failed' }), { clock })).deferred, 1);
+    assert.equal((await reconcile(store, () => ({ status: 'failed' }), { clock, settleAfterMs: 5_000 })).failed, 1);
+    await assert.rejects(reconcile(store, () => undefined, { settleAfterMs: -1 }), (e) => e instanceof RangeError && /settleAfterMs/.test(e.message));
+  });
+  test('chargeCustomer records attempts and its settleAfterMs on an unknown key', async () => {
+    const store = new IdempotencyStore();
+    const breaker = new CircuitBreaker({ failureThreshold: 100, openDurationMs: 1 });
+    const gateway = () => Promise.reject(Object.assign(new Error('timeout'), { name: 'TimeoutError' }));
+    await chargeCustomer({ idempotencyKey: 'cc-1', amountCents: 5, currency: 'usd' }, { store, breaker, gateway, policy: fast, settleAfterMs: 4_000 }).catch(() => {});
+    const rec = store.peek('cc-1');
+    assert.equal(rec?.attempts, 3);
+    assert.equal(rec?.settleAfterMs, 4_000);
+    await assert.rejects(chargeCustomer({ idempotencyKey: 'cc-2', amountCents: 5, currency: 'usd' }, { store, breaker, gateway, policy: fast, settleAfterMs: -5 }), RangeError);
+  });
+  test('a shared store keeps the same metadata', async () => {
+    const store = createSharedIdempotencyStore();
+    await store.run('sh-1', () => Promise.reject(new OutcomeUnknownError('sh-1', 0, { attempts: 4, lastAttemptAt: 123, settleAfterMs: 50 }))).catch(() => {});
+    const rec = await store.peek('sh-1');
+    assert.equal(rec?.status, 'unknown');
+    assert.deepEqual([rec.attempts, rec.lastAttemptAt, rec.settleAfterMs], [4, 123, 50]);
+    const report = await reconcile(store, () => ({ status: 'failed' }));
+    assert.equal(report.failed, 1, 'its window (50 ms after 123) has long passed');
+  });
+});
+
+describe('checkout.reconcile()', () => {
+  let gw;
+  before(async () => {
+    gw = await startGateway({ seed: 21 });
+  });
+  after(async () => {
+    await gw.close();
+  });
+  const client = (extra = {}) => createCheckoutClient({ endpoint: `${gw.url}/v1/charges`, retry: { ...fast, maxAttempts: 1 }, attemptTimeoutMs: 200, ...extra });
+
+  test('re-sends the same key: a decline settles it declined and frees the key', async () => {
+    gw.forceNext('status503');
+    const c = client();
+    assert.equal((await c.charge({ amountCents: 9, currency: 'usd' }, { idempotencyKey: 'rc-1' })).status, 'unknown');
+    gw.forceNext('decline');
+    const out = await c.reconcile('rc-1');
+    assert.equal(out.status, 'declined');
+    assert.equal(c.store.peek('rc-1'), undefined);
+  });
+  test('while the gateway still processes the key (409) it stays unknown, with a fresh attempt time', async () => {
+    gw.forceNext('slow'); // 200 ms: the client (200 ms timeout) gives up first
+    const c = client({ attemptTimeoutMs: 50 });
+    assert.equal((await c.charge({ amountCents: 9, currency: 'usd' }, { idempotencyKey: 'rc-2' })).status, 'unknown');
+    const first = c.store.peek('rc-2').lastAttemptAt;
+    const out = await c.reconcile('rc-2');
+    assert.deepEqual(out, { status: 'unknown', key: 'rc-2' }, 'the 409: still running');
+    assert.ok(c.store.peek('rc-2').lastAttemptAt > first, 'the window now counts from the re-sent request');
+    await new Promise((r) => setTimeout(r, 250));
+    assert.equal((await c.reconcile('rc-2')).status, 'succeeded');
+    assert.equal(gw.chargesByKey().get('rc-2'), 1);
+  });
+  test('a key this client did not make needs its charge (after a reload); without one it is a TypeError', async () => {
+    const c = client();
+    await assert.rejects(c.reconcile('never-seen'), (e) => e instanceof TypeError && /charge/.test(e.message));
+    const out = await c.reconcile('reloaded-1', { amountCents: 12, currency: 'usd' });
+    assert.equal(out.status, 'succeeded');
+    await assert.rejects(c.reconcile(42), TypeError);
+  });
+  test('reconcile() with no key settles every unknown key, one after another', async () => {
+    gw.forceNext('status503', 2);
+    const c = client();
+    await c.charge({ amountCents: 1, currency: 'usd' }, { idempotencyKey: 'all-1' });
+    await c.charge({ amountCents: 2, currency: 'usd' }, { idempotencyKey: 'all-2' });
+    assert.deepEqual(c.store.unknownKeys(), ['all-1', 'all-2']);
+    const outs = await c.reconcile();
+    assert.deepEqual(outs.map((o) => [o.key, o.status]), [['all-1', 'succeeded'], ['all-2', 'succeeded']]);
+  });
+});

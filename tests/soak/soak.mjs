@@ -14,9 +14,15 @@
 // The invariants (the "figures"):
 //   - double charges: no idempotency key (= no logical charge: one key per charge) debited twice, and no
 //     debit for a key the client never made;
-//   - lost charges: every logical charge ends `succeeded` or `declined` after reconciliation, a succeeded
-//     charge has exactly one debit with the same amount, currency and reference, a declined one none, and
-//     the client's total equals the ledger's total.
+//   - lost charges: every logical charge ends `succeeded`, `declined` or `not-charged` after
+//     reconciliation; a succeeded charge has exactly one debit with the same amount, currency and
+//     reference, a declined or not-charged one none, and the client's total equals the ledger's total.
+//
+// Reconciliation is held to the strict rule: a key the lookup settles as `failed` ("never happened") is
+// FINAL — the charge is reported not charged and never resubmitted — and reconcile() starts right after
+// the charging phase, while requests the client gave up on may still be processed
+// (processAfterGiveUp: held processLateMs, then debited). A "failed" believed too early is then a
+// debit nobody knows about: a lost charge. The settle window (reconcile's deferral) is what prevents it.
 import { startGateway } from '../support/gateway.mjs';
 import {
   chargeCustomer,
@@ -48,15 +54,25 @@ export const DEFAULTS = Object.freeze({
     status429: 0.01,
     slow: 0.03,
     decline: 0.05,
+    processAfterGiveUp: 0.01,
     retryAfterSeconds: 1,
     slowMs: 60,
     timeoutHoldMs: 10_000, // the client's attempt timeout fires long before; the hold timer is then cleared
+    processLateMs: 2_000, // processed 0.5 s after the client's 1.5 s attempt timeout gave up
   }),
   // A full outage (every request, GETs too, answered 503) once `at` of the charges have started.
   outages: Object.freeze([Object.freeze({ at: 0.4, durationMs: 1_000 })]),
   policy: Object.freeze({ maxAttempts: 4, baseDelayMs: 10, maxDelayMs: 1_000, maxElapsedMs: 15_000 }),
   breaker: Object.freeze({ windowSize: 20, failureRateThreshold: 0.5, minimumCalls: 10, openDurationMs: 100, probesToClose: 2 }),
   maxRounds: 25,
+  /**
+   * After the main pass, this many more charges (one attempt each) are all forced into
+   * processAfterGiveUp: each ends unknown 1.5 s after it was sent and is debited 0.5 s later, so the
+   * first reconcile round always meets "no debit yet" answers that must be deferred, not believed.
+   */
+  lateCharges: 20,
+  /** The settle window given to chargeCustomer: twice the attempt timeout (the core's default rule). */
+  settleAfterMs: 3_000,
   /** A logical charge refused by an open circuit is resubmitted (same key) until this many ms after its start. */
   chargeDeadlineMs: 60_000,
   log: () => {},
@@ -173,7 +189,7 @@ export async function runSoak(options = {}) {
   const t0 = performance.now();
   let outageOn = false;
   const gw = await startGateway({ seed: cfg.seed, faults: cfg.faults, outage: () => outageOn });
-  const counters = { httpAttempts: 0, retries: 0, lookups: 0, circuitOpen: 0, resubmitted: 0, retryAfterViolations: 0, retryAfterChecked: 0 };
+  const counters = { httpAttempts: 0, retries: 0, lookups: 0, circuitOpen: 0, deferred: 0, retryAfterViolations: 0, retryAfterChecked: 0 };
   const answers = new Map();
   const retryAfterFloor = Math.min((cfg.faults.retryAfterSeconds ?? 1) * 1000, cfg.policy.maxDelayMs);
   const store = new IdempotencyStore({ isTransient: transient });
@@ -195,15 +211,15 @@ export async function runSoak(options = {}) {
       }
     },
   };
-  const deps = { store, breaker, gateway: httpGateway(gw.url, { attemptTimeoutMs: cfg.attemptTimeoutMs, counters }), policy };
+  const deps = { store, breaker, gateway: httpGateway(gw.url, { attemptTimeoutMs: cfg.attemptTimeoutMs, counters }), policy, settleAfterMs: cfg.settleAfterMs };
 
   // One key per logical charge, made once, here, at the boundary.
-  const charges = Array.from({ length: cfg.charges }, (_, i) => ({
+  const charges = Array.from({ length: cfg.charges + cfg.lateCharges }, (_, i) => ({
     i,
     idempotencyKey: newIdempotencyKey(),
     amountCents: 100 + ((i * 7919) % 99_901),
     currency: 'usd',
-    status: 'pending', // → succeeded | declined | unknown | error
+    status: 'pending', // → succeeded | declined | unknown | not-charged | error
     result: undefined,
     via: undefined, // 'call' | 'reconcile'
     error: undefined,
@@ -246,7 +262,7 @@ export async function runSoak(options = {}) {
   const outageTimers = [];
   const outagesAt = cfg.outages.map((o) => ({ ...o, startAt: Math.floor(o.at * cfg.charges), fired: false }));
   let outageMsTotal = 0;
-  await pool(charges, cfg.concurrency, async (c) => {
+  await pool(charges.slice(0, cfg.charges), cfg.concurrency, async (c) => {
     started += 1;
     for (const o of outagesAt) {
       if (!o.fired && started >= o.startAt) {
@@ -267,16 +283,35 @@ export async function runSoak(options = {}) {
   });
   for (const t of outageTimers) clearTimeout(t);
   outageOn = false;
+  // Phase 1b: the late charges, alone on the gateway so that the forced faults are theirs.
+  await waitIdle(gw);
+  const late = charges.slice(cfg.charges);
+  if (late.length > 0) {
+    gw.forceNext('processAfterGiveUp', late.length);
+    const once = { ...deps, policy: { ...cfg.policy, isRetryable: transient, maxAttempts: 1 } };
+    await Promise.all(
+      late.map(async (c) => {
+        try {
+          c.result = await chargeCustomer(c, once);
+          c.status = 'succeeded';
+          c.via = 'call';
+        } catch {
+          c.status = store.peek(c.idempotencyKey)?.status === 'unknown' ? 'unknown' : 'error';
+        }
+      }),
+    );
+  }
   const phase1Ms = performance.now() - t0;
   const httpAttemptsPhase1 = counters.httpAttempts;
-  const idleWaitMs = [await waitIdle(gw)];
+  const idleWaitMs = [];
   const unknownBefore = store.unknownKeys().length;
   const countBy = (s) => charges.reduce((n, c) => n + (c.status === s ? 1 : 0), 0);
   const errorsPhase1 = countBy('error');
   log(`soak: phase 1 done in ${(phase1Ms / 1000).toFixed(1)} s: ${countBy('succeeded')} succeeded, ${countBy('declined')} declined, ${unknownBefore} unknown, ${errorsPhase1} errors`);
 
-  // Phase 2: reconcile unknown keys against the settlement listing (gateway idle); keys the gateway never
-  // debited are free again and resubmitted with the same key; repeat until nothing is unknown.
+  // Phase 2: reconcile unknown keys against the settlement listing at once (requests the client gave up
+  // on may still land); a `failed` verdict is final (not charged, never resubmitted); deferred keys are
+  // asked again after reconcile's retryAfterMs; repeat until nothing is unknown.
   const byKey = new Map(charges.map((c) => [c.idempotencyKey, c]));
   const lookup = settlementLookup(gw.url, { lookupTimeoutMs: cfg.lookupTimeoutMs, counters, answers });
   const rounds = [];
@@ -286,7 +321,6 @@ export async function runSoak(options = {}) {
     const keys = store.unknownKeys();
     answers.clear();
     const report = await reconcile(store, lookup, { concurrency: 32 });
-    const resubmit = [];
     for (const key of keys) {
       const c = byKey.get(key);
       const rec = store.peek(key);
@@ -296,16 +330,17 @@ export async function runSoak(options = {}) {
         c.result = rec.result;
         c.via = 'reconcile';
       } else if (rec === undefined) {
-        c.status = 'pending';
-        resubmit.push(c);
+        c.status = 'not-charged'; // final: the app tells the customer nothing was charged
+        c.via = 'reconcile';
       }
     }
-    counters.resubmitted += resubmit.length;
-    await pool(resubmit, cfg.concurrency, settle);
-    idleWaitMs.push(await waitIdle(gw));
-    rounds.push({ round, checked: report.checked, done: report.done, failed: report.failed, stillUnknown: report.stillUnknown, resubmitted: resubmit.length, unknownAfter: store.unknownKeys().length });
+    counters.deferred += report.deferred;
+    rounds.push({ round, checked: report.checked, done: report.done, failed: report.failed, deferred: report.deferred, stillUnknown: report.stillUnknown, unknownAfter: store.unknownKeys().length });
     log(`soak: reconcile round ${round}: ${JSON.stringify(rounds.at(-1))}`);
+    if (store.unknownKeys().length > 0) await sleep(Math.min(report.retryAfterMs ?? 250, 5_000) + 20);
   }
+  // Every held request has landed before the ledger is read: a debit for a not-charged key is lost.
+  idleWaitMs.push(await waitIdle(gw));
   const unknownAfter = store.unknownKeys().length;
 
   // Phase 3: the client's records against the gateway's ledger.
@@ -339,6 +374,8 @@ export async function runSoak(options = {}) {
       }
     } else if (c.status === 'declined') {
       if (d.length !== 0) why = `declined but ${d.length} debits`;
+    } else if (c.status === 'not-charged') {
+      if (d.length !== 0) why = `reconciled as never charged, but ${d.length} debits (a "failed" believed too early)`;
     } else {
       why = `ended ${c.status}${c.error ? `: ${c.error?.message ?? c.error}` : ''} (${d.length} debits)`;
     }
@@ -353,7 +390,8 @@ export async function runSoak(options = {}) {
   const wallMs = performance.now() - t0;
 
   return {
-    charges: cfg.charges,
+    charges: charges.length,
+    lateCharges: cfg.lateCharges,
     concurrency: cfg.concurrency,
     seed: cfg.seed,
     wallMs,
@@ -366,12 +404,13 @@ export async function runSoak(options = {}) {
     succeeded: countBy('succeeded'),
     succeededViaReconcile: charges.reduce((n, c) => n + (c.via === 'reconcile' ? 1 : 0), 0),
     declined: countBy('declined'),
+    notCharged: countBy('not-charged'),
     unknownBefore,
     unknownAfter,
     errorsPhase1,
     errors: countBy('error'),
     reconcileRounds: rounds,
-    resubmitted: counters.resubmitted,
+    deferred: counters.deferred,
     circuitOpenRejections: counters.circuitOpen,
     breakerTransitions: breakerEvents,
     retryAfter: { checked: counters.retryAfterChecked, violations: counters.retryAfterViolations, floorMs: retryAfterFloor },
@@ -403,14 +442,15 @@ export async function runSoak(options = {}) {
 export function format(f) {
   const n = (x) => x.toLocaleString('en-US');
   const lines = [
-    `soak: ${n(f.charges)} logical charges, ${f.concurrency} in flight, seed ${f.seed}, Node ${process.versions.node}`,
+    `soak: ${n(f.charges)} logical charges (${n(f.lateCharges)} of them processed after the client gave up), ${f.concurrency} in flight, seed ${f.seed}, Node ${process.versions.node}`,
     `  wall time                 ${(f.wallMs / 1000).toFixed(1)} s (charging ${(f.phase1Ms / 1000).toFixed(1)} s, ${n(Math.round(f.charges / (f.phase1Ms / 1000)))} charges/s)`,
     `  charges attempted         ${n(f.charges)}`,
     `  HTTP attempts (client)    ${n(f.httpAttempts)} (${n(f.httpAttemptsPhase1)} in the first pass, ${n(f.retries)} retries), + ${n(f.settlementLookups)} settlement lookups; gateway saw ${n(f.gatewayRequests)} requests`,
     `  succeeded                 ${n(f.succeeded)} (${n(f.succeededViaReconcile)} settled by reconciliation)`,
     `  declined                  ${n(f.declined)}`,
+    `  not charged               ${n(f.notCharged)}   (reconcile: no debit after the settle window; final, never resubmitted)`,
     `  unknown before reconcile  ${n(f.unknownBefore)}`,
-    `  unknown after reconcile   ${n(f.unknownAfter)}   (${f.reconcileRounds.length} rounds, ${n(f.resubmitted)} never-debited keys resubmitted with the same key)`,
+    `  unknown after reconcile   ${n(f.unknownAfter)}   (${f.reconcileRounds.length} rounds; ${n(f.notCharged)} settled as never charged, final; ${n(f.deferred)} "failed" answers deferred inside the settle window)`,
     `  other errors              ${n(f.errors)}`,
     `  double charges            ${n(f.doubleCharges)}   (keys debited twice ${f.keysDebitedTwice}, logical charges debited twice ${f.chargesDebitedTwice}, debits for unknown keys ${f.foreignDebits})`,
     `  lost charges              ${n(f.lost)}   (client total ${n(f.clientTotalCents)} ¢ vs ledger total ${n(f.ledgerTotalCents)} ¢, ${n(f.ledgerEntries)} ledger entries)`,
@@ -418,9 +458,9 @@ export function format(f) {
     `  outage                    ${f.outageMs} ms, ${n(f.gateway.outage503)} requests answered 503; breaker ${JSON.stringify(f.breakerTransitions)}, ${n(f.circuitOpenRejections)} CircuitOpenError (resubmitted)`,
     `  gateway                   ${n(f.gateway.debits)} debits, ${n(f.gateway.replays)} replays, ${n(f.gateway.conflicts)} 409 in-flight conflicts, ${f.gateway.mismatches} key mismatches`,
     `  Retry-After on 429        ${n(f.retryAfter.checked)} retries checked, ${f.retryAfter.violations} slept less than ${f.retryAfter.floorMs} ms`,
-    `  idle waits before lookups ${f.idleWaitMs.join(', ')} ms`,
+    `  idle wait before ledger   ${f.idleWaitMs.join(', ')} ms`,
   ];
-  for (const r of f.reconcileRounds) lines.push(`    round ${r.round}: checked ${r.checked}, done ${r.done}, failed ${r.failed}, still unknown ${r.stillUnknown}, resubmitted ${r.resubmitted} → unknown ${r.unknownAfter}`);
+  for (const r of f.reconcileRounds) lines.push(`    round ${r.round}: checked ${r.checked}, done ${r.done}, failed ${r.failed}, deferred ${r.deferred}, still unknown ${r.stillUnknown} → unknown ${r.unknownAfter}`);
   for (const v of f.violations) lines.push(`  VIOLATION ${v.key} ${v.amountCents}: ${v.why}`);
   return lines.join('\n');
 }

@@ -1,7 +1,8 @@
 //! Free functions across the boundary: idempotency keys, classification, Retry-After, option names.
 use steadfast::wasm::{
-    is_transient_code, is_transient_status, new_idempotency_key, option_name, parse_retry_after,
-    parse_should_retry, seed_random,
+    failed_verdict_wait_ms, is_transient_code, is_transient_status, method_is_retryable,
+    new_idempotency_key, option_name, parse_retry_after, parse_should_retry, seed_random,
+    settle_after_ms,
 };
 use wasm_bindgen_test::wasm_bindgen_test;
 
@@ -104,4 +105,26 @@ fn option_names_by_id() {
     assert_eq!(option_name(1), "baseDelayMs");
     assert_eq!(option_name(16), "ttlMs");
     assert_eq!(option_name(u32::MAX), "");
+}
+
+#[wasm_bindgen_test]
+fn method_rule_and_settle_window_cross_the_boundary() {
+    assert!(method_is_retryable("QUERY", false));
+    assert!(!method_is_retryable("TRACE", true));
+    assert!(!method_is_retryable("POST", false));
+    assert!(method_is_retryable("post", true));
+    assert!(!method_is_retryable("\u{0}GET", false));
+    assert_eq!(settle_after_ms(200.0, f64::NAN), 400.0);
+    assert_eq!(settle_after_ms(f64::NAN, f64::NAN), 120_000.0);
+    assert_eq!(settle_after_ms(-1.0, f64::INFINITY), 120_000.0);
+    assert_eq!(failed_verdict_wait_ms(1_000.0, 900.0, 400.0), 300.0);
+    assert_eq!(
+        failed_verdict_wait_ms(1_000.0, f64::NAN, 400.0),
+        f64::INFINITY
+    );
+    // RFC 850, two-digit year, read relative to `now` (2015): '94 is 1994, in the past.
+    assert_eq!(
+        parse_retry_after("Sunday, 06-Nov-94 08:49:37 GMT", 1_445_412_478_000.0),
+        0.0
+    );
 }

@@ -8,6 +8,7 @@ import {
   decorrelatedJitter,
   seedRandom,
   isTransientError,
+  isFetchNetworkError,
   parseRetryAfter,
   withRetry,
   CircuitBreaker,
@@ -23,6 +24,7 @@ import {
   RetryBudgetExhaustedError,
   DeadlineExceededError,
   IdempotencyStateError,
+  OfflineError,
   isSteadfastError,
   version,
   reconcile,
@@ -49,6 +51,8 @@ import type {
   TokenBucketBudgetOptions,
   RatioBudgetOptions,
   IdempotencyRecord,
+  UnknownRecordMeta,
+  RunOptions,
   Resolution,
   IdempotencyStoreOptions,
   Charge,
@@ -162,6 +166,7 @@ export async function main(): Promise<number> {
 
   // Classification.
   check(isTransientError({ status: 503 }) && !isTransientError({ status: 404 }), 'isTransientError');
+  check(isFetchNetworkError(new TypeError('Failed to fetch')) && !isFetchNetworkError(new TypeError('x is not a function')), 'isFetchNetworkError');
   check(parseRetryAfter('2', 0) === 2000, 'parseRetryAfter("2")');
 
   // Retry with a budget and a signal-shaped value.
@@ -254,8 +259,12 @@ export async function main(): Promise<number> {
 
   // An unknown outcome, then reconciliation.
   const unknownKey = newIdempotencyKey();
-  await store.run(unknownKey, () => Promise.reject(Object.assign(new Error('timeout'), { name: 'TimeoutError' }))).catch(() => undefined);
+  const runOptions: RunOptions = { settleAfterMs: 5_000, progress: { attempts: 2 } };
+  await store.run(unknownKey, () => Promise.reject(Object.assign(new Error('timeout'), { name: 'TimeoutError' })), runOptions).catch(() => undefined);
   check(store.unknownKeys().includes(unknownKey), 'a timeout parks the key as unknown');
+  const parked = store.peek(unknownKey);
+  const meta: UnknownRecordMeta | undefined = parked?.status === 'unknown' ? parked : undefined;
+  check(meta?.attempts === 2 && meta.settleAfterMs === 5_000 && meta.lastAttemptAt === now, `unknown record meta: ${JSON.stringify(meta)}`);
   const again: unknown = await store.run(unknownKey, () => result).catch((error: unknown) => error);
   check(again instanceof OutcomeUnknownError && again.key === unknownKey, 'OutcomeUnknownError');
   const resolution: Resolution<ChargeResult> = { status: 'done', result };
@@ -274,10 +283,11 @@ export async function main(): Promise<number> {
     new DeadlineExceededError(1_000, new Error('503'), 3),
     new IdempotencyStateError('k', 'KEY_NOT_FOUND', 'no record'),
     new CheckoutRequestError(400, { error: 'bad request' }),
+    new OfflineError(),
   ];
   const codes: SteadfastErrorCode[] = errors.map((error) => error.code);
   check(errors.every((error) => isSteadfastError(error) && error instanceof Error), 'every error is branded');
-  check(codes.join() === 'INVALID_OPTION,CIRCUIT_OPEN,DUPLICATE_IN_FLIGHT,OUTCOME_UNKNOWN,KEY_REUSED,RETRY_BUDGET_EXHAUSTED,DEADLINE_EXCEEDED,KEY_NOT_FOUND,CHECKOUT_REJECTED', codes.join());
+  check(codes.join() === 'INVALID_OPTION,CIRCUIT_OPEN,DUPLICATE_IN_FLIGHT,OUTCOME_UNKNOWN,KEY_REUSED,RETRY_BUDGET_EXHAUSTED,DEADLINE_EXCEEDED,KEY_NOT_FOUND,CHECKOUT_REJECTED,OFFLINE', codes.join());
   const thrown: unknown = errors[1];
   if (isSteadfastError(thrown)) {
     const code: SteadfastErrorCode = thrown.code;
