@@ -545,12 +545,12 @@ export type ChargeOutcome =
   | { readonly status: 'unknown'; readonly key: string; readonly retryAfterMs?: number }
   /**
    * Provably nothing was sent — an open circuit, offline, a refused connection (Node), a shared store
-   * that could not record the start, the caller's abort before sending. The key is free: charge again
-   * with it after `retryAfterMs` (the circuit's cooldown; 1,000 ms otherwise, a hint).
+   * that could not record the start. The key is free: charge again with it after `retryAfterMs` (the
+   * circuit's cooldown; 1,000 ms otherwise, a hint).
    */
   | {
       readonly status: 'unavailable';
-      readonly reason: 'circuit-open' | 'offline' | 'connection-refused' | 'store-unavailable' | 'aborted';
+      readonly reason: 'circuit-open' | 'offline' | 'connection-refused' | 'store-unavailable';
       readonly retryAfterMs: number;
       readonly key: string;
     };

@@ -285,7 +285,14 @@ export function createCheckoutClient(options) {
         if (!Number.isSafeInteger(c.amountCents) || c.amountCents <= 0) return Promise.reject(o.rangeError('reconcile', 'amountCents', 'a positive integer', c.amountCents));
       }
       return once(key, async () => {
-        const outcome = await resubmit(key, charge);
+        let outcome;
+        try {
+          outcome = await resubmit(key, charge);
+        } catch (e) {
+          // A shared store that cannot answer: nothing was settled, the key stays as it was.
+          if (e?.code === 'STORE_UNAVAILABLE') return { status: 'unknown', key, retryAfterMs: UNAVAILABLE_RETRY_MS };
+          throw e;
+        }
         if (outcome === undefined) throw o.typeError('reconcile', 'charge', `the charge for key ${key} (the store has no record of it)`, charge);
         return outcome;
       });

@@ -58,7 +58,7 @@ export const DEFAULTS = Object.freeze({
     retryAfterSeconds: 1,
     slowMs: 60,
     timeoutHoldMs: 10_000, // the client's attempt timeout fires long before; the hold timer is then cleared
-    processLateMs: 2_000, // processed 0.5 s after the client's 1.5 s attempt timeout gave up
+    processLateMs: 2_800, // processed 1.3 s after the client's 1.5 s attempt timeout gave up, inside its 3 s window
   }),
   // A full outage (every request, GETs too, answered 503) once `at` of the charges have started.
   outages: Object.freeze([Object.freeze({ at: 0.4, durationMs: 1_000 })]),
@@ -67,7 +67,7 @@ export const DEFAULTS = Object.freeze({
   maxRounds: 25,
   /**
    * After the main pass, this many more charges (one attempt each) are all forced into
-   * processAfterGiveUp: each ends unknown 1.5 s after it was sent and is debited 0.5 s later, so the
+   * processAfterGiveUp: each ends unknown 1.5 s after it was sent and is debited 1.3 s later, so the
    * first reconcile round always meets "no debit yet" answers that must be deferred, not believed.
    */
   lateCharges: 20,

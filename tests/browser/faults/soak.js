@@ -22,7 +22,7 @@ export const SOAK_FAULTS = Object.freeze({
   retryAfterSeconds: 0,
   slowMs: 60,
   timeoutHoldMs: 2_000,
-  processLateMs: 350, // the client gives up at 200 ms (attemptTimeoutMs); its settle window is 400 ms
+  processLateMs: 500, // the client gives up at 300 ms (attemptTimeoutMs); its settle window is 600 ms
 });
 
 /**
@@ -37,7 +37,7 @@ export async function runSoak(sf, { base, charges = 2_000, concurrency = 24, see
   const client = (maxAttempts) =>
     sf.createCheckoutClient({
       endpoint: `${base}/v1/charges`,
-      attemptTimeoutMs: 200,
+      attemptTimeoutMs: 300,
       retry: { maxAttempts, baseDelayMs: 5, maxDelayMs: 50 },
       breaker: { windowSize: 20, minimumCalls: 10, failureRateThreshold: 0.5, openDurationMs: 100 },
       onAttempt: () => {
