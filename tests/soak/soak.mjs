@@ -193,6 +193,9 @@ export async function runSoak(options = {}) {
   const answers = new Map();
   const retryAfterFloor = Math.min((cfg.faults.retryAfterSeconds ?? 1) * 1000, cfg.policy.maxDelayMs);
   const store = new IdempotencyStore({ isTransient: transient });
+  const lateStore = new IdempotencyStore({ isTransient: transient });
+  const stores = [lateStore, store];
+  const unknownCount = () => stores.reduce((n, s) => n + s.unknownKeys().length, 0);
   const breakerEvents = { open: 0, 'half-open': 0, closed: 0 };
   const breaker = new CircuitBreaker({
     ...cfg.breaker,
@@ -288,7 +291,9 @@ export async function runSoak(options = {}) {
   const late = charges.slice(cfg.charges);
   if (late.length > 0) {
     gw.forceNext('processAfterGiveUp', late.length);
-    const once = { ...deps, policy: { ...cfg.policy, isRetryable: transient, maxAttempts: 1 } };
+    // Their own store, reconciled first: on a loaded machine, looking up a long list of older keys
+    // could outlast their lateness.
+    const once = { ...deps, store: lateStore, policy: { ...cfg.policy, isRetryable: transient, maxAttempts: 1 } };
     await Promise.all(
       late.map(async (c) => {
         try {
@@ -296,7 +301,7 @@ export async function runSoak(options = {}) {
           c.status = 'succeeded';
           c.via = 'call';
         } catch {
-          c.status = store.peek(c.idempotencyKey)?.status === 'unknown' ? 'unknown' : 'error';
+          c.status = lateStore.peek(c.idempotencyKey)?.status === 'unknown' ? 'unknown' : 'error';
         }
       }),
     );
@@ -304,7 +309,7 @@ export async function runSoak(options = {}) {
   const phase1Ms = performance.now() - t0;
   const httpAttemptsPhase1 = counters.httpAttempts;
   const idleWaitMs = [];
-  const unknownBefore = store.unknownKeys().length;
+  const unknownBefore = unknownCount();
   const countBy = (s) => charges.reduce((n, c) => n + (c.status === s ? 1 : 0), 0);
   const errorsPhase1 = countBy('error');
   log(`soak: phase 1 done in ${(phase1Ms / 1000).toFixed(1)} s: ${countBy('succeeded')} succeeded, ${countBy('declined')} declined, ${unknownBefore} unknown, ${errorsPhase1} errors`);
@@ -316,32 +321,37 @@ export async function runSoak(options = {}) {
   const lookup = settlementLookup(gw.url, { lookupTimeoutMs: cfg.lookupTimeoutMs, counters, answers });
   const rounds = [];
   let round = 0;
-  while (store.unknownKeys().length > 0 && round < cfg.maxRounds) {
+  while (unknownCount() > 0 && round < cfg.maxRounds) {
     round += 1;
-    const keys = store.unknownKeys();
     answers.clear();
-    const report = await reconcile(store, lookup, { concurrency: 32 });
-    for (const key of keys) {
-      const c = byKey.get(key);
-      const rec = store.peek(key);
-      if (c === undefined) continue;
-      if (rec?.status === 'done') {
-        c.status = 'succeeded';
-        c.result = rec.result;
-        c.via = 'reconcile';
-      } else if (rec === undefined) {
-        c.status = 'not-charged'; // final: the app tells the customer nothing was charged
-        c.via = 'reconcile';
+    const report = { checked: 0, done: 0, failed: 0, deferred: 0, stillUnknown: 0, retryAfterMs: Infinity };
+    for (const s of stores) {
+      const keys = s.unknownKeys();
+      const one = await reconcile(s, lookup, { concurrency: 32 });
+      for (const f of ['checked', 'done', 'failed', 'deferred', 'stillUnknown']) report[f] += one[f];
+      report.retryAfterMs = Math.min(report.retryAfterMs, one.retryAfterMs ?? Infinity);
+      for (const key of keys) {
+        const c = byKey.get(key);
+        const rec = s.peek(key);
+        if (c === undefined) continue;
+        if (rec?.status === 'done') {
+          c.status = 'succeeded';
+          c.result = rec.result;
+          c.via = 'reconcile';
+        } else if (rec === undefined) {
+          c.status = 'not-charged'; // final: the app tells the customer nothing was charged
+          c.via = 'reconcile';
+        }
       }
     }
     counters.deferred += report.deferred;
-    rounds.push({ round, checked: report.checked, done: report.done, failed: report.failed, deferred: report.deferred, stillUnknown: report.stillUnknown, unknownAfter: store.unknownKeys().length });
+    rounds.push({ round, checked: report.checked, done: report.done, failed: report.failed, deferred: report.deferred, stillUnknown: report.stillUnknown, unknownAfter: unknownCount() });
     log(`soak: reconcile round ${round}: ${JSON.stringify(rounds.at(-1))}`);
-    if (store.unknownKeys().length > 0) await sleep(Math.min(report.retryAfterMs ?? 250, 5_000) + 20);
+    if (unknownCount() > 0) await sleep(Math.min(Number.isFinite(report.retryAfterMs) ? report.retryAfterMs : 250, 5_000) + 20);
   }
   // Every held request has landed before the ledger is read: a debit for a not-charged key is lost.
   idleWaitMs.push(await waitIdle(gw));
-  const unknownAfter = store.unknownKeys().length;
+  const unknownAfter = unknownCount();
 
   // Phase 3: the client's records against the gateway's ledger.
   const ledger = gw.ledger();
@@ -433,7 +443,7 @@ export async function runSoak(options = {}) {
     lost,
     clientTotalCents: clientTotal,
     ledgerTotalCents: ledgerTotal,
-    storeSize: store.size,
+    storeSize: store.size + lateStore.size,
     violations,
   };
 }

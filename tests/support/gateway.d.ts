@@ -73,6 +73,8 @@ export interface Gateway {
   stats(): GatewayStats;
   chargesByKey(): Map<string, number>;
   reset(): void;
+  /** Process every held processAfterGiveUp request now; returns how many. */
+  releaseHeld(): number;
   /** A new fault schedule, validated as at start; then reset(). */
   configure(options: { seed?: number; faults?: FaultOptions }): void;
 }

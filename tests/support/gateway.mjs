@@ -71,7 +71,8 @@
  *
  * GATEWAY OBJECT
  *   url, close(), forceNext(name, count = 1), ledger(), requests(), stats(), chargesByKey(), reset(),
- *   configure({ seed, faults }) (new fault schedule, validated as at start; then reset()).
+ *   configure({ seed, faults }) (new fault schedule, validated as at start; then reset()),
+ *   releaseHeld() (process every held processAfterGiveUp request now).
  */
 import http from 'node:http';
 import { createHash } from 'node:crypto';
@@ -235,6 +236,7 @@ export async function startGateway(options) {
   let requestSeq = 0;
   const startedAt = clock();
   const timers = new Set(); // every pending setTimeout, cleared by close()
+  const held = new Set(); // processAfterGiveUp requests waiting: { timer, run }
   const sockets = new Set();
   let closing = null;
 
@@ -354,10 +356,16 @@ export async function startGateway(options) {
       // Held before the idempotency layer: the key is not registered while it waits.
       counters.faults.processAfterGiveUp += 1;
       counters.lateHeld += 1;
-      later(settings.processLateMs, () => {
-        counters.lateHeld -= 1;
-        void processCharge(req, res, raw, 'none');
-      });
+      const entry = {
+        run: () => {
+          held.delete(entry);
+          cancel(entry.timer);
+          counters.lateHeld -= 1;
+          void processCharge(req, res, raw, 'none');
+        },
+      };
+      entry.timer = later(settings.processLateMs, entry.run);
+      held.add(entry);
       return;
     }
     if (PRE_PROCESSING.has(fault)) {
@@ -546,6 +554,12 @@ export async function startGateway(options) {
     chargesByKey: () => new Map([...byKey].map(([k, list]) => [k, list.length])),
     /** Forget ledger, keys, counters and forced faults; re-seed the PRNG. Call while idle. */
     reset: () => resetState(),
+    /** Process every held processAfterGiveUp request now (in arrival order); returns how many. */
+    releaseHeld() {
+      const list = [...held];
+      for (const entry of list) entry.run();
+      return list.length;
+    },
     /** A new fault schedule ({ seed, faults }, validated like startGateway's), then reset(). Call while idle. */
     configure(next) {
       const v = validateOptions({ seed: next?.seed ?? opts.seed, faults: next?.faults ?? {} });

@@ -13,6 +13,7 @@
 //   GET  /offline.html exposes __offline() / __offlineAfter(key) for a driver that can go offline
 //   GET  /node_modules/steadfast/…  the installed package (packageDir)
 //   POST /__control/force {fault, count}   POST /__control/reset   POST /__control/configure {seed, faults}
+//   POST /__control/release  (process every held processAfterGiveUp request now)
 //   GET  /__ledger[?key=]   GET /__stats   GET /__drop (destroys the socket)
 //   ANY  /__flaky/<id>?drop=N&fail=M   drop N, then 503 M times, then 200 {id, n, method}
 //   GET  /__flaky-count/<id>  → { n, methods, bodies }
@@ -26,8 +27,11 @@ import { startGateway } from '../../support/gateway.mjs';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
-/** The settings every case expects (processAfterGiveUp is held 400 ms, 429 says Retry-After: 1). */
-export const FAULT_SETTINGS = Object.freeze({ retryAfterSeconds: 1, slowMs: 300, timeoutHoldMs: 5_000, processLateMs: 400 });
+/**
+ * The settings every case expects: 429 says Retry-After: 1; a processAfterGiveUp request is held
+ * until a case releases it (POST /__control/release), so no case depends on a machine's speed.
+ */
+export const FAULT_SETTINGS = Object.freeze({ retryAfterSeconds: 1, slowMs: 300, timeoutHoldMs: 5_000, processLateMs: 60_000 });
 
 const MIME = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8', '.json': 'application/json', '.wasm': 'application/wasm', '.ts': 'text/plain' };
 
@@ -107,6 +111,7 @@ export async function startFaultServer({ packageDir = join(ROOT, 'tests', 'node_
       gw.forceNext(body.fault, body.count ?? 1);
       return reply(res, 200, { ok: true });
     }
+    if (path === '/__control/release') return reply(res, 200, { released: gw.releaseHeld() });
     if (path === '/__control/reset') {
       gw.reset();
       flaky.clear();

@@ -62,7 +62,8 @@ export async function runSoak(sf, { base, charges = 2_000, concurrency = 24, see
   const first = { succeeded: 0, declined: 0, unknown: 0 };
 
   const settle = async (x, via = checkout) => {
-    for (let tries = 0; ; tries++) {
+    const giveUpAt = Date.now() + 30_000;
+    for (;;) {
       let out;
       try {
         out = await via.charge({ amountCents: x.amountCents, currency: 'usd' }, { idempotencyKey: x.key });
@@ -72,10 +73,15 @@ export async function runSoak(sf, { base, charges = 2_000, concurrency = 24, see
         x.error = String(e?.message ?? e);
         return;
       }
-      if (out.status === 'unavailable' && tries < 50) {
+      if (out.status === 'unavailable') {
         counts.unavailable += 1; // nothing was sent, the key is free: the same key again, later
-        await sleep(Math.min(out.retryAfterMs, 100) + 5);
-        continue;
+        if (Date.now() < giveUpAt) {
+          await sleep(Math.min(out.retryAfterMs, 100) + 5);
+          continue;
+        }
+        // The app gives up: nothing was sent, so nothing may have been charged (checked below).
+        Object.assign(x, { status: 'not-charged', via: 'unavailable' });
+        return;
       }
       x.status = out.status;
       x.reference = out.reference;
