@@ -102,6 +102,7 @@ command -v chromedriver >/dev/null || missing+=(chromium-driver)
 [ -x "$STEADFAST_FIREFOX" ] || missing+=(firefox-esr)
 { [ -x "$STEADFAST_WEBKITDRIVER" ] && [ -x "$STEADFAST_MINIBROWSER" ]; } || missing+=(webkit2gtk-driver)
 command -v xvfb-run >/dev/null || missing+=(xvfb)
+command -v xauth >/dev/null || missing+=(xauth) # xvfb-run needs it; xvfb only recommends it
 command -v redis-server >/dev/null || missing+=(redis-server)
 if [ "${#missing[@]}" -gt 0 ]; then
   t=$SECONDS; apt_install "${missing[@]}"; say "apt" "${missing[*]} $(took "$t")"
