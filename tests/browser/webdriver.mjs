@@ -135,17 +135,22 @@ export class Session {
     return command(this.driverUrl, method, `/session/${this.id}${path}`, body, timeoutMs);
   }
 
+  /** Runs `fn` after every call queued before it (a session runs one command at a time). */
+  serial(fn) {
+    const run = this.queue.then(fn);
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
   /** Runs `fn` with the session switched to window `handle`, serialized with every other call. */
   inWindow(handle, fn) {
-    const run = this.queue.then(async () => {
+    return this.serial(async () => {
       if (this.current !== handle) {
         await this.cmd('POST', '/window', { handle });
         this.current = handle;
       }
       return fn();
     });
-    this.queue = run.catch(() => {});
-    return run;
   }
 
   async delete() {
@@ -347,7 +352,7 @@ export async function launchWebDriver(engine) {
     page: null,
     /** A new tab in the same session (same profile: storage and BroadcastChannel are shared). */
     async newPage() {
-      const { handle } = await session.queue.then(() => session.cmd('POST', '/window/new', { type: 'tab' }));
+      const { handle } = await session.serial(() => session.cmd('POST', '/window/new', { type: 'tab' }));
       return new WebDriverPage(browser, handle);
     },
     get driverLog() { return driver.log; },
