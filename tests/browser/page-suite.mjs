@@ -14,7 +14,7 @@
 // assertions, fails.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { ENGINE, ENGINE_LABEL, OUT, launchBrowser } from './harness.mjs';
+import { ENGINE_LABEL, OUT } from './harness.mjs';
 
 const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
 
@@ -63,21 +63,4 @@ export async function reportResults(t, results) {
   const failed = results.filter((r) => r?.ok !== true).length;
   assert.equal(failed, 0, `${ENGINE_LABEL}: ${failed} of ${results.length} page cases failed`);
   return results.length;
-}
-
-/**
- * The whole cycle for a test file: `start()` → { url, close() } (the suite's server), launch this run's
- * engine, run the page, report each case, close everything.
- */
-export async function pageSuiteTest(t, { start, path = '', timeoutMs, screenshot }) {
-  const server = await start();
-  const browser = await launchBrowser();
-  try {
-    const { results, userAgent, ms } = await runPageSuite(browser, `${server.url}${path}`, { timeoutMs, screenshot });
-    t.diagnostic(`${ENGINE} ${browser.version} (${userAgent}): ${results.length} cases in ${ms} ms`);
-    return await reportResults(t, results);
-  } finally {
-    await browser.close();
-    await server.close();
-  }
 }
