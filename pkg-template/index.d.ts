@@ -510,6 +510,12 @@ export interface ResilientFetchOptions {
   /** Send this Idempotency-Key (or make one with 'auto', once, before the first attempt). */
   readonly idempotencyKey?: string | 'auto';
   /**
+   * The settle window an `OutcomeUnknownError` carries (how long after its last attempt your
+   * server may still process a request, ms). Default: 2 × the smaller of `attemptTimeoutMs` and
+   * `deadlineMs` (120,000 when neither is set).
+   */
+  readonly settleAfterMs?: number;
+  /**
    * A `ReadableStream` body can be read once, so it is sent once (never retried). `true` reads it
    * into memory before the first attempt, so a retryable request (e.g. a keyed POST) can be
    * re-sent with the same bytes. Default false.
@@ -575,6 +581,12 @@ export interface CheckoutClientOptions<S extends CheckoutStore = IdempotencyStor
   /** Default 10,000 ms. With `deadlineMs`, sets the settle window an unknown keeps (2 × the smaller). */
   readonly attemptTimeoutMs?: number;
   readonly deadlineMs?: number;
+  /**
+   * How long after its last attempt a request may still be processed by your gateway (ms): the settle
+   * window an unknown charge keeps, before which `reconcile()` never believes "it never happened".
+   * Default: 2 × the smaller of `attemptTimeoutMs` and `deadlineMs`.
+   */
+  readonly settleAfterMs?: number;
   /** Called before every HTTP attempt (logging, UI). */
   readonly onAttempt?: (info: { readonly attempt: number; readonly key: string; readonly url: string }) => void;
 }

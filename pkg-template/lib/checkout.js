@@ -91,9 +91,12 @@ export function createCheckoutClient(options) {
   const deadlineMs = o.num(opts, 'deadlineMs', where);
   const onAttempt = o.fn(opts, 'onAttempt', where);
   // Validate retry/budget/timeouts once, up front, with the same rules resilientFetch applies.
-  const fetchOptions = { retry: opts.retry, budget, breaker: registry ?? false, attemptTimeoutMs, deadlineMs };
+  // The settle window an unknown keeps (see reconcile): the core's default from the time limits, or
+  // the caller's own bound on how late its gateway may still process a request.
+  const settleAfterMs = o.num(opts, 'settleAfterMs', where) ?? settleWindowFor(attemptTimeoutMs, deadlineMs);
+  if (!(settleAfterMs >= 0)) throw o.rangeError(where, 'settleAfterMs', 'a number >= 0', settleAfterMs);
+  const fetchOptions = { retry: opts.retry, budget, breaker: registry ?? false, attemptTimeoutMs, deadlineMs, settleAfterMs };
   checkFetchOptions(fetchOptions);
-  const settleAfterMs = settleWindowFor(attemptTimeoutMs, deadlineMs);
   const inFlight = new Map();
   /** key -> the charge, while its outcome is unknown (what reconcile() re-sends). */
   const unknownCharges = new Map();
@@ -130,13 +133,15 @@ export function createCheckoutClient(options) {
       ABORTED.add(classified);
       return classified;
     }
-    if (e instanceof OutcomeUnknownError) return e;
+    // resilientFetch's own OutcomeUnknownError knows its attempts but not this client's settle
+    // window (nor the attempts made at the other endpoint): restate it with both.
+    if (e instanceof OutcomeUnknownError) return unknown(key, startedAt, sent, e.cause);
     if (sent.maybeSent) return unknown(key, startedAt, sent, e);
     if (e instanceof CircuitOpenError) return new Unavailable('circuit-open', e.retryAfterMs);
-    if (e instanceof OfflineError) return new Unavailable('offline', UNAVAILABLE_RETRY_MS);
-    if (provablyNotSent(e) || (e?.code === 'RETRY_BUDGET_EXHAUSTED' && provablyNotSent(e.cause))) {
-      return new Unavailable('connection-refused', UNAVAILABLE_RETRY_MS);
-    }
+    // A budget refusal or a deadline after attempts that never left: classify what those met.
+    const met = e?.code === 'RETRY_BUDGET_EXHAUSTED' || e?.code === 'DEADLINE_EXCEEDED' ? e.cause : e;
+    if (met instanceof OfflineError) return new Unavailable('offline', UNAVAILABLE_RETRY_MS);
+    if (provablyNotSent(met)) return new Unavailable('connection-refused', UNAVAILABLE_RETRY_MS);
     return e; // nothing was sent and it is not the network: a programming error (bad URL, bad option)
   };
 

@@ -116,6 +116,8 @@ export function compile(options) {
   if (budget !== undefined && budget !== false && !(budget instanceof RetryBudget)) throw o.typeError(where, 'budget', 'a RetryBudget or false', budget);
   const key = opts.idempotencyKey;
   if (key !== undefined && typeof key !== 'string') throw o.typeError(where, 'idempotencyKey', "a string or 'auto'", key);
+  const settleAfterMs = o.num(opts, 'settleAfterMs', where);
+  if (settleAfterMs !== undefined && !(settleAfterMs >= 0)) throw o.rangeError(where, 'settleAfterMs', 'a number >= 0', settleAfterMs);
   const bufferBody = opts.bufferBody ?? false;
   if (typeof bufferBody !== 'boolean') throw o.typeError(where, 'bufferBody', 'a boolean', bufferBody);
   return {
@@ -126,6 +128,7 @@ export function compile(options) {
     breaker,
     budget,
     key,
+    settleAfterMs,
     bufferBody,
     onRetry: o.fn(opts, 'onRetry', where),
   };
@@ -277,7 +280,7 @@ export async function fetchWithState(input, init, options, state) {
         cause: e,
         attempts: state.attempts,
         lastAttemptAt: state.lastAttemptAt,
-        settleAfterMs: settleWindowFor(c.attemptTimeoutMs, c.deadlineMs),
+        settleAfterMs: c.settleAfterMs ?? settleWindowFor(c.attemptTimeoutMs, c.deadlineMs),
       });
     }
     throw e;

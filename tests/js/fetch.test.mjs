@@ -588,3 +588,33 @@ describe('checkout.reconcile()', () => {
     assert.deepEqual(outs.map((o) => [o.key, o.status]), [['all-1', 'succeeded'], ['all-2', 'succeeded']]);
   });
 });
+
+test('createCheckoutClient({ settleAfterMs }) is the window an unknown keeps; the default is 2 × attemptTimeoutMs', async () => {
+  const s = await scripted([{ status: 503 }]);
+  try {
+    const own = createCheckoutClient({ endpoint: `${s.url}/v1/charges`, retry: { ...fast, maxAttempts: 1 }, settleAfterMs: 7_000, breaker: false });
+    await own.charge({ amountCents: 1, currency: 'usd' }, { idempotencyKey: 'sw-1' });
+    assert.equal(own.store.peek('sw-1')?.settleAfterMs, 7_000);
+    const dflt = createCheckoutClient({ endpoint: `${s.url}/v1/charges`, retry: { ...fast, maxAttempts: 1 }, attemptTimeoutMs: 300, breaker: false });
+    await dflt.charge({ amountCents: 1, currency: 'usd' }, { idempotencyKey: 'sw-2' });
+    assert.equal(dflt.store.peek('sw-2')?.settleAfterMs, 600);
+    assert.throws(() => createCheckoutClient({ endpoint: s.url, settleAfterMs: -1 }), (e) => e instanceof RangeError && /settleAfterMs/.test(e.message));
+    assert.throws(() => createCheckoutClient({ endpoint: s.url, settleAfterMs: '1' }), (e) => e instanceof TypeError && /settleAfterMs/.test(e.message));
+  } finally {
+    await s.close();
+  }
+});
+
+test('a dropped keyed POST parks the key with the client\'s own settleAfterMs (not resilientFetch\'s default)', async () => {
+  const gw = await startGateway({ seed: 5 });
+  try {
+    gw.forceNext('debitThenReset');
+    const c = createCheckoutClient({ endpoint: `${gw.url}/v1/charges`, retry: { ...fast, maxAttempts: 1 }, attemptTimeoutMs: 300, settleAfterMs: 9_000, breaker: false });
+    assert.equal((await c.charge({ amountCents: 3, currency: 'usd' }, { idempotencyKey: 'sw-3' })).status, 'unknown');
+    const rec = c.store.peek('sw-3');
+    assert.equal(rec?.settleAfterMs, 9_000);
+    assert.equal(rec?.attempts, 1);
+  } finally {
+    await gw.close();
+  }
+});

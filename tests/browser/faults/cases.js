@@ -383,6 +383,11 @@ export const CASES = [
     const inTen = Math.ceil(now / 1000) * 1000 + 10_000;
     t.equal(x.sf.parseRetryAfter(rfc850(inTen), now), inTen - now, `${rfc850(inTen)} is this century`);
     t.equal(x.sf.parseRetryAfter('Sunday, 06-Nov-94 08:49:37 GMT', now), 0, "'94 is 1994, in the past, not 2094");
+    // 49 years ahead is still ahead (a fixed 1970 pivot would read it as last century, in the past).
+    const ahead = new Date(now);
+    ahead.setUTCFullYear(ahead.getUTCFullYear() + 49);
+    const wait = x.sf.parseRetryAfter(rfc850(ahead.getTime()), now);
+    t.ok(wait > 48 * 365 * 86_400_000, `${rfc850(ahead.getTime())} is 49 years ahead: ${wait} ms`);
   }],
 ];
 

@@ -22,7 +22,10 @@ export const SOAK_FAULTS = Object.freeze({
   retryAfterSeconds: 0,
   slowMs: 60,
   timeoutHoldMs: 2_000,
-  processLateMs: 500, // the client gives up at 300 ms (attemptTimeoutMs); its settle window is 600 ms
+  // Processed 900 ms after it arrived: after the client gave up (300 ms), inside the settle window the
+  // client declares (1,500 ms from the attempt's start, which covers up to 300 ms of queueing in the
+  // browser's connection pool before the request is even sent).
+  processLateMs: 900,
 });
 
 /**
@@ -34,20 +37,22 @@ export async function runSoak(sf, { base, charges = 2_000, concurrency = 24, see
   const t0 = performance.now();
   await c.configure({ seed, faults: SOAK_FAULTS });
   let attempts = 0;
-  const client = (maxAttempts) =>
+  const client = (maxAttempts, extra = {}) =>
     sf.createCheckoutClient({
       endpoint: `${base}/v1/charges`,
       attemptTimeoutMs: 300,
+      settleAfterMs: 1_500,
       retry: { maxAttempts, baseDelayMs: 5, maxDelayMs: 50 },
       breaker: { windowSize: 20, minimumCalls: 10, failureRateThreshold: 0.5, openDurationMs: 100 },
       onAttempt: () => {
         attempts += 1;
       },
+      ...extra,
     });
   const checkout = client(2);
   // The late charges: one attempt each, all forced into processAfterGiveUp after the main pass, so
   // that reconciliation always starts while their debits are still on the way.
-  const lateClient = client(1);
+  const lateClient = client(1, { breaker: false }); // every one of them times out: no breaker to trip
   const clients = [lateClient, checkout]; // the late ones first: their debits are still on the way
   const total = charges + lateCharges;
   const list = Array.from({ length: total }, (_, i) => ({
@@ -96,7 +101,9 @@ export async function runSoak(sf, { base, charges = 2_000, concurrency = 24, see
   }));
   await c.waitIdle(50);
   await c.force('processAfterGiveUp', lateCharges);
-  await Promise.all(list.slice(charges).map((x) => settle(x, lateClient)));
+  // Five at a time: fewer than the browser's six connections per origin, so none waits in its queue.
+  const late = list.slice(charges);
+  for (let i = 0; i < late.length; i += 5) await Promise.all(late.slice(i, i + 5).map((x) => settle(x, lateClient)));
   const chargingMs = performance.now() - t0;
   const unknownBefore = list.filter((x) => x.status === 'unknown').length;
 
@@ -111,6 +118,7 @@ export async function runSoak(sf, { base, charges = 2_000, concurrency = 24, see
       const r = { checked: 0, done: 0, failed: 0, deferred: 0, stillUnknown: 0, retryAfterMs: Infinity };
       for (const k of clients) {
         const keys = k.store.unknownKeys();
+        const before = new Map(keys.map((key) => [key, k.store.peek(key)]));
         const one = await sf.reconcile(k.store, lookup, { concurrency: 8 });
         for (const f of ['checked', 'done', 'failed', 'deferred', 'stillUnknown']) r[f] += one[f];
         r.retryAfterMs = Math.min(r.retryAfterMs, one.retryAfterMs ?? Infinity);
@@ -118,7 +126,7 @@ export async function runSoak(sf, { base, charges = 2_000, concurrency = 24, see
           const x = byKey.get(key);
           const rec = k.store.peek(key);
           if (rec?.status === 'done') Object.assign(x, { status: 'succeeded', reference: rec.result.reference, via: 'lookup' });
-          else if (rec === undefined) Object.assign(x, { status: 'not-charged', via: 'lookup' });
+          else if (rec === undefined) Object.assign(x, { status: 'not-charged', via: 'lookup', record: before.get(key), decidedBy: Date.now() });
         }
       }
       deferred += r.deferred;
@@ -159,7 +167,11 @@ export async function runSoak(sf, { base, charges = 2_000, concurrency = 24, see
       clientCents += x.amountCents;
       if (d.length !== 1 || d[0].id !== x.reference || d[0].amountCents !== x.amountCents) why = `succeeded ${x.reference} but ledger ${JSON.stringify(d)}`;
     } else if (x.status === 'declined' || x.status === 'not-charged') {
-      if (d.length !== 0) why = `${x.status} (via ${x.via}) but ${d.length} debits`;
+      if (d.length !== 0) {
+        const r = x.record;
+        const timing = r ? `; last attempt at +0, window ${r.settleAfterMs} ms, attempts ${r.attempts}, believed by +${x.decidedBy - r.lastAttemptAt} ms, debited at +${d[0].at - r.lastAttemptAt} ms` : '';
+        why = `${x.status} (via ${x.via}) but ${d.length} debits${timing}`;
+      }
     } else {
       why = `ended ${x.status}${x.error ? `: ${x.error}` : ''}`;
     }
