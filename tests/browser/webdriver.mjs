@@ -84,7 +84,11 @@ export async function startDriver(engine) {
     child.stdout.on('data', keep);
     child.stderr.on('data', keep);
     let exited = false;
-    child.once('exit', () => { exited = true; });
+    // The driver runs in its own process group (so that stop() ends the browser and Xvfb with it);
+    // if this process exits without stop() — a crash, an uncaught error — end that group too.
+    const reap = () => { try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ } };
+    process.once('exit', reap);
+    child.once('exit', () => { exited = true; process.removeListener('exit', reap); });
     child.once('error', (e) => { exited = true; keep(String(e)); });
     const url = `http://127.0.0.1:${port}`;
     const t0 = Date.now();
