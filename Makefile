@@ -3,8 +3,8 @@
 #
 #   make setup   install/check every tool (idempotent; a no-op in well under a second when all is there)
 #   make build   Rust → wasm → pkg/ → dist/steadfast-<version>.tgz, with a size table
-#   make test    setup, then fmt, lint-js, clippy, native tests, build, wasm tests (Node + Chromium), JS, consumers,
-#                browser — what CI runs (.ci/run)
+#   make test    setup, then fmt, lint-js, clippy, native tests, build, wasm tests (Node, Chromium, Firefox,
+#                WebKit), JS, consumers, browser (Chromium, Firefox, WebKit), Rust web API — what CI runs (.ci/run)
 #   make demo    the demo's tools only (bootstrap.sh demo: no wasm-pack/browsers/redis), build, node examples/demo.mjs
 #   make bench   setup, build, node benches/run.mjs
 #   make fmt     cargo fmt          make lint   cargo fmt --check + prettier/eslint + clippy (native and wasm32)
@@ -44,7 +44,7 @@ test-native: setup
 	@scripts/test.sh native
 
 test-wasm: setup
-	@scripts/test.sh wasm-node wasm-chrome
+	@scripts/test.sh wasm-node wasm-chrome wasm-firefox wasm-webkit
 
 test-wasm-web: setup
 	@scripts/test.sh wasm-web

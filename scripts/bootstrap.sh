@@ -7,7 +7,9 @@
 #   wasm-bindgen-cli =0.2.130  (cargo install, unlocked: --locked fails on this registry)
 #   wasm-pack 0.15.1           (cargo install --locked)
 #   Node 24 + binaryen 132     (npm, into .tools/; Debian's binaryen 108 is broken, never use it)
-#   chromium + chromium-driver, redis-server (apt; `apt-get update` only when something is missing)
+#   geckodriver 0.37.1         (cargo install --locked; npm's `geckodriver` downloads a binary at install)
+#   chromium + chromium-driver, firefox-esr, webkit2gtk-driver (WebKitWebDriver + MiniBrowser), xvfb,
+#   redis-server               (apt; `apt-get update` only when something is missing)
 #   root dev dependencies      (npm ci, skipped while package-lock.json is unchanged)
 #
 #   scripts/bootstrap.sh demo  only what `make demo` needs (issue 15: a brand-new machine in < 5 min):
@@ -74,6 +76,17 @@ else
   say "wasm-pack" "$STEADFAST_WASM_PACK $(took "$t")"
 fi
 
+# geckodriver drives Firefox for wasm-pack --firefox and the WebDriver page suites.
+if [ "$MODE" = demo ]; then
+  say "geckodriver" "skipped (demo)"
+elif [ "$(geckodriver --version 2>/dev/null | head -n 1 | awk '{print $2}')" = "$STEADFAST_GECKODRIVER_VERSION" ]; then
+  say "geckodriver" "$STEADFAST_GECKODRIVER_VERSION ok"
+else
+  t=$SECONDS
+  cargo install --quiet --force --locked geckodriver --version "$STEADFAST_GECKODRIVER_VERSION"
+  say "geckodriver" "$STEADFAST_GECKODRIVER_VERSION $(took "$t")"
+fi
+
 # --- Node 24 and wasm-opt, project-local ---------------------------------------------------------------
 if ! command -v npm >/dev/null; then
   t=$SECONDS; apt_install nodejs npm; say "system npm" "$(took "$t")"
@@ -98,16 +111,26 @@ if [ "$MODE" = demo ]; then
   exit 0
 fi
 
-# --- Debian packages: Chromium (+ chromedriver) for the browser tests, redis-server for the shared-state
-# tests (they start a private one themselves). One `apt-get update` + install, only when one is missing.
+# --- Debian packages: Chromium (+ chromedriver), Firefox ESR and WebKitGTK (WebKitWebDriver, MiniBrowser,
+# and Xvfb for it: MiniBrowser has no headless mode) for the browser tests, redis-server for the
+# shared-state tests (they start a private one themselves). One `apt-get update` + install, only when one
+# is missing.
 missing=()
 command -v chromium >/dev/null || missing+=(chromium)
 command -v chromedriver >/dev/null || missing+=(chromium-driver)
+[ -x "$STEADFAST_FIREFOX" ] || missing+=(firefox-esr)
+{ [ -x "$STEADFAST_WEBKITDRIVER" ] && [ -x "$STEADFAST_MINIBROWSER" ]; } || missing+=(webkit2gtk-driver)
+command -v xvfb-run >/dev/null || missing+=(xvfb)
+command -v xauth >/dev/null || missing+=(xauth) # xvfb-run needs it; xvfb only recommends it
 command -v redis-server >/dev/null || missing+=(redis-server)
 if [ "${#missing[@]}" -gt 0 ]; then
   t=$SECONDS; apt_install "${missing[@]}"; say "apt" "${missing[*]} $(took "$t")"
+  for f in /usr/lib/*/webkit2gtk-4.1/MiniBrowser; do [ -x "$f" ] && STEADFAST_MINIBROWSER="$f"; done
 fi
 say "chromium" "$(chromium --version 2>/dev/null | awk '{print $2}') ok"
+say "firefox-esr" "$("$STEADFAST_FIREFOX" --version 2>/dev/null | awk '{print $3}') ok"
+[ -x "$STEADFAST_MINIBROWSER" ] || { echo "bootstrap: MiniBrowser not found at $STEADFAST_MINIBROWSER" >&2; exit 1; }
+say "webkitgtk" "$(dpkg-query -W -f='${Version}' webkit2gtk-driver 2>/dev/null | cut -d- -f1) ok"
 say "redis-server" "$(redis-server --version | sed -n 's/.* v=\([^ ]*\).*/\1/p') ok"
 
 # --- Root dev dependencies (tests, Vite, TypeScript) ---------------------------------------------------

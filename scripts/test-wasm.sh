@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
-# wasm-bindgen-test suites (tests/wasm_boundary.rs → tests/wasm/*.rs) inside wasm, in Node 24 and/or
-# headless Chromium:   scripts/test-wasm.sh [node|chrome|all]   (default all)
+# wasm-bindgen-test suites (tests/wasm_boundary.rs → tests/wasm/*.rs) inside wasm, in Node 24, headless
+# Chromium, headless Firefox and WebKit:
+#   scripts/test-wasm.sh [node|chrome|firefox|webkit|all]...   (default all)
 #
-# Runs `wasm-pack test --node` and `wasm-pack test --headless --chrome --chromedriver <Debian's>` on the
+# Runs `wasm-pack test --node`, `wasm-pack test --headless --chrome --chromedriver <Debian's>`,
+# `wasm-pack test --headless --firefox --geckodriver <cargo-installed>` and, for WebKit,
+# `wasm-pack test --headless --safari --safaridriver /usr/bin/WebKitWebDriver` under `xvfb-run -a` on the
 # wasm_boundary test target only (wasm-pack runs cargo test with wasm-bindgen-test-runner as the runner).
-# Node is whichever `node` is first on PATH (Node 24 from .tools/); Chromium is driven through Debian's
-# chromedriver, given by path, so nothing is downloaded; extra Chrome flags are in webdriver.json.
+# Node is whichever `node` is first on PATH (Node 24 from .tools/); browsers are driven through drivers
+# given by path, so nothing is downloaded; extra capabilities (Chrome flags, the firefox-esr binary) are
+# in webdriver.json.
+# WebKit: wasm-bindgen-test-runner has no WebKitGTK driver kind, but its "safaridriver" kind only spawns
+# the binary with --port=N and opens a W3C session with EMPTY capabilities (webdriver.json is not read
+# for it); WebKitWebDriver then starts its default browser, WebKitGTK's MiniBrowser in automation mode,
+# which needs a display: hence xvfb-run.
 # (wasm-pack's own version check needs the network and says so; it is harmless here.)
 # A browser run without WASM_BINDGEN_USE_BROWSER=1 silently runs nothing and exits 0, so every run must
 # print "test result: ok. N passed" with N > 0, or this script fails.
@@ -31,17 +39,35 @@ run_side() { # run_side <label> <wasm-pack test flags...> (env assignments go be
   echo "test-wasm: $label: $passed passed"
 }
 
-side="${1:-all}"
-case "$side" in
-  node | chrome | all) ;;
-  *) echo "usage: $0 [node|chrome|all]" >&2; exit 2 ;;
-esac
-if [ "$side" != chrome ]; then
+sides=("$@")
+[ "${#sides[@]}" -gt 0 ] || sides=(all)
+for side in "${sides[@]}"; do
+  case "$side" in
+    node | chrome | firefox | webkit | all) ;;
+    *) echo "usage: $0 [node|chrome|firefox|webkit|all]..." >&2; exit 2 ;;
+  esac
+done
+want() { local s; for s in "${sides[@]}"; do [ "$s" = "$1" ] || [ "$s" = all ] && return 0; done; return 1; }
+
+if want node; then
   run_side "node $(node --version)" wasm-pack test --node
 fi
-if [ "$side" != node ]; then
+if want chrome; then
   chromedriver="$(command -v chromedriver || true)"
   [ -n "$chromedriver" ] || { echo "test-wasm: chromedriver not found; run 'make setup'" >&2; exit 1; }
   run_side "headless chromium $(chromium --version 2>/dev/null | awk '{print $2}')" \
     env WASM_BINDGEN_USE_BROWSER=1 wasm-pack test --headless --chrome --chromedriver "$chromedriver"
+fi
+if want firefox; then
+  geckodriver="$(command -v geckodriver || true)"
+  [ -n "$geckodriver" ] || { echo "test-wasm: geckodriver not found; run 'make setup'" >&2; exit 1; }
+  [ -x "$STEADFAST_FIREFOX" ] || { echo "test-wasm: $STEADFAST_FIREFOX not found; run 'make setup'" >&2; exit 1; }
+  run_side "headless firefox $("$STEADFAST_FIREFOX" --version 2>/dev/null | awk '{print $3}')" \
+    env WASM_BINDGEN_USE_BROWSER=1 wasm-pack test --headless --firefox --geckodriver "$geckodriver"
+fi
+if want webkit; then
+  [ -x "$STEADFAST_WEBKITDRIVER" ] || { echo "test-wasm: $STEADFAST_WEBKITDRIVER not found; run 'make setup'" >&2; exit 1; }
+  command -v xvfb-run >/dev/null || { echo "test-wasm: xvfb-run not found; run 'make setup'" >&2; exit 1; }
+  run_side "webkit (WebKitGTK $(dpkg-query -W -f='${Version}' webkit2gtk-driver 2>/dev/null | cut -d- -f1), MiniBrowser under Xvfb)" \
+    env WASM_BINDGEN_USE_BROWSER=1 xvfb-run -a wasm-pack test --headless --safari --safaridriver "$STEADFAST_WEBKITDRIVER"
 fi

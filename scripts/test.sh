@@ -9,11 +9,15 @@
 #                wasm in Node, headless Chromium and a Chromium dedicated worker, with a local HTTP
 #                server (scripts/test-wasm-web.sh)
 #   build        scripts/build.sh → pkg/ and dist/steadfast-*.tgz
-#   wasm-node    wasm-bindgen-test suites (tests/wasm/) in Node 24         ─┐ scripts/test-wasm.sh; each fails
-#   wasm-chrome  the same suites in headless Chromium                      ─┘ if it ran zero tests
+#   wasm-node    wasm-bindgen-test suites (tests/wasm/) in Node 24         ─┐
+#   wasm-chrome  the same suites in headless Chromium                       │ scripts/test-wasm.sh; each fails
+#   wasm-firefox the same suites in headless Firefox ESR (geckodriver)      │ if it ran zero tests
+#   wasm-webkit  the same suites in WebKitGTK's MiniBrowser (Xvfb)         ─┘
 #   js           node --test tests/js/*.test.mjs against the packed package, by name   (scripts/test-js.sh)
 #   consumers    tests/consumers/*.sh, tests/consumers/*/run.sh                        (scripts/test-consumers.sh)
-#   browser      tests/browser/*.test.mjs (Playwright + Debian's chromium)             (scripts/test-browser.sh)
+#   browser-chromium  tests/browser/*.test.mjs in Chromium (Playwright)  ─┐ scripts/test-browser.sh <engine>;
+#   browser-firefox   the cross-engine suites in Firefox (WebDriver)      │ each fails if it ran zero cases
+#   browser-webkit    the cross-engine suites in WebKit (WebDriver, Xvfb)─┘ (`browser` = all three)
 #
 # `scripts/test.sh` runs all; `scripts/test.sh js browser` runs only those steps (they need a build).
 # Tools come from `make setup` (scripts/bootstrap.sh); `make test` runs it first.
@@ -22,7 +26,8 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$STEADFAST_ROOT"
 
-ALL=(fmt lint-js clippy native build wasm-node wasm-chrome js consumers browser)
+ALL=(fmt lint-js clippy native build wasm-node wasm-chrome wasm-firefox wasm-webkit js consumers
+  browser-chromium browser-firefox browser-webkit)
 steps=("$@")
 ALL+=(wasm-web)
 [ "${#steps[@]}" -gt 0 ] || steps=("${ALL[@]}")
@@ -51,10 +56,15 @@ run_step() {
     build) scripts/build.sh ;;
     wasm-node) scripts/test-wasm.sh node ;;
     wasm-chrome) scripts/test-wasm.sh chrome ;;
+    wasm-firefox) scripts/test-wasm.sh firefox ;;
+    wasm-webkit) scripts/test-wasm.sh webkit ;;
     js) scripts/test-js.sh ;;
     consumers) scripts/test-consumers.sh ;;
     browser) scripts/test-browser.sh ;;
-    *) echo "test: unknown step '$1' (steps: ${ALL[*]})" >&2; return 2 ;;
+    browser-chromium) scripts/test-browser.sh chromium ;;
+    browser-firefox) scripts/test-browser.sh firefox ;;
+    browser-webkit) scripts/test-browser.sh webkit ;;
+    *) echo "test: unknown step '$1' (steps: ${ALL[*]} browser)" >&2; return 2 ;;
   esac
 }
 

@@ -207,7 +207,7 @@ export function resilientFetch(input, init, options) {
 
 /**
  * @internal resilientFetch, reporting into `state`: `maybeSent` (some attempt may have reached the
- * server), `attempts` (fetch calls made), `lastAttemptAt` (when the last one started).
+ * server), `attempts` (fetch calls made), `lastAttemptAt` (when the last one started, or was aborted).
  */
 export async function fetchWithState(input, init, options, state) {
   const startedAt = Date.now();
@@ -269,6 +269,10 @@ export async function fetchWithState(input, init, options, state) {
         // fetch rejects with a generic AbortError; report the reason we aborted with.
         if (controller.signal.aborted) {
           state.maybeSent = true;
+          // Browsers queue requests per host (6 connections) and may still send a queued request
+          // just after its fetch was aborted (measured in all three engines: tests/browser/probe-engines.mjs):
+          // the settle window counts from when the client let go, not from when it asked.
+          state.lastAttemptAt = Date.now();
           throw controller.signal.reason;
         }
         if (!provablyNotSent(e)) state.maybeSent = true;

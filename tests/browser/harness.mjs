@@ -1,6 +1,11 @@
 // Shared by tests/browser/*.test.mjs (not a test itself): throwaway consumer projects that install the
-// PACKED tarball, a tiny static server on 127.0.0.1, headless Debian Chromium through playwright-core,
-// and an assertion counter so that a suite which ran nothing cannot pass.
+// PACKED tarball, a tiny static server on 127.0.0.1, the browser engines (headless Debian Chromium
+// through playwright-core; Firefox and WebKit through W3C WebDriver, see webdriver.mjs), and an
+// assertion counter so that a suite which ran nothing cannot pass.
+//
+// Engines: a test file whose header has a line `// engines: <names>` (e.g. `chromium firefox webkit`)
+// runs once per engine named; scripts/test-browser.sh sets STEADFAST_ENGINE for each run (default
+// chromium), and the file's tests name the engine. Files without that line are Chromium-only.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createServer } from 'node:http';
@@ -11,6 +16,7 @@ import { extname, join, normalize, resolve, sep } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { launchWebDriver } from './webdriver.mjs';
 
 const run = promisify(execFile);
 
@@ -125,6 +131,11 @@ export async function serve(root, { api } = {}) {
   };
 }
 
+/** The engine this run drives: STEADFAST_ENGINE = chromium (default) | firefox | webkit. */
+export const ENGINE = process.env.STEADFAST_ENGINE || 'chromium';
+export const ENGINE_LABEL = { chromium: 'Chromium', firefox: 'Firefox', webkit: 'WebKit' }[ENGINE];
+if (ENGINE_LABEL === undefined) throw new Error(`STEADFAST_ENGINE must be chromium, firefox or webkit, got ${ENGINE}`);
+
 /** The Chromium flags this project's machines need (see /work/shared/TOOLCHAIN.md). */
 export const CHROMIUM_ARGS = [
   '--headless',
@@ -138,10 +149,22 @@ export const CHROMIUM_ARGS = [
 ];
 
 /**
+ * The browser of this run's ENGINE, with a fresh profile: { engine, label, version, page, problems,
+ * newPage(), close() }. `page` is a Playwright page in Chromium and a Playwright-shaped WebDriverPage
+ * in Firefox/WebKit (webdriver.mjs: the subset the suites use). `problems` collects page errors and
+ * console errors/warnings (in WebDriver engines only those raised by page scripts: the protocol does
+ * not report the browser's own network console messages).
+ */
+export async function launchBrowser(engine = ENGINE) {
+  if (engine === 'chromium') return launchChromium();
+  return launchWebDriver(engine);
+}
+
+/**
  * Headless Debian Chromium with a fresh --user-data-dir (launchPersistentContext: Playwright passes it
  * as --user-data-dir). Collects page errors and console errors. `close()` removes the profile.
  */
-export async function launchBrowser() {
+async function launchChromium() {
   const executablePath = required('STEADFAST_CHROMIUM');
   const profile = await mkdtemp(join(tmpdir(), 'steadfast-chromium-'));
   let context;
@@ -165,10 +188,13 @@ export async function launchBrowser() {
   });
   const version = context.browser()?.version() ?? (await page.evaluate(() => navigator.userAgent));
   return {
+    engine: 'chromium',
+    label: 'Chromium',
     context,
     page,
     problems,
     version,
+    newPage: () => context.newPage(),
     async close() {
       await context.close().catch(() => {});
       await rm(profile, { recursive: true, force: true });

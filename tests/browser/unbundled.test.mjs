@@ -1,13 +1,15 @@
+// engines: chromium firefox webkit
 // No bundler: the packed tarball installed into a plain project whose node_modules the static server
 // exposes. (1) The checkout page maps 'steadfast' to /node_modules/steadfast/index.browser.js with an
 // import map and imports it from a <script type="module">. (2) A module Web Worker imports the browser
-// entry by path (no `window` there). Screenshots: tests/.out/browser-unbundled*.png.
+// entry by path (no `window` there). (3) The README's createCheckoutClient example in the page. Run in
+// each engine (see harness.mjs). Screenshots: tests/.out/browser-unbundled*-<engine>.png.
 import { test, before, after } from 'node:test';
 import { counter, makeConsumer, serve, launchBrowser } from './harness.mjs';
 import { payTwice, checkWasmServed } from './checkout-page.mjs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FIXTURES, OUT } from './harness.mjs';
+import { FIXTURES, OUT, ENGINE, ENGINE_LABEL } from './harness.mjs';
 
 const IMPORT_MAP = '<script type="importmap">{ "imports": { "steadfast": "/node_modules/steadfast/index.browser.js" } }</script>';
 // The stub backend for the checkout-client test: POST /api/charges answers 503 once, then 200.
@@ -37,12 +39,12 @@ after(async () => {
   await server?.close();
 });
 
-test('plain HTML + import map: retried charge with one key, replay, in Chromium', { timeout: 60_000 }, async (t) => {
-  const check = counter('unbundled page');
+test(`${ENGINE_LABEL}: plain HTML + import map: retried charge with one key, replay`, { timeout: 60_000 }, async (t) => {
+  const check = counter(`unbundled page ${ENGINE}`);
   server.requests.length = 0;
   browser.problems.length = 0;
-  t.diagnostic(`chromium ${browser.version}, ${server.url}`);
-  const { screenshot } = await payTwice(browser, `${server.url}/index.html`, check, 'browser-unbundled');
+  t.diagnostic(`${browser.label} ${browser.version}, ${server.url}`);
+  const { screenshot } = await payTwice(browser, `${server.url}/index.html`, check, `browser-unbundled-${ENGINE}`);
   t.diagnostic(`screenshot: ${screenshot}`);
   checkWasmServed(server, check);
   const entry = server.requests.find((r) => r.path === '/node_modules/steadfast/index.browser.js');
@@ -52,8 +54,8 @@ test('plain HTML + import map: retried charge with one key, replay, in Chromium'
   check.done(17);
 });
 
-test('module Web Worker: the browser entry loads without window, charges, replays', { timeout: 60_000 }, async (t) => {
-  const check = counter('worker');
+test(`${ENGINE_LABEL}: module Web Worker: the browser entry loads without window, charges, replays`, { timeout: 60_000 }, async (t) => {
+  const check = counter(`worker ${ENGINE}`);
   server.requests.length = 0;
   browser.problems.length = 0;
   const { page } = browser;
@@ -71,22 +73,26 @@ test('module Web Worker: the browser entry loads without window, charges, replay
   check.match(r.version, /^\d+\.\d+\.\d+/);
   checkWasmServed(server, check);
   check.deepEqual(browser.problems, [], 'no page errors, console errors or warnings');
-  await page.screenshot({ path: join(OUT, 'browser-unbundled-worker.png') });
+  await page.screenshot({ path: join(OUT, `browser-unbundled-worker-${ENGINE}.png`) });
   t.diagnostic(`worker outcome: ${await page.textContent('#outcome')}`);
   check.done(14);
 });
 
 // The npm README's browser example, for real: createCheckoutClient with a relative endpoint, the page's own
 // fetch, a 503 then a 200 from the server, a double click (two charge() calls at once) and a later click.
-test('createCheckoutClient in the page (the README example): one key on the wire, a double click charges once', { timeout: 60_000 }, async () => {
-  const check = counter('checkout client');
+// Chromium imports 'steadfast' through the page's import map; in a WebDriver-executed script the import
+// map does not apply (the script is not a module of the page), so Firefox and WebKit import the same
+// URL the map points at — the same module instance the page loaded.
+test(`${ENGINE_LABEL}: createCheckoutClient in the page (the README example): one key on the wire, a double click charges once`, { timeout: 60_000 }, async () => {
+  const check = counter(`checkout client ${ENGINE}`);
   browser.problems.length = 0;
   charges.length = 0;
   const { page } = browser;
   await page.goto(`${server.url}/index.html`, { waitUntil: 'load' });
   await page.waitForSelector('body[data-ready="true"]', { timeout: 15_000 });
-  const r = await page.evaluate(async () => {
-    const { createCheckoutClient, newIdempotencyKey } = await import('steadfast');
+  const specifier = ENGINE === 'chromium' ? 'steadfast' : `${server.url}/node_modules/steadfast/index.browser.js`;
+  const r = await page.evaluate(async (specifier) => {
+    const { createCheckoutClient, newIdempotencyKey } = await import(specifier);
     const checkout = createCheckoutClient({ endpoint: '/api/charges', retry: { baseDelayMs: 5, maxDelayMs: 20 } });
     const key = newIdempotencyKey();
     const order = { amountCents: 4999, currency: 'usd' };
@@ -96,7 +102,7 @@ test('createCheckoutClient in the page (the README example): one key on the wire
     ]);
     const later = await checkout.charge(order, { idempotencyKey: key });
     return { key, first, second, later, size: checkout.store.size };
-  });
+  }, specifier);
   check.deepEqual(r.first, { status: 'succeeded', reference: 'ch_api_2', key: r.key });
   check.deepEqual(r.second, r.first, 'a double click gets the same outcome');
   check.deepEqual(r.later, r.first, 'a later click replays');

@@ -1,14 +1,15 @@
+// engines: chromium firefox webkit
 // A Vite app consuming the packed tarball: `import { ... } from 'steadfast'` in a checkout page, built
 // with `vite build` (vite 8 from the root devDependencies, default build target), served from a static
-// server on 127.0.0.1 and paid for in headless Chromium. Screenshot: tests/.out/browser-vite.png.
+// server on 127.0.0.1 and paid for in each engine (see harness.mjs). Screenshot: tests/.out/browser-vite-<engine>.png.
 import { test } from 'node:test';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { counter, makeConsumer, serve, launchBrowser, runBin, FIXTURES } from './harness.mjs';
+import { counter, makeConsumer, serve, launchBrowser, runBin, FIXTURES, ENGINE, ENGINE_LABEL } from './harness.mjs';
 import { payTwice, checkWasmServed } from './checkout-page.mjs';
 
-test('Vite build of a checkout page: retried charge with one key, replay, in Chromium', { timeout: 120_000 }, async (t) => {
-  const check = counter('vite');
+test(`${ENGINE_LABEL}: Vite build of a checkout page: retried charge with one key, replay`, { timeout: 120_000 }, async (t) => {
+  const check = counter(`vite ${ENGINE}`);
   const app = await makeConsumer('vite-app', { copy: ['index.html', 'checkout.js'] });
 
   const built = await runBin('vite', ['build'], app).catch((error) => {
@@ -27,8 +28,8 @@ test('Vite build of a checkout page: retried charge with one key, replay, in Chr
   const server = await serve(join(app, 'dist'));
   const browser = await launchBrowser();
   try {
-    t.diagnostic(`chromium ${browser.version}, ${server.url}`);
-    const { screenshot } = await payTwice(browser, `${server.url}/`, check, 'browser-vite');
+    t.diagnostic(`${browser.label} ${browser.version}, ${server.url}`);
+    const { screenshot } = await payTwice(browser, `${server.url}/`, check, `browser-vite-${ENGINE}`);
     t.diagnostic(`screenshot: ${screenshot}`);
     checkWasmServed(server, check);
     check.deepEqual(browser.problems, [], 'no page errors, console errors or warnings');
@@ -42,8 +43,8 @@ test('Vite build of a checkout page: retried charge with one key, replay, in Chr
 // Vite bundles workers as IIFE by default, and IIFE cannot hold the browser loader's top-level await
 // ("[INVALID_TLA_FORMAT] Module format "iife" does not support top-level await"): a Vite app that runs
 // steadfast in a worker needs `worker: { format: 'es' }` (the npm README says so). This proves that works.
-test('Vite build of a module worker (worker.format es): charges and replays without window', { timeout: 120_000 }, async (t) => {
-  const check = counter('vite worker');
+test(`${ENGINE_LABEL}: Vite build of a module worker (worker.format es): charges and replays without window`, { timeout: 120_000 }, async (t) => {
+  const check = counter(`vite worker ${ENGINE}`);
   const worker = (await readFile(join(FIXTURES, 'worker.js'), 'utf8')).replace("'/node_modules/steadfast/index.browser.js'", "'steadfast'");
   const html = (await readFile(join(FIXTURES, 'worker.html'), 'utf8')).replace("new Worker('./worker.js', { type: 'module' })", "new Worker(new URL('./worker.js', import.meta.url), { type: 'module' })");
   check.ok(worker.includes("from 'steadfast'") && html.includes('import.meta.url'), 'fixtures rewritten for Vite');

@@ -183,7 +183,16 @@ export async function persistentCheckoutKey(options) {
       return undefined;
     }
   };
-  const write = (record) => storage.setItem(storageKey, JSON.stringify(record));
+  // True while the page is being left (beforeunload fired) during one of this cart's charges. Firefox
+  // and WebKit abort the page's fetches right after beforeunload and still run its JS, so a charge cut
+  // short by a reload would record its own abort as 'unknown'; Chromium tears the page down first.
+  // Keep the record 'in-flight' in every engine: the next load finds the lock free and reads it as
+  // interrupted (unknown). A settled outcome is still written.
+  let leaving = false;
+  const write = (record) => {
+    if (leaving && !SETTLED.has(record.status)) return;
+    storage.setItem(storageKey, JSON.stringify(record));
+  };
   const exclusive = (name, lockOptions, fn) => (locks ? locks.request(name, lockOptions, fn) : fn({ name }));
   const charging = async () => {
     if (!locks) return read()?.status === 'in-flight';
@@ -248,7 +257,14 @@ export async function persistentCheckoutKey(options) {
         write({ ...read(), status: outcome.status === 'unavailable' ? 'new' : outcome.status, outcome, settledAt: Date.now() });
         return outcome;
       };
-      return exclusive(lockName, { ifAvailable: true }, run);
+      const onLeave = () => { leaving = true; };
+      globalThis.addEventListener?.('beforeunload', onLeave);
+      try {
+        return await exclusive(lockName, { ifAvailable: true }, run);
+      } finally {
+        globalThis.removeEventListener?.('beforeunload', onLeave);
+        leaving = false;
+      }
     },
     /** Forget this cart's key (after a success, or to try another card after a decline). */
     clear() {
