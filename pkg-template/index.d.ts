@@ -1119,7 +1119,17 @@ export type RedisClientLike =
 
 export interface RedisStoreOptions {
   readonly client: RedisClientLike;
-  /** Key namespace. Default 'steadfast'. Give each service its own (the default is shared). */
+  /**
+   * This service's name (1–64 letters, digits, `.`, `_`, `-`): the default prefix becomes
+   * `steadfast:<service>`, so two services on one Redis never share a breaker or a key by accident.
+   */
+  readonly service?: string;
+  /**
+   * Key namespace; overrides the one `service` gives. Default `'steadfast:<service>'`, or
+   * `'steadfast'` when no service is named — shared by every such store on the Redis, reported
+   * through `onWarning` (for each such store), else once per process by `process.emitWarning` (code
+   * `STEADFAST_SHARED_PREFIX`).
+   */
   readonly prefix?: string;
   /** Bound on every Redis call (ms). Default 250. */
   readonly timeoutMs?: number;
@@ -1130,6 +1140,7 @@ export interface RedisStoreOptions {
    * cannot be checked and is used as is.
    */
   readonly evictionPolicy?: 'refuse' | 'warn';
+  /** Called once for each warning (eviction policy under 'warn', the shared default prefix). */
   readonly onWarning?: (message: string) => void;
 }
 

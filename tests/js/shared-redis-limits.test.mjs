@@ -298,6 +298,50 @@ test("breaker names cannot collide: a breaker named 'x:window' does not disable 
   assert.deepEqual(errors, [], 'no store call failed (no WRONGTYPE between the two names)');
 });
 
+test('per-service default prefixes: two services on one Redis share no breaker and no key; a store with neither option is reported', async () => {
+  const warnings = [];
+  const opts = {
+    client: conn.client,
+    name: 'gateway',
+    windowSize: 4,
+    failureRateThreshold: 0.5,
+    minimumCalls: 2,
+    openDurationMs: 60_000,
+    whenUnavailable: 'reject',
+    onWarning: (m) => warnings.push(m),
+  };
+  const checkout = createRedisBreaker({ ...opts, service: 'checkout' });
+  const refunds = createRedisBreaker({ ...opts, service: 'refunds' });
+  for (let i = 0; i < 4; i++) await checkout.execute(() => Promise.reject(new Error('down'))).catch(() => {});
+  assert.equal(await checkout.state(), 'open');
+  assert.equal(await refunds.execute(async () => 'ok'), 'ok', "the other service's breaker of the same name is closed");
+  assert.equal(await refunds.state(), 'closed');
+  assert.equal(await cmd('EXISTS', 'steadfast:checkout:breaker:7:gateway'), 1, 'keys live under steadfast:<service>');
+  assert.equal(await cmd('EXISTS', 'steadfast:breaker:7:gateway'), 0, 'nothing under the shared namespace');
+
+  const a = createRedisIdempotencyStore({ client: conn.client, service: 'checkout', timeoutMs: 5000, onWarning: (m) => warnings.push(m) });
+  const b = createRedisIdempotencyStore({ client: conn.client, service: 'refunds', timeoutMs: 5000, onWarning: (m) => warnings.push(m) });
+  assert.equal(await a.run('order-1', async () => 'charged'), 'charged');
+  assert.equal(await b.run('order-1', async () => 'refunded'), 'refunded', 'the same key in another service runs (no replay across services)');
+  assert.equal(await a.run('order-1', async () => 'again'), 'charged', 'and replays in its own');
+  assert.deepEqual(warnings, [], 'a named service is not warned about');
+
+  // An explicit prefix wins over the service; neither option: the shared namespace, reported per store.
+  redisStateStore({ client: conn.client, service: 'checkout', prefix: fresh(), onWarning: (m) => warnings.push(m) });
+  assert.deepEqual(warnings, []);
+  redisStateStore({ client: conn.client, onWarning: (m) => warnings.push(m) });
+  redisStateStore({ client: conn.client, onWarning: (m) => warnings.push(m) });
+  assert.equal(warnings.length, 2);
+  assert.match(warnings[0], /no 'service' or 'prefix'.*shares the namespace 'steadfast'/);
+  for (const bad of ['', 'a:b', 'x'.repeat(65), 42, 'spaces are bad']) {
+    assert.throws(
+      () => redisStateStore({ client: conn.client, service: bad }),
+      (e) => e instanceof TypeError && e.option === 'service',
+      `service ${String(bad)}`,
+    );
+  }
+});
+
 test('a shared store rejects bad limits, naming the option', () => {
   const s = redisStateStore({ client: conn.client });
   assert.throws(

@@ -6,7 +6,7 @@ import { SharedCircuitBreaker } from './breaker.js';
 import { SharedIdempotencyStore } from './idempotency.js';
 import * as o from '../options.js';
 
-const REDIS_OPTIONS = new Set(['client', 'prefix', 'timeoutMs', 'evictionPolicy', 'onWarning']);
+const REDIS_OPTIONS = new Set(['client', 'service', 'prefix', 'timeoutMs', 'evictionPolicy', 'onWarning']);
 
 /** Split own options into the Redis store's and the driver's (inherited properties are ignored). */
 function split(options, where) {

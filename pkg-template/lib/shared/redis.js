@@ -68,12 +68,18 @@ const decode = (text) => (typeof text === 'string' && text.startsWith('j') ? JSO
 /** Eviction policies under which Redis may drop our keys (anything but noeviction). */
 const evicts = (policy) => typeof policy === 'string' && policy !== 'noeviction';
 
+/** A service name, as it goes into the default prefix. */
+const SERVICE = /^[A-Za-z0-9._-]{1,64}$/;
+let sharedPrefixWarned = false;
+
 /** How many unknown keys one reconciliation-listing call reads (each call is O(page log N)). */
 export const UNKNOWN_PAGE = 500;
 
 /**
  * A state store in Redis. Options: `client` (node-redis or ioredis, connected by you),
- * `prefix = 'steadfast'` (key namespace: give each service its own), `timeoutMs = 250` (bound on
+ * `service` (this service's name: the default prefix becomes `steadfast:<service>`), `prefix` (key
+ * namespace, overrides the default; default `'steadfast'` when no service is named, with a one-time
+ * warning through `onWarning` or `process.emitWarning`), `timeoutMs = 250` (bound on
  * every call), `evictionPolicy = 'refuse'` ('refuse': idempotency calls reject with
  * StateStoreUnavailableError while Redis's maxmemory-policy may evict keys; 'warn': go on, and
  * report it once through `onWarning`), `onWarning(message)`.
@@ -85,8 +91,15 @@ export function redisStateStore(options) {
   const where = 'redisStateStore';
   const opts = o.object(options, where);
   const { send, kind } = redisCommandSender(o.own(opts, 'client'));
-  const prefix = o.own(opts, 'prefix') ?? 'steadfast';
-  if (typeof prefix !== 'string' || prefix.length === 0) throw o.typeError(where, 'prefix', 'a non-empty string', prefix);
+  const service = o.own(opts, 'service');
+  if (service !== undefined && !(typeof service === 'string' && SERVICE.test(service))) {
+    throw o.typeError(where, 'service', 'a name of 1-64 letters, digits, or . _ -', service);
+  }
+  const given = o.own(opts, 'prefix');
+  if (given !== undefined && !(typeof given === 'string' && given.length > 0)) throw o.typeError(where, 'prefix', 'a non-empty string', given);
+  // Two services on one Redis must not share breakers or keys by accident: the default namespace is
+  // per service. With neither option, the one namespace every such store shares is used, and said so.
+  const prefix = given ?? (service === undefined ? 'steadfast' : `steadfast:${service}`);
   const timeoutMs = o.num(opts, 'timeoutMs', where) ?? 250;
   if (!(timeoutMs > 0 && timeoutMs <= 2 ** 31 - 1)) throw o.rangeError(where, 'timeoutMs', 'a number of ms in (0, 2^31)', timeoutMs);
   const evictionPolicy = ['refuse', 'warn'][o.oneOf(opts, 'evictionPolicy', where, ['refuse', 'warn'], 0)];
@@ -102,6 +115,23 @@ export function redisStateStore(options) {
   let checkedAt = -Infinity;
   let first;
   let warned = false;
+  const warn = (message) => {
+    try {
+      if (onWarning !== undefined) onWarning(message);
+      else globalThis.process?.emitWarning?.(message, { code: 'STEADFAST_SHARED_PREFIX' });
+    } catch {
+      // a throwing logger must not change the outcome
+    }
+  };
+  // Through onWarning: for each such store. Else process.emitWarning, once per process (the fix is
+  // one option, not a log line per store).
+  if (given === undefined && service === undefined && (onWarning !== undefined || !sharedPrefixWarned)) {
+    if (onWarning === undefined) sharedPrefixWarned = true;
+    warn(
+      "redisStateStore: no 'service' or 'prefix': every store without one on this Redis shares the namespace 'steadfast' " +
+        "(their breakers and idempotency keys with the same names are one); pass { service: '<this service>' }",
+    );
+  }
   const readPolicy = async () => {
     checkedAt = Date.now();
     try {
