@@ -20,6 +20,8 @@ mod support;
 mod breaker;
 #[path = "wasm/budget.rs"]
 mod budget;
+#[path = "wasm/classify.rs"]
+mod classify;
 #[path = "wasm/idempotency.rs"]
 mod idempotency;
 #[path = "wasm/keys.rs"]

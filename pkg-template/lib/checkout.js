@@ -7,6 +7,7 @@
 // unknown by re-sending the SAME key: a gateway that honours keys replays the first outcome,
 // processes it once, or answers 409 while it is still running (then it stays unknown).
 
+import { isTransientStatus } from '../steadfast_core.js';
 import { RetryBudget } from './budget.js';
 import { IdempotencyStore, newIdempotencyKey } from './idempotency.js';
 import { CircuitOpenError, IdempotencyKeyReuseError, OfflineError, OutcomeUnknownError, SteadfastError, named } from './errors.js';
@@ -179,8 +180,9 @@ export function createCheckoutClient(options) {
     const err = data?.error ?? {};
     if (response.status === 402 || err.type === 'card_error') throw new Declined(String(err.decline_code ?? err.code ?? 'declined'));
     if (response.status === 422 && err.type === 'idempotency_error') throw new IdempotencyKeyReuseError(key);
-    if (response.status === 409 || response.status >= 500 || response.status === 429 || response.status === 408) {
-      // Still being processed elsewhere, or the server failed without saying what happened.
+    if (response.status === 409 || isTransientStatus(response.status)) {
+      // Still being processed elsewhere (409), or the server failed without saying what happened
+      // (the core's transient status rule: 408, 429, 5xx).
       throw unknown(key, startedAt, sent, undefined);
     }
     throw new CheckoutRequestError(response.status, data);

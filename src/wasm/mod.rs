@@ -28,8 +28,9 @@ mod sim;
 pub use breaker::BreakerCore;
 pub use budget::BudgetCore;
 pub use classify::{
-    is_transient_code, is_transient_status, method_is_retryable, parse_retry_after,
-    parse_should_retry,
+    is_transient_code, is_transient_response, is_transient_status, method_is_retryable,
+    parse_retry_after, parse_should_retry, SHOULD_RETRY_FALSE, SHOULD_RETRY_NONE,
+    SHOULD_RETRY_TRUE,
 };
 pub use idempotency::{fingerprint_of, key_rule, store_defaults, StoreCore};
 pub use limiter::{limiter_preset, LimiterCore};
