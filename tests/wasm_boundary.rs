@@ -22,6 +22,8 @@ mod breaker;
 mod budget;
 #[path = "wasm/classify.rs"]
 mod classify;
+#[path = "wasm/defaults.rs"]
+mod defaults;
 #[path = "wasm/idempotency.rs"]
 mod idempotency;
 #[path = "wasm/keys.rs"]

@@ -14,6 +14,7 @@ import { CircuitOpenError, IdempotencyKeyReuseError, OfflineError, OutcomeUnknow
 import { fetchWithState, provablyNotSent, settleWindowFor, BreakerRegistry, compile as checkFetchOptions } from './fetch.js';
 import * as o from './options.js';
 import { canonicalCharge } from './idempotency-key.js';
+import { fetchDefaults } from './defaults.js';
 
 /** What `retryAfterMs` says when nothing but the network itself failed (offline, refused): a hint, not a server's word. */
 const UNAVAILABLE_RETRY_MS = 1_000;
@@ -80,7 +81,7 @@ export function createCheckoutClient(options) {
   const fetchImpl = o.fn(opts, 'fetch', where);
   const store = o.own(opts, 'store') ?? new IdempotencyStore();
   if (typeof store?.run !== 'function') throw o.typeError(where, 'store', 'an IdempotencyStore (an object with run())', store);
-  const budget = opts.budget ?? new RetryBudget({ ratio: 0.2, minRetriesPerSec: 10, windowMs: 10_000 });
+  const budget = opts.budget ?? new RetryBudget(fetchDefaults().budget);
   // A single CircuitBreaker guards the primary only; the secondary always has its own (a dead
   // primary must not block the failover path), from the registry. `breaker: false`: none at all.
   const noBreaker = opts.breaker === false;
@@ -90,7 +91,7 @@ export function createCheckoutClient(options) {
     : opts.breaker instanceof BreakerRegistry
       ? opts.breaker
       : new BreakerRegistry(opts.breaker === undefined || primaryBreaker !== undefined ? undefined : o.object(opts.breaker, where));
-  const attemptTimeoutMs = o.num(opts, 'attemptTimeoutMs', where) ?? 10_000;
+  const attemptTimeoutMs = o.num(opts, 'attemptTimeoutMs', where) ?? fetchDefaults().checkoutAttemptTimeoutMs;
   const deadlineMs = o.num(opts, 'deadlineMs', where);
   const onAttempt = o.fn(opts, 'onAttempt', where);
   // Validate retry/budget/timeouts once, up front, with the same rules resilientFetch applies.

@@ -11,8 +11,7 @@ import { isTransientError, retryAfterMsOf } from './classify.js';
 import { sleep, raceAbort, after } from './clock.js';
 import { budgetCore } from './budget.js';
 import { RateLimiter, limiterDriver } from './limiter.js';
-
-const JITTERS = ['full', 'equal', 'decorrelated', 'none'];
+import { JITTERS } from './defaults.js';
 
 function jitterFn(kind, name) {
   return (a, baseDelayMs, maxDelayMs) => {
