@@ -4,7 +4,12 @@
 // A browser's fetch network error has no code at all: a bare TypeError whose message depends on the
 // engine. That list is here, once (see FETCH_NETWORK_MESSAGES).
 
-import { isTransientCode, isTransientResponse as coreIsTransientResponse, parseRetryAfter as coreParseRetryAfter, parseShouldRetry } from '../steadfast_core.js';
+import {
+  isTransientCode,
+  isTransientResponse as coreIsTransientResponse,
+  parseRetryAfter as coreParseRetryAfter,
+  parseShouldRetry,
+} from '../steadfast_core.js';
 import * as o from './options.js';
 import { isSteadfastError } from './errors.js';
 
