@@ -890,7 +890,8 @@ export interface ResilientFetchOptions {
   readonly deadlineMs?: number;
   /**
    * A breaker for this call, a registry (one breaker per origin), or `false` for none.
-   * Default: a process-wide registry with DEFAULT_BREAKER options.
+   * Default: a process-wide registry with the core's defaults `{ windowSize: 20, minimumCalls: 10,
+   * failureRateThreshold: 0.5, openDurationMs: 30_000 }`.
    */
   readonly breaker?: Executor | BreakerRegistry | false;
   /** Default: a process-wide RetryBudget({ ratio: 0.2, minRetriesPerSec: 10, windowMs: 10_000 }). */
@@ -968,7 +969,7 @@ export interface CheckoutClientOptions<S extends CheckoutStore = IdempotencyStor
   readonly fetch?: FetchFn;
   /** Default: `{ maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 10_000 }`. */
   readonly retry?: FetchRetryOptions;
-  /** A breaker, a registry, options for a per-origin registry, or `false` for none. Default: DEFAULT_BREAKER options. */
+  /** A breaker, a registry, options for a per-origin registry, or `false` for none. Default: a registry with `{ windowSize: 20, minimumCalls: 10, failureRateThreshold: 0.5, openDurationMs: 30_000 }`. */
   readonly breaker?: Executor | BreakerRegistry | CircuitBreakerOptions | false;
   /** Default: a RetryBudget({ ratio: 0.2, minRetriesPerSec: 10, windowMs: 10_000 }) per client. */
   readonly budget?: RetryBudget | RetryQuota;

@@ -20,6 +20,10 @@ mod support;
 mod breaker;
 #[path = "wasm/budget.rs"]
 mod budget;
+#[path = "wasm/classify.rs"]
+mod classify;
+#[path = "wasm/defaults.rs"]
+mod defaults;
 #[path = "wasm/idempotency.rs"]
 mod idempotency;
 #[path = "wasm/keys.rs"]

@@ -4,6 +4,7 @@
 
 import { BudgetCore } from '../steadfast_core.js';
 import * as o from './options.js';
+import { fetchDefaults } from './defaults.js';
 import { quotaCore } from './quota.js';
 
 const CORE = Symbol('steadfast.budget');
@@ -30,10 +31,11 @@ export class RetryBudget {
       }
       core = o.core(where, values, () => BudgetCore.tokenBucket(values.capacity, values.refillPerSec));
     } else {
+      const d = fetchDefaults().budget;
       const values = {
-        ratio: o.num(opts, 'ratio', where) ?? 0.2,
-        minRetriesPerSec: o.num(opts, 'minRetriesPerSec', where) ?? 10,
-        windowMs: o.num(opts, 'windowMs', where) ?? 10_000,
+        ratio: o.num(opts, 'ratio', where) ?? d.ratio,
+        minRetriesPerSec: o.num(opts, 'minRetriesPerSec', where) ?? d.minRetriesPerSec,
+        windowMs: o.num(opts, 'windowMs', where) ?? d.windowMs,
       };
       core = o.core(where, values, () => BudgetCore.ratio(values.ratio, values.minRetriesPerSec, values.windowMs));
     }

@@ -7,12 +7,14 @@
 // unknown by re-sending the SAME key: a gateway that honours keys replays the first outcome,
 // processes it once, or answers 409 while it is still running (then it stays unknown).
 
+import { isTransientStatus } from '../steadfast_core.js';
 import { RetryBudget } from './budget.js';
 import { IdempotencyStore, newIdempotencyKey } from './idempotency.js';
 import { CircuitOpenError, IdempotencyKeyReuseError, OfflineError, OutcomeUnknownError, SteadfastError, named } from './errors.js';
 import { fetchWithState, provablyNotSent, settleWindowFor, BreakerRegistry, compile as checkFetchOptions } from './fetch.js';
 import * as o from './options.js';
 import { canonicalCharge } from './idempotency-key.js';
+import { fetchDefaults } from './defaults.js';
 
 /** What `retryAfterMs` says when nothing but the network itself failed (offline, refused): a hint, not a server's word. */
 const UNAVAILABLE_RETRY_MS = 1_000;
@@ -79,7 +81,7 @@ export function createCheckoutClient(options) {
   const fetchImpl = o.fn(opts, 'fetch', where);
   const store = o.own(opts, 'store') ?? new IdempotencyStore();
   if (typeof store?.run !== 'function') throw o.typeError(where, 'store', 'an IdempotencyStore (an object with run())', store);
-  const budget = opts.budget ?? new RetryBudget({ ratio: 0.2, minRetriesPerSec: 10, windowMs: 10_000 });
+  const budget = opts.budget ?? new RetryBudget(fetchDefaults().budget);
   // A single CircuitBreaker guards the primary only; the secondary always has its own (a dead
   // primary must not block the failover path), from the registry. `breaker: false`: none at all.
   const noBreaker = opts.breaker === false;
@@ -89,7 +91,7 @@ export function createCheckoutClient(options) {
     : opts.breaker instanceof BreakerRegistry
       ? opts.breaker
       : new BreakerRegistry(opts.breaker === undefined || primaryBreaker !== undefined ? undefined : o.object(opts.breaker, where));
-  const attemptTimeoutMs = o.num(opts, 'attemptTimeoutMs', where) ?? 10_000;
+  const attemptTimeoutMs = o.num(opts, 'attemptTimeoutMs', where) ?? fetchDefaults().checkoutAttemptTimeoutMs;
   const deadlineMs = o.num(opts, 'deadlineMs', where);
   const onAttempt = o.fn(opts, 'onAttempt', where);
   // Validate retry/budget/timeouts once, up front, with the same rules resilientFetch applies.
@@ -179,8 +181,9 @@ export function createCheckoutClient(options) {
     const err = data?.error ?? {};
     if (response.status === 402 || err.type === 'card_error') throw new Declined(String(err.decline_code ?? err.code ?? 'declined'));
     if (response.status === 422 && err.type === 'idempotency_error') throw new IdempotencyKeyReuseError(key);
-    if (response.status === 409 || response.status >= 500 || response.status === 429 || response.status === 408) {
-      // Still being processed elsewhere, or the server failed without saying what happened.
+    if (response.status === 409 || isTransientStatus(response.status)) {
+      // Still being processed elsewhere (409), or the server failed without saying what happened
+      // (the core's transient status rule: 408, 429, 5xx).
       throw unknown(key, startedAt, sent, undefined);
     }
     throw new CheckoutRequestError(response.status, data);

@@ -4,7 +4,12 @@
 // A browser's fetch network error has no code at all: a bare TypeError whose message depends on the
 // engine. That list is here, once (see FETCH_NETWORK_MESSAGES).
 
-import { isTransientStatus, isTransientCode, parseRetryAfter as coreParseRetryAfter, parseShouldRetry } from '../steadfast_core.js';
+import {
+  isTransientCode,
+  isTransientResponse as coreIsTransientResponse,
+  parseRetryAfter as coreParseRetryAfter,
+  parseShouldRetry,
+} from '../steadfast_core.js';
 import * as o from './options.js';
 import { isSteadfastError } from './errors.js';
 
@@ -95,14 +100,18 @@ export function hasCode(error, test) {
   return false;
 }
 
+/** Wire code of "no Stripe-Should-Retry verdict" (mirrors `SHOULD_RETRY_NONE` in src/wasm/classify.rs). */
+const SHOULD_RETRY_NONE = 0;
+
 /**
- * @internal Is an HTTP answer worth retrying? The server's own verdict (`Stripe-Should-Retry`)
- * wins — a 409 "key in use" says true — else the status rule. Used for thrown errors here and for
- * responses by resilientFetch, so both follow one rule.
+ * @internal Is an HTTP answer worth retrying? The core decides (`isTransientResponse`: the
+ * server's own `Stripe-Should-Retry` verdict wins — a 409 "key in use" says true — else the status
+ * rule); this only reads the header into its tri-state wire code, crossing a string only when the
+ * header is there. Used for thrown errors here and for responses by resilientFetch.
  */
 export function isTransientResponse(status, shouldRetryHeader) {
-  const verdict = typeof shouldRetryHeader === 'string' ? parseShouldRetry(shouldRetryHeader) : 0;
-  return verdict === 0 ? isTransientStatus(status) : verdict === 2;
+  const verdict = typeof shouldRetryHeader === 'string' ? parseShouldRetry(shouldRetryHeader) : SHOULD_RETRY_NONE;
+  return coreIsTransientResponse(status, verdict);
 }
 
 function header(h, name) {

@@ -22,9 +22,9 @@ import { withRetry } from './retry.js';
 import { newIdempotencyKey } from './idempotency.js';
 import * as o from './options.js';
 import { after } from './clock.js';
+import { fetchDefaults, JITTERS } from './defaults.js';
 
 const KEYED = new Set(['POST', 'PATCH']);
-const JITTERS = ['full', 'equal', 'decorrelated', 'none'];
 
 /** A transient HTTP status, thrown inside the retry loop so the breaker and driver see a failure. */
 class RetryableResponse extends Error {
@@ -54,9 +54,6 @@ function countsAgainstOrigin(e) {
   return e instanceof RetryableResponse || (isTransientError(e) && e?.name !== 'AbortError');
 }
 
-export const DEFAULT_BREAKER = Object.freeze({ windowSize: 20, minimumCalls: 10, failureRateThreshold: 0.5, openDurationMs: 30_000 });
-export const DEFAULT_RETRY = Object.freeze({ maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 10_000, jitter: 'full' });
-
 /** Origins one BreakerRegistry keeps by default (see `maxOrigins`). */
 export const DEFAULT_MAX_ORIGINS = 1000;
 
@@ -69,11 +66,12 @@ export class BreakerRegistry {
   #maxOrigins;
   #byOrigin = new Map();
   /**
-   * @param {object} [breakerOptions] options for each origin's CircuitBreaker (default DEFAULT_BREAKER),
+   * @param {object} [breakerOptions] options for each origin's CircuitBreaker (default: the core's, fetchDefaults().breaker:
+   *   windowSize 20, minimumCalls 10, failureRateThreshold 0.5, openDurationMs 30 s),
    *   plus `maxOrigins = 1000`: past it, the oldest closed origin's breaker is dropped (the oldest of
    *   all when none is closed), so URLs built from client input cannot grow memory without bound.
    */
-  constructor(breakerOptions = DEFAULT_BREAKER) {
+  constructor(breakerOptions = fetchDefaults().breaker) {
     const given = o.object(breakerOptions, 'BreakerRegistry');
     const opts = { isFailure: countsAgainstOrigin };
     for (const k of Object.keys(given)) if (k !== 'maxOrigins') opts[k] = given[k];
@@ -124,12 +122,13 @@ function urlOf(input) {
 export function compile(options) {
   const where = 'resilientFetch';
   const opts = o.object(options, where, true);
+  const DEFAULT_RETRY = fetchDefaults().retry;
   const r = opts.retry === undefined ? DEFAULT_RETRY : o.object(opts.retry, where);
   const retry = {
     maxAttempts: o.num(r, 'maxAttempts', where) ?? DEFAULT_RETRY.maxAttempts,
     baseDelayMs: o.num(r, 'baseDelayMs', where) ?? DEFAULT_RETRY.baseDelayMs,
     maxDelayMs: o.num(r, 'maxDelayMs', where) ?? DEFAULT_RETRY.maxDelayMs,
-    jitter: JITTERS[o.oneOf(r, 'jitter', where, JITTERS, 0)],
+    jitter: JITTERS[o.oneOf(r, 'jitter', where, JITTERS, JITTERS.indexOf(DEFAULT_RETRY.jitter))],
     random: o.fn(r, 'random', where),
   };
   const attemptTimeoutMs = o.num(opts, 'attemptTimeoutMs', where);
@@ -245,7 +244,7 @@ export async function fetchWithState(input, init, options, state) {
       : typeof c.breaker?.execute === 'function'
         ? c.breaker
         : (c.breaker ?? (sharedRegistry ??= new BreakerRegistry())).get(url.origin);
-  const budget = c.budget === false ? undefined : (c.budget ?? (sharedBudget ??= new RetryBudget({ ratio: 0.2, minRetriesPerSec: 10, windowMs: 10_000 })));
+  const budget = c.budget === false ? undefined : (c.budget ?? (sharedBudget ??= new RetryBudget(fetchDefaults().budget)));
 
   const attempt = async (ctx) => {
     const controller = new AbortController();

@@ -11,8 +11,13 @@ import { isTransientError, retryAfterMsOf } from './classify.js';
 import { sleep, raceAbort, after } from './clock.js';
 import { budgetCore } from './budget.js';
 import { RateLimiter, limiterDriver } from './limiter.js';
+import { JITTERS } from './defaults.js';
 
-const JITTERS = ['full', 'equal', 'decorrelated', 'none'];
+/**
+ * RetryCore.afterFailure's stop codes: a negative answer is `-Stop::id()` (src/core/retry.rs,
+ * src/wasm/retry.rs), any other is the delay in ms.
+ */
+const STOP = Object.freeze({ NOT_RETRYABLE: -1, ATTEMPTS_EXHAUSTED: -2, DEADLINE_EXCEEDED: -3 });
 
 function jitterFn(kind, name) {
   return (a, baseDelayMs, maxDelayMs) => {
@@ -248,9 +253,9 @@ async function loop(fn, c, error, start, signal, state) {
       unit,
     );
     if (delay < 0) {
-      const final = delay === -3 ? new DeadlineExceededError(c.maxElapsedMs, error, attempt) : error instanceof PermanentError ? error.cause : error;
+      const final = delay === STOP.DEADLINE_EXCEEDED ? new DeadlineExceededError(c.maxElapsedMs, error, attempt) : error instanceof PermanentError ? error.cause : error;
       if (listening.giveUp) {
-        const reason = delay === -3 ? 'deadline' : isPermanent(error) ? 'permanent' : attempt >= c.core.maxAttempts ? 'attempts' : 'not-retryable';
+        const reason = delay === STOP.DEADLINE_EXCEEDED ? 'deadline' : isPermanent(error) ? 'permanent' : attempt >= c.core.maxAttempts ? 'attempts' : 'not-retryable';
         emit('giveUp', final instanceof ResultRetry ? { attempt, result: final.value, reason } : { attempt, error: final, reason });
       }
       throw final;

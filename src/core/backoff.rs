@@ -58,6 +58,16 @@ impl Jitter {
             ))
     }
 
+    /// The numeric id (index in [`Jitter::ALL`]) used across the boundary.
+    pub const fn id(self) -> u32 {
+        match self {
+            Jitter::Full => 0,
+            Jitter::Equal => 1,
+            Jitter::Decorrelated => 2,
+            Jitter::None => 3,
+        }
+    }
+
     /// Parse a numeric id (index in [`Jitter::ALL`]).
     pub fn from_id(id: u32) -> Result<Self, Error> {
         Jitter::ALL.get(id as usize).copied().ok_or(Error::option(

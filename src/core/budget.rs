@@ -105,6 +105,30 @@ struct Slot {
     retries: u64,
 }
 
+/// A ratio budget's options when the caller names none: 20 % of requests may be retries, with a
+/// reserve of 10 retries per second, over a 10 s window (Finagle's defaults). The one budget that
+/// `resilientFetch` and the checkout client share, a `RetryBudget` given only some ratio options,
+/// and the Rust `fetch`'s shared budget all start from these.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RatioOptions {
+    /// Retries per request.
+    pub ratio: f64,
+    /// Retries per second always allowed.
+    pub min_retries_per_sec: f64,
+    /// The sliding window, in ms.
+    pub window_ms: f64,
+}
+
+impl Default for RatioOptions {
+    fn default() -> Self {
+        Self {
+            ratio: 0.2,
+            min_retries_per_sec: 10.0,
+            window_ms: 10_000.0,
+        }
+    }
+}
+
 /// Retries ≤ `ratio` × requests in the last `window_ms`, plus `min_retries_per_sec` × window.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RatioBudget {

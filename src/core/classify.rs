@@ -70,10 +70,16 @@ pub fn parse_should_retry(value: &str) -> Option<bool> {
 }
 
 /// Whether an HTTP answer is worth retrying: the server's own verdict (`Stripe-Should-Retry:
-/// true|false`) wins — a 409 "key in use" says true — else [`is_transient_status`]. The JS
-/// `isTransientResponse` composes the same two rules; the Rust `fetch` asks this.
+/// true|false`) wins — a 409 "key in use" says true — else [`is_transient_status`]. The Rust
+/// `fetch` asks this with the raw header; JS asks [`is_transient_verdict`] (through the wasm
+/// export `isTransientResponse`) with the header already read by [`parse_should_retry`].
 pub fn is_transient_response(status: f64, should_retry: Option<&str>) -> bool {
-    match should_retry.and_then(parse_should_retry) {
+    is_transient_verdict(status, should_retry.and_then(parse_should_retry))
+}
+
+/// The one copy of the combining rule: the server's parsed verdict wins, else the status rule.
+pub fn is_transient_verdict(status: f64, verdict: Option<bool>) -> bool {
+    match verdict {
         Some(verdict) => verdict,
         None => is_transient_status(status),
     }

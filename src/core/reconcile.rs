@@ -13,6 +13,11 @@
 //! or `2 × 60 s` when nothing bounds them. Twice, because a proxy that retries an upstream after
 //! its own timeout keeps the request alive for about one more attempt time.
 
+/// The checkout client's `attemptTimeoutMs` when the caller names none (ms): a charge attempt
+/// that has not answered in 10 s is aborted and retried under the same key (so its default settle
+/// window is 20 s).
+pub const CHECKOUT_ATTEMPT_TIMEOUT_MS: f64 = 10_000.0;
+
 /// The per-attempt bound assumed when neither an attempt timeout nor a deadline is set (ms).
 pub const DEFAULT_ATTEMPT_BOUND_MS: f64 = 60_000.0;
 

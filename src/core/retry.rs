@@ -14,6 +14,32 @@ use super::error::{check, Error, Opt};
 /// Largest accepted `maxAttempts`.
 pub const MAX_ATTEMPTS: u32 = 1_000;
 
+/// A retry policy's options when the caller names none: 3 attempts, 100 ms base delay, 10 s cap,
+/// full jitter. `resilientFetch`, the checkout client and the Rust `RetryPolicy` builder start
+/// from these.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RetryOptions {
+    /// Calls in all, the first included.
+    pub max_attempts: u32,
+    /// The first retry's delay ceiling, in ms.
+    pub base_delay_ms: f64,
+    /// The cap on every delay, in ms.
+    pub max_delay_ms: f64,
+    /// How delays are spread below the ceiling.
+    pub jitter: Jitter,
+}
+
+impl Default for RetryOptions {
+    fn default() -> Self {
+        Self {
+            max_attempts: 3,
+            base_delay_ms: 100.0,
+            max_delay_ms: 10_000.0,
+            jitter: Jitter::Full,
+        }
+    }
+}
+
 /// A validated, immutable retry policy.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RetryPolicy {

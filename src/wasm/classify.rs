@@ -22,14 +22,35 @@ pub fn parse_retry_after(value: &str, now_ms: f64) -> f64 {
     classify::parse_retry_after(value, now_ms).unwrap_or(f64::NAN)
 }
 
+/// `Stripe-Should-Retry` verdict wire code: absent or unparseable.
+pub const SHOULD_RETRY_NONE: u32 = 0;
+/// `Stripe-Should-Retry` verdict wire code: `false`.
+pub const SHOULD_RETRY_FALSE: u32 = 1;
+/// `Stripe-Should-Retry` verdict wire code: `true`.
+pub const SHOULD_RETRY_TRUE: u32 = 2;
+
 /// `Stripe-Should-Retry`: 2 true, 1 false, 0 absent or unparseable.
 #[wasm_bindgen(js_name = parseShouldRetry)]
 pub fn parse_should_retry(value: &str) -> u32 {
     match classify::parse_should_retry(value) {
-        Some(true) => 2,
-        Some(false) => 1,
-        None => 0,
+        Some(true) => SHOULD_RETRY_TRUE,
+        Some(false) => SHOULD_RETRY_FALSE,
+        None => SHOULD_RETRY_NONE,
     }
+}
+
+/// Whether an HTTP answer is worth retrying (`core::classify::is_transient_verdict`): `verdict`
+/// is the `Stripe-Should-Retry` wire code of [`parse_should_retry`] (2 true, 1 false; 0 — or any
+/// other number — absent), which wins over the status rule. Numbers only: no string crosses on
+/// the common path of a response without the header.
+#[wasm_bindgen(js_name = isTransientResponse)]
+pub fn is_transient_response(status: f64, verdict: u32) -> bool {
+    let verdict = match verdict {
+        SHOULD_RETRY_TRUE => Some(true),
+        SHOULD_RETRY_FALSE => Some(false),
+        _ => None,
+    };
+    classify::is_transient_verdict(status, verdict)
 }
 
 /// Whether a request with `method` may be repeated (see `core::classify::method_is_retryable`):

@@ -16,6 +16,7 @@ use crate::core::error::{Error, Opt};
 mod breaker;
 mod budget;
 mod classify;
+mod defaults;
 mod idempotency;
 mod limiter;
 mod quota;
@@ -28,9 +29,11 @@ mod sim;
 pub use breaker::BreakerCore;
 pub use budget::BudgetCore;
 pub use classify::{
-    is_transient_code, is_transient_status, method_is_retryable, parse_retry_after,
-    parse_should_retry,
+    is_transient_code, is_transient_response, is_transient_status, method_is_retryable,
+    parse_retry_after, parse_should_retry, SHOULD_RETRY_FALSE, SHOULD_RETRY_NONE,
+    SHOULD_RETRY_TRUE,
 };
+pub use defaults::fetch_defaults;
 pub use idempotency::{fingerprint_of, key_rule, store_defaults, StoreCore};
 pub use limiter::{limiter_preset, LimiterCore};
 pub use quota::{quota_error_class, quota_preset, QuotaCore};

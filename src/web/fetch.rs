@@ -22,7 +22,8 @@ use super::error::{Classify, Error};
 use super::js::new_idempotency_key;
 use super::retry::{retry, Attempt, RetryBudget, RetryPolicy};
 use super::runtime::{Scope, Stopped};
-use crate::core::breaker::BreakerConfig;
+use crate::core::breaker::{BreakerConfig, RateOptions};
+use crate::core::budget::RatioOptions;
 use crate::core::classify::{is_transient_response, method_is_retryable, parse_retry_after};
 use crate::core::idempotency::validate_key;
 
@@ -215,7 +216,15 @@ fn shared_breaker(origin: &str) -> Option<CircuitBreaker> {
         if let Some((_, b)) = all.iter().find(|(o, _)| o == origin) {
             return Some(b.clone());
         }
-        let config = BreakerConfig::rate(20.0, 0.5, Some(10.0), 30_000.0, None).ok()?;
+        let d = RateOptions::default();
+        let config = BreakerConfig::rate(
+            f64::from(d.window_size),
+            d.failure_rate_threshold,
+            Some(f64::from(d.minimum_calls)),
+            d.open_duration_ms,
+            None,
+        )
+        .ok()?;
         let b = CircuitBreaker::new(config).counts(Counts::Transient);
         all.push((origin.into(), b.clone()));
         Some(b)
@@ -226,7 +235,8 @@ fn shared_budget() -> Option<RetryBudget> {
     BUDGET.with(|cell| {
         let mut b = cell.borrow_mut();
         if b.is_none() {
-            *b = RetryBudget::ratio(0.2, 10.0, 10_000.0).ok();
+            let d = RatioOptions::default();
+            *b = RetryBudget::ratio(d.ratio, d.min_retries_per_sec, d.window_ms).ok();
         }
         b.clone()
     })

@@ -16,7 +16,7 @@ use super::runtime::{Runtime, Signal, Stopped};
 use super::LocalBoxFuture;
 use crate::core::backoff::Jitter;
 use crate::core::budget::{RatioBudget, RetryBudget as CoreBudget, TokenBucket};
-use crate::core::retry::{Decision, Failure, RetryPolicy as CorePolicy, Stop};
+use crate::core::retry::{Decision, Failure, RetryOptions, RetryPolicy as CorePolicy, Stop};
 
 /// What each attempt is told.
 #[derive(Debug, Clone)]
@@ -183,11 +183,12 @@ impl RetryPolicy {
     /// assert_eq!(bad.to_string(), "baseDelayMs must be a finite number >= 0");
     /// ```
     pub fn builder() -> RetryPolicyBuilder {
+        let d = RetryOptions::default();
         RetryPolicyBuilder {
-            max_attempts: 3.0,
-            base_delay_ms: 100.0,
-            max_delay_ms: 10_000.0,
-            jitter: Jitter::Full,
+            max_attempts: f64::from(d.max_attempts),
+            base_delay_ms: d.base_delay_ms,
+            max_delay_ms: d.max_delay_ms,
+            jitter: d.jitter,
             max_elapsed_ms: None,
             budget: None,
             on_retry: None,

@@ -34,6 +34,32 @@ pub enum Trip {
     },
 }
 
+/// The rate breaker's options when the caller names none: the per-origin breaker of
+/// `resilientFetch`, the checkout client and the Rust `fetch` judges the last 20 outcomes once 10
+/// are in, trips at a 50 % failure rate and stays open 30 s.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RateOptions {
+    /// Outcomes in the rolling window.
+    pub window_size: u32,
+    /// Outcomes needed before the rate is judged.
+    pub minimum_calls: u32,
+    /// Trip at this failure rate.
+    pub failure_rate_threshold: f64,
+    /// How long the circuit stays open, in ms.
+    pub open_duration_ms: f64,
+}
+
+impl Default for RateOptions {
+    fn default() -> Self {
+        Self {
+            window_size: 20,
+            minimum_calls: 10,
+            failure_rate_threshold: 0.5,
+            open_duration_ms: 30_000.0,
+        }
+    }
+}
+
 /// A validated, immutable breaker configuration.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BreakerConfig {

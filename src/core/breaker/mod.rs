@@ -28,7 +28,7 @@ mod config;
 mod snapshot;
 mod window;
 
-pub use config::{BreakerConfig, Trip, MAX_COUNT, MAX_WINDOW};
+pub use config::{BreakerConfig, RateOptions, Trip, MAX_COUNT, MAX_WINDOW};
 pub use snapshot::Snapshot;
 use window::Window;
 

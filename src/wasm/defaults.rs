@@ -1,0 +1,34 @@
+//! The defaults a caller of `resilientFetch` or the checkout client gets without naming an
+//! option, read once by the JS shell (`lib/defaults.js`) from the core's `Default` impls so the
+//! numbers live in one place.
+
+use wasm_bindgen::prelude::*;
+
+use crate::core::breaker::RateOptions;
+use crate::core::budget::RatioOptions;
+use crate::core::reconcile::CHECKOUT_ATTEMPT_TIMEOUT_MS;
+use crate::core::retry::RetryOptions;
+
+/// `[ratio, minRetriesPerSec, windowMs, maxAttempts, baseDelayMs, maxDelayMs, jitter (id in
+/// Jitter::ALL), windowSize, minimumCalls, failureRateThreshold, openDurationMs,
+/// checkoutAttemptTimeoutMs]`.
+#[wasm_bindgen(js_name = fetchDefaults)]
+pub fn fetch_defaults() -> Vec<f64> {
+    let budget = RatioOptions::default();
+    let retry = RetryOptions::default();
+    let breaker = RateOptions::default();
+    vec![
+        budget.ratio,
+        budget.min_retries_per_sec,
+        budget.window_ms,
+        f64::from(retry.max_attempts),
+        retry.base_delay_ms,
+        retry.max_delay_ms,
+        f64::from(retry.jitter.id()),
+        f64::from(breaker.window_size),
+        f64::from(breaker.minimum_calls),
+        breaker.failure_rate_threshold,
+        breaker.open_duration_ms,
+        CHECKOUT_ATTEMPT_TIMEOUT_MS,
+    ]
+}
