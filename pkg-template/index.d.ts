@@ -1058,13 +1058,23 @@ export interface StoreErrorEvent {
   readonly key?: string;
 }
 
-/** Internal numbers: state 0 closed, 1 open, 2 half-open, 3 isolated; transition -1 = none. */
+/** A shared breaker's state as a store handle answers it (the names `onStateChange` reports). */
+export type BreakerStoreState = BreakerState | 'isolated';
+
+/** The state a store call moved the breaker to (what `onStateChange` then reports), or 'none'. */
+export type BreakerStoreTransition = BreakerStoreState | 'none';
+
+/**
+ * One breaker in a store. Every answer speaks state names; `permit` is the store's own opaque
+ * token, handed back unchanged to `record`. `retryInMs`: how long a refused call waits (`Infinity`
+ * while isolated); `state()` answers the open circuit's remaining cooldown, else 0.
+ */
 export interface BreakerStoreHandle {
-  acquire(): Promise<{ granted: boolean; state: number; permit?: unknown; retryInMs: number; transition: number }>;
-  record(permit: unknown, failed: boolean): Promise<{ state: number; transition: number }>;
-  state(): Promise<{ state: number; retryInMs: number }>;
-  isolate(): Promise<{ state: number; transition: number }>;
-  reset(): Promise<{ state: number; transition: number }>;
+  acquire(): Promise<{ granted: boolean; state: BreakerStoreState; permit?: unknown; retryInMs: number; transition: BreakerStoreTransition }>;
+  record(permit: unknown, failed: boolean): Promise<{ state: BreakerStoreState; transition: BreakerStoreTransition }>;
+  state(): Promise<{ state: BreakerStoreState; retryInMs: number }>;
+  isolate(): Promise<{ state: BreakerStoreState; transition: BreakerStoreTransition }>;
+  reset(): Promise<{ state: BreakerStoreState; transition: BreakerStoreTransition }>;
 }
 
 export interface IdempotencyStoreHandle {

@@ -8,6 +8,11 @@ import * as o from './options.js';
 
 /** Breaker states by the core's id (src/core/breaker State::id). */
 export const STATES = Object.freeze(['closed', 'open', 'half-open', 'isolated']);
+/**
+ * A store handle's `transition`: the state a call moved the breaker to, or 'none'. Indexed by the
+ * core's transition code (0 none, k + 1 entered STATES[k]); the Redis Lua answers that code - 1.
+ */
+export const TRANSITIONS = Object.freeze(['none', ...STATES]);
 /** Added to a permit when the acquire moved the breaker to half-open (src/wasm/breaker.rs TRANSITION_FLAG). */
 export const TRANSITION = 2 ** 32;
 /** What tryAcquireClosed answers when the circuit is not closed (read the clock, call tryAcquire). */

@@ -256,10 +256,10 @@ describe('limits', () => {
     await fail(open); // name-0 is open: it is kept
     await fail(store.breaker('name-1', cfg)); // one failure of two: closed, so it may be dropped
     for (let i = 2; i < 10_050; i++) store.breaker(`name-${i}`, cfg);
-    assert.equal((await store.breaker('name-0', cfg).state()).state, 1, 'the open breaker was not dropped');
+    assert.equal((await store.breaker('name-0', cfg).state()).state, 'open', 'the open breaker was not dropped');
     const again = store.breaker('name-1', cfg);
     await fail(again);
-    assert.equal((await again.state()).state, 0, 'name-1 was dropped at the 10,000-name bound and started afresh');
+    assert.equal((await again.state()).state, 'closed', 'name-1 was dropped at the 10,000-name bound and started afresh');
   });
 });
 

@@ -7,8 +7,8 @@ import { CircuitBreaker } from '../breaker.js';
 import { CircuitOpenError } from '../errors.js';
 import * as o from '../options.js';
 import { StateStoreUnavailableError } from './errors.js';
-import { STATE_NAMES, defaultStateStore } from './store.js';
-import { readBreakerOptions } from '../breaker-options.js';
+import { defaultStateStore } from './store.js';
+import { STATES, readBreakerOptions } from '../breaker-options.js';
 
 const always = () => true;
 /** SharedCircuitBreaker's own options; every other own option is a breaker option. */
@@ -75,7 +75,7 @@ export class SharedCircuitBreaker {
   /** Ask the store for the state now. */
   async state() {
     const r = await this.#guard('state', () => this.#handle.state());
-    this.#observe(r.state, -1);
+    this.#observe(r.state, 'none');
     return this.#last;
   }
 
@@ -110,7 +110,7 @@ export class SharedCircuitBreaker {
     }
     this.#observe(ticket.state, ticket.transition);
     if (!ticket.granted) {
-      if (ticket.state === 1 && ticket.retryInMs > 0) this.#failFastUntil = monotonic() + Math.min(ticket.retryInMs, this.#localCacheMs);
+      if (ticket.state === 'open' && ticket.retryInMs > 0) this.#failFastUntil = monotonic() + Math.min(ticket.retryInMs, this.#localCacheMs);
       return this.#rejected(fallback, ticket.retryInMs);
     }
     let value;
@@ -157,9 +157,11 @@ export class SharedCircuitBreaker {
     }
   }
 
+  // The handle speaks the state names ('closed' | 'open' | 'half-open' | 'isolated'; transition
+  // 'none' or the state entered). An answer outside them (a store of another version) changes nothing.
   #observe(state, transition) {
-    const name = STATE_NAMES[transition >= 0 ? transition : state];
-    if (name === undefined || name === this.#last) return;
+    const name = transition !== 'none' ? transition : state;
+    if (!STATES.includes(name) || name === this.#last) return;
     this.#last = name;
     if (name !== 'open') this.#failFastUntil = 0;
     this.#onStateChange?.(name);

@@ -7,6 +7,7 @@ import { BREAKER_LUA, IDEMPOTENCY_LUA } from './lua.js';
 import { StateStoreUnavailableError } from './errors.js';
 import * as o from '../options.js';
 import { fingerprintHex, idempotencyDefaults } from '../idempotency-key.js';
+import { STATES, TRANSITIONS } from '../breaker-options.js';
 
 /**
  * Normalise a client to `send(args: string[]) -> Promise<reply>`. ioredis is recognised by
@@ -173,16 +174,20 @@ export function redisStateStore(options) {
         c.probesToClose,
       ];
       const call = (op, extra = []) => bounded(breakerScript(keys, [op, ...cfg, ...extra]), timeoutMs, op);
-      const change = ([transition, state]) => ({ transition: Number(transition), state: Number(state) });
+      // The Lua answers the core's numbers (state id; transition -1 none, else the state entered);
+      // the handle answers their names, like the memory store's.
+      const stateName = (state) => STATES[Number(state)];
+      const transitionName = (transition) => TRANSITIONS[Number(transition) + 1];
+      const change = ([transition, state]) => ({ transition: transitionName(transition), state: stateName(state) });
       return {
         async acquire() {
           const [granted, state, gen, probe, retry, transition] = await call('acquire');
           return {
             granted: Number(granted) === 1,
-            state: Number(state),
+            state: stateName(state),
             permit: { gen: Number(gen), probe: Number(probe) },
             retryInMs: retry === 'inf' ? Infinity : Number(retry),
-            transition: Number(transition),
+            transition: transitionName(transition),
           };
         },
         async record(permit, failed) {
@@ -190,7 +195,7 @@ export function redisStateStore(options) {
         },
         async state() {
           const [state, retry] = await call('state');
-          return { state: Number(state), retryInMs: Number(retry) };
+          return { state: stateName(state), retryInMs: Number(retry) };
         },
         async isolate() {
           return change(await call('isolate'));

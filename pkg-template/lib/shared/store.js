@@ -12,7 +12,9 @@
 //     record(permit, failed) -> { state, transition }
 //     state()                -> { state, retryInMs }
 //     isolate() / reset()    -> { state, transition }
-//   }   state / transition: 0 closed, 1 open, 2 half-open, 3 isolated (transition -1: none)
+//   }   state: 'closed' | 'open' | 'half-open' | 'isolated'; transition: the state the call moved
+//       the breaker to, or 'none' (the names of breaker-options.js STATES / TRANSITIONS; the core's
+//       numbers are mapped here, at the handle's edge, and never leave it)
 //   store.idempotency({ ttlMs, inFlightLeaseMs, maxRecords, unknownTtlMs }) -> {
 //     begin(key, fingerprintText, token)    -> { status: 'run'|'done'|'in-flight'|'unknown'|'mismatch'|'full', startedAt?, result?, error?, maxRecords? }
 //     complete(key, token, outcome, value, meta?) -> 'ok' | 'late'   outcome: 'done'|'unknown'|'failed'; meta: unknownMeta()
@@ -22,29 +24,28 @@
 //   }
 
 import { MemoryRecords, makeStoreCore } from '../idempotency.js';
-import { STATES, TRANSITION, coreFromConfig } from '../breaker-options.js';
+import { STATES, TRANSITION, TRANSITIONS, coreFromConfig } from '../breaker-options.js';
 import { BEGIN, RESOLVE } from '../idempotency-key.js';
-
-export const STATE_NAMES = STATES;
 
 /** A breaker handle on one BreakerCore (Date.now clock, like the Redis store's TIME). */
 function memoryBreaker(c) {
   const core = coreFromConfig(c);
-  const change = (t) => ({ state: core.state(Date.now()), transition: t - 1 });
+  const stateAt = (now) => STATES[core.state(now)];
+  const change = (t) => ({ state: stateAt(Date.now()), transition: TRANSITIONS[t] });
   const handle = {
     async acquire() {
       const now = Date.now();
       const p = core.tryAcquire(now);
-      if (p < 0) return { granted: false, state: core.state(now), retryInMs: -1 - p, transition: -1 };
-      return { granted: true, state: core.state(now), permit: p % TRANSITION, retryInMs: 0, transition: p >= TRANSITION ? 2 : -1 };
+      if (p < 0) return { granted: false, state: stateAt(now), retryInMs: -1 - p, transition: 'none' };
+      return { granted: true, state: stateAt(now), permit: p % TRANSITION, retryInMs: 0, transition: p >= TRANSITION ? 'half-open' : 'none' };
     },
     async record(permit, failed) {
       return change(failed ? core.recordFailure(permit, Date.now()) : core.recordSuccess(permit));
     },
     async state() {
       const now = Date.now();
-      const s = core.state(now);
-      return { state: s, retryInMs: s === 1 ? core.retryInMs(now) : 0 };
+      const s = stateAt(now);
+      return { state: s, retryInMs: s === 'open' ? core.retryInMs(now) : 0 };
     },
     async isolate() {
       return change(core.isolate());

@@ -138,6 +138,8 @@ import {
 import type {
   StoreErrorEvent,
   BreakerStoreHandle,
+  BreakerStoreState,
+  BreakerStoreTransition,
   IdempotencyStoreHandle,
   StateStore,
   RedisClientLike,
@@ -152,6 +154,10 @@ import type {
 
 
 export type TypeChecks = [
+  Expect<Equal<BreakerStoreState, 'closed' | 'open' | 'half-open' | 'isolated'>>,
+  Expect<Equal<BreakerStoreTransition, 'none' | 'closed' | 'open' | 'half-open' | 'isolated'>>,
+  Expect<Equal<Awaited<ReturnType<BreakerStoreHandle['state']>>['state'], BreakerStoreState>>,
+  Expect<Equal<Awaited<ReturnType<BreakerStoreHandle['acquire']>>['transition'], BreakerStoreTransition>>,
   Expect<Equal<ReturnType<typeof fullJitter>, number>>,
   Expect<Equal<Parameters<typeof equalJitter>, [attempt: number, baseDelayMs: number, maxDelayMs: number]>>,
   Expect<Equal<ReturnType<typeof withRetry<string>>, Promise<string>>>,
@@ -396,7 +402,7 @@ export async function main(): Promise<number> {
   // Shared state: memory store, a Redis store whose client never answers, tabs, a persisted key.
   checks += await issue16();
   const shared = await sharedState();
-  check(shared.join() === '0,0,ran,closed,STORE_FULL 1,ch_1,SharedIdempotencyStore,STORE_UNAVAILABLE,redis (node-redis),local fallback,new,key', `shared state: ${shared.join()}`);
+  check(shared.join() === 'closed,0,open 1,ran,closed,STORE_FULL 1,ch_1,SharedIdempotencyStore,STORE_UNAVAILABLE,redis (node-redis),local fallback,new,key', `shared state: ${shared.join()}`);
   return checks;
 }
 
@@ -405,7 +411,36 @@ export async function sharedState(): Promise<string[]> {
   const store: StateStore = memoryStateStore();
   const handle: BreakerStoreHandle = store.breaker('h', { kind: 'consecutive', failureThreshold: 1, openDurationMs: 10, probesToClose: 1 });
   const records: IdempotencyStoreHandle = store.idempotency({ ttlMs: 1000, inFlightLeaseMs: 1000 });
-  out.push(String((await handle.state()).state), String((await records.unknownKeys()).length));
+  out.push((await handle.state()).state, String((await records.unknownKeys()).length));
+  // A user-written store implements the breaker handle in state names only (here: counting trips
+  // on top of the memory store's handle).
+  let trips = 0;
+  const counting: StateStore = {
+    kind: 'counting',
+    breaker(name, config) {
+      const inner = store.breaker(`counting-${name}`, config);
+      const seen = <T extends { transition: BreakerStoreTransition }>(r: T): T => {
+        if (r.transition === 'open') trips += 1;
+        return r;
+      };
+      return {
+        acquire: async () => seen(await inner.acquire()),
+        record: async (permit, failed) => seen(await inner.record(permit, failed)),
+        state: async () => {
+          const r = await inner.state();
+          const s: BreakerStoreState = r.state;
+          return { state: s, retryInMs: r.retryInMs };
+        },
+        isolate: async () => seen(await inner.isolate()),
+        reset: async () => seen(await inner.reset()),
+      };
+    },
+    idempotency: (o) => store.idempotency(o),
+  };
+  const countedStates: string[] = [];
+  const counted = new SharedCircuitBreaker({ name: 'counted', store: counting, failureThreshold: 1, openDurationMs: 60_000, onStateChange: (s) => void countedStates.push(s) });
+  await counted.execute(async () => { throw new Error('down'); }).catch(() => undefined);
+  out.push(`${countedStates.join('/')} ${trips}`);
   const events: StoreErrorEvent[] = [];
   const options: SharedBreakerOptions = { name: 'every-export', store, failureThreshold: 2, openDurationMs: 1000, onStoreError: (e) => events.push(e) };
   const breaker: SharedCircuitBreaker = createSharedBreaker(options);
