@@ -19,8 +19,9 @@ export function installTarball() {
   const stampFile = join(INSTALLED, '.bench-stamp');
   if (existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp) return tarball;
   rmSync(INSTALLED, { recursive: true, force: true });
-  execFileSync('npm', ['install', '--prefix', BENCH_DIR, '--no-save', '--no-package-lock', '--no-audit', '--no-fund',
-    '--loglevel=error', tarball], { stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync('npm', ['install', '--prefix', BENCH_DIR, '--no-save', '--no-package-lock', '--no-audit', '--no-fund', '--loglevel=error', tarball], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   writeFileSync(stampFile, stamp);
   return tarball;
 }

@@ -10,8 +10,14 @@ import { installTarball, table, fmt, kib, BENCH_DIR } from './common.mjs';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
-const only = argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
-const casesWanted = argv.find((a) => a.startsWith('--cases='))?.slice(8).split(',');
+const only = argv
+  .find((a) => a.startsWith('--only='))
+  ?.slice(7)
+  .split(',');
+const casesWanted = argv
+  .find((a) => a.startsWith('--cases='))
+  ?.slice(8)
+  .split(',');
 const want = (part) => (only ? only.includes(part) : part !== 'browser' || !argv.includes('--no-browser'));
 
 // Timings call gc() between batches and memory needs it: re-run ourselves with --expose-gc.
@@ -67,16 +73,20 @@ if (want('store')) {
   const { runStoreGrowth } = await import('./store.mjs');
   const records = quick ? 100_000 : 1_000_000;
   const g = await runStoreGrowth({ records, batch: 10_000 });
-  console.log(`## Case 3b: chargeCustomer, fresh key per call into ONE store retaining every record (0 → ${records.toLocaleString('en')}; rounds of 10,000 calls, interleaved, medians)\n`);
+  console.log(
+    `## Case 3b: chargeCustomer, fresh key per call into ONE store retaining every record (0 → ${records.toLocaleString('en')}; rounds of 10,000 calls, interleaved, medians)\n`,
+  );
   table(g.rows);
   console.log(`\nflatness (steadfast overhead at the largest size ÷ at 10k–60k): ${fmt(g.flat, 2)}× (target ≤ 1.2×: ${g.flat <= 1.2 ? 'met' : 'MISSED'})`);
-  console.log(`memory per retained done record, JS heap + wasm: ${fmt(g.perRecord, 0)} B (target ≤ 100 B: ${g.perRecord <= 100 ? 'met' : 'MISSED'}; ${g.retained.toLocaleString('en')} of ${g.added.toLocaleString('en')} records retained; heap+wasm ${g.heapWasmMiB[0]} → ${g.heapWasmMiB[1]} MiB)\n`);
+  console.log(
+    `memory per retained done record, JS heap + wasm: ${fmt(g.perRecord, 0)} B (target ≤ 100 B: ${g.perRecord <= 100 ? 'met' : 'MISSED'}; ${g.retained.toLocaleString('en')} of ${g.added.toLocaleString('en')} records retained; heap+wasm ${g.heapWasmMiB[0]} → ${g.heapWasmMiB[1]} MiB)\n`,
+  );
 }
 
 if (want('sim')) {
   const { runSim } = await import('./sim.mjs');
   const { rows, scale } = runSim({ quick });
-  console.log('## Simulator: the seed\'s histogram in wasm vs plain JS (one process, interleaved, medians)\n');
+  console.log("## Simulator: the seed's histogram in wasm vs plain JS (one process, interleaved, medians)\n");
   table(rows, 2);
   console.log('\nOutage model, time as the population grows (capacity scaled with it):\n');
   table(scale, 2);
@@ -86,7 +96,9 @@ if (want('sim')) {
 if (want('memory')) {
   const calls = quick ? 100_000 : 1_000_000;
   const burst = quick ? 10_000 : 100_000;
-  console.log(`## Case 5: memory after GC (one process per row; ${calls.toLocaleString('en')} sequential calls, then ${burst.toLocaleString('en')} in flight at once)\n`);
+  console.log(
+    `## Case 5: memory after GC (one process per row; ${calls.toLocaleString('en')} sequential calls, then ${burst.toLocaleString('en')} in flight at once)\n`,
+  );
   const scenarios = [
     'steadfast execute+withRetry',
     'steadfast chargeCustomer (replay key)',
@@ -97,7 +109,9 @@ if (want('memory')) {
   ];
   const mib = (n) => (n / 1048576).toFixed(2);
   const signed = (n) => `${n >= 0 ? '+' : ''}${mib(n)}`;
-  const rows = [['scenario', 'heap before', 'Δ after calls', 'Δ in flight', 'Δ settled', 'wasm before', 'Δ wasm after', 'Δ wasm settled', 'growth ≤ 0.5', 'back']];
+  const rows = [
+    ['scenario', 'heap before', 'Δ after calls', 'Δ in flight', 'Δ settled', 'wasm before', 'Δ wasm after', 'Δ wasm settled', 'growth ≤ 0.5', 'back'],
+  ];
   for (const s of scenarios) {
     const r = spawnSync(process.execPath, ['--expose-gc', `${BENCH_DIR}/memory.mjs`, s, String(calls), String(burst)], { encoding: 'utf8' });
     if (r.status !== 0) throw new Error(`memory ${s}: ${r.stderr}`);

@@ -55,7 +55,12 @@ export async function sizes() {
   rows.push(['cockatiel 4, whole API bundled (min)', measure(await bundle('cockatiel', `export * from 'cockatiel'`))]);
   rows.push([
     'cockatiel 4, retry+breaker+wrap (min)',
-    measure(await bundle('cockatiel-rb', `export { retry, circuitBreaker, wrap, handleAll, ExponentialBackoff, SamplingBreaker, ConsecutiveBreaker } from 'cockatiel'`)),
+    measure(
+      await bundle(
+        'cockatiel-rb',
+        `export { retry, circuitBreaker, wrap, handleAll, ExponentialBackoff, SamplingBreaker, ConsecutiveBreaker } from 'cockatiel'`,
+      ),
+    ),
   ]);
   rows.push(['opossum, published dist/opossum.min.js', measure(readFileSync(join(ROOT, 'node_modules/opossum/dist/opossum.min.js')))]);
   rows.push(['opossum, bundled for Node (min, events external)', measure(await bundle('opossum', `export { default } from 'opossum'`, 'node', ['events']))]);

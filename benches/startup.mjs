@@ -10,8 +10,7 @@ import { existsSync } from 'node:fs';
 import { join, extname, normalize } from 'node:path';
 import { BENCH_DIR, INSTALLED, median } from './common.mjs';
 
-const IMPORT = (spec) =>
-  `const t = performance.now(); await import(${JSON.stringify(spec)}); process.stdout.write(String(performance.now() - t));`;
+const IMPORT = (spec) => `const t = performance.now(); await import(${JSON.stringify(spec)}); process.stdout.write(String(performance.now() - t));`;
 
 export function nodeStartup(runs) {
   const libs = ['steadfast', 'cockatiel', 'opossum', 'p-retry'];
@@ -64,8 +63,16 @@ export async function browserStartup(runs) {
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
   const base = `http://127.0.0.1:${server.address().port}`;
   // playwright's launch() already uses a fresh temporary profile (it refuses --user-data-dir).
-  const args = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+  const args = [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+  ];
   const browser = await playwright.chromium.launch({ executablePath: chromium, args, headless: true });
   const version = browser.version();
   const entries = {

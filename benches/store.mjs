@@ -21,7 +21,6 @@ const rate = { windowSize: 100, failureRateThreshold: 0.5, openDurationMs: 10_00
 const gateway = (c) => Promise.resolve({ reference: 'ch_1', amountCents: c.amountCents });
 
 function loopOf(op) {
-  // eslint-disable-next-line no-new-func
   return new Function('op', 'return async function loop(n, from) { for (let i = 0; i < n; i++) await op(from + i); }')(op);
 }
 

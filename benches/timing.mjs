@@ -19,10 +19,8 @@ const ok = () => Promise.resolve(RESULT);
 const fail = () => Promise.reject(new Error('boom'));
 
 function loopOf(op, catching) {
-  const body = catching
-    ? 'for (let i = 0; i < n; i++) { try { await op(i); } catch {} }'
-    : 'for (let i = 0; i < n; i++) await op(i);';
-  // eslint-disable-next-line no-new-func
+  const body = catching ? 'for (let i = 0; i < n; i++) { try { await op(i); } catch {} }' : 'for (let i = 0; i < n; i++) await op(i);';
+
   return new Function('op', `return async function loop(n) { ${body} }`)(op);
 }
 
@@ -59,16 +57,14 @@ export async function runCase(variants, { batch, reps, warmup }) {
 }
 
 const retryPolicy = Object.freeze({ maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 10_000 });
-const cockatielRetry = () =>
-  cockatiel.retry(cockatiel.handleAll, { maxAttempts: 3, backoff: new cockatiel.ExponentialBackoff() });
+const cockatielRetry = () => cockatiel.retry(cockatiel.handleAll, { maxAttempts: 3, backoff: new cockatiel.ExponentialBackoff() });
 const rateOptions = { windowSize: 100, failureRateThreshold: 0.5, openDurationMs: 10_000 };
 const cockatielSampling = () =>
   cockatiel.circuitBreaker(cockatiel.handleAll, {
     halfOpenAfter: 10_000,
     breaker: new cockatiel.SamplingBreaker({ threshold: 0.5, duration: 10_000 }),
   });
-const cockatielConsecutive = (n) =>
-  cockatiel.circuitBreaker(cockatiel.handleAll, { halfOpenAfter: 10_000, breaker: new cockatiel.ConsecutiveBreaker(n) });
+const cockatielConsecutive = (n) => cockatiel.circuitBreaker(cockatiel.handleAll, { halfOpenAfter: 10_000, breaker: new cockatiel.ConsecutiveBreaker(n) });
 // opossum's default `timeout: 10000` arms a timer per call; steadfast's execute has no timeout, so
 // the like-for-like row disables it. The default-config row is printed too.
 const opossum = (fn, extra) => new Opossum(fn, { errorThresholdPercentage: 50, resetTimeout: 10_000, timeout: false, ...extra });
@@ -118,11 +114,19 @@ export function cases() {
   const sfFallback = fallback('cached');
   const ckFallback = cockatiel.fallback(cockatiel.handleAll, 'cached');
   const sfOnResult = { ...retryPolicy, retryOnResult: (r) => r === 'busy' };
-  const ckOnResult = cockatiel.retry(cockatiel.handleWhenResult((r) => r === 'busy'), { maxAttempts: 3, backoff: new cockatiel.ExponentialBackoff() });
+  const ckOnResult = cockatiel.retry(
+    cockatiel.handleWhenResult((r) => r === 'busy'),
+    { maxAttempts: 3, backoff: new cockatiel.ExponentialBackoff() },
+  );
   const sfWrap = wrap(new CircuitBreaker(rateOptions), retry(retryPolicy), timeout(10_000));
   const sfPipeline = pipeline({ bulkhead: bulkhead(10, 10), breaker: new CircuitBreaker(rateOptions), retry: retryPolicy, timeout: 10_000 });
   const ckWrap3 = cockatiel.wrap(cockatielSampling(), cockatielRetry(), cockatiel.timeout(10_000, cockatiel.TimeoutStrategy.Aggressive));
-  const ckWrap4 = cockatiel.wrap(cockatiel.bulkhead(10, 10), cockatielSampling(), cockatielRetry(), cockatiel.timeout(10_000, cockatiel.TimeoutStrategy.Aggressive));
+  const ckWrap4 = cockatiel.wrap(
+    cockatiel.bulkhead(10, 10),
+    cockatielSampling(),
+    cockatielRetry(),
+    cockatiel.timeout(10_000, cockatiel.TimeoutStrategy.Aggressive),
+  );
 
   // Case 5f: would a bulkhead's admission decision be worth a wasm call? One number-in/number-out
   // call into the core, against the two integer comparisons the JS bulkhead makes.
@@ -266,7 +270,12 @@ export function cases() {
       title: 'composed policies, success path',
       variants: [
         { name: 'baseline: await fn()', lib: 'baseline', op: ok },
-        { name: 'steadfast wrap(breaker, retry(), timeout())', lib: 'steadfast', op: () => sfWrap.execute(ok), vs: ['cockatiel wrap(breaker, retry, timeout)'] },
+        {
+          name: 'steadfast wrap(breaker, retry(), timeout())',
+          lib: 'steadfast',
+          op: () => sfWrap.execute(ok),
+          vs: ['cockatiel wrap(breaker, retry, timeout)'],
+        },
         {
           name: 'steadfast pipeline({bulkhead, breaker, retry, timeout})',
           lib: 'steadfast',

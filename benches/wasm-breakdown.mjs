@@ -49,7 +49,8 @@ function report(buf, flags) {
     const id = buf[p++];
     const size = u32();
     const start = p;
-    let label = ['custom', 'type', 'import', 'function', 'table', 'memory', 'global', 'export', 'start', 'element', 'code', 'data', 'datacount'][id] ?? `#${id}`;
+    let label =
+      ['custom', 'type', 'import', 'function', 'table', 'memory', 'global', 'export', 'start', 'element', 'code', 'data', 'datacount'][id] ?? `#${id}`;
     if (id === 0) {
       const n = u32();
       const name = buf.subarray(p, p + n).toString();
@@ -78,7 +79,21 @@ function report(buf, flags) {
         p += u32(); // module
         p += u32(); // field
         const kind = buf[p++];
-        if (kind === 0) { u32(); imports++; } else if (kind === 1) { p++; const f = buf[p++]; u32(); if (f & 1) u32(); } else if (kind === 2) { const f = buf[p++]; u32(); if (f & 1) u32(); } else if (kind === 3) { p += 2; }
+        if (kind === 0) {
+          u32();
+          imports++;
+        } else if (kind === 1) {
+          p++;
+          const f = buf[p++];
+          u32();
+          if (f & 1) u32();
+        } else if (kind === 2) {
+          const f = buf[p++];
+          u32();
+          if (f & 1) u32();
+        } else if (kind === 3) {
+          p += 2;
+        }
       }
     } else if (id === 10) {
       const count = u32();
@@ -93,7 +108,10 @@ function report(buf, flags) {
   }
   const group = (name) => {
     if (name === undefined) return '(unnamed)';
-    let n = name.replace(/\[[0-9a-f]{16}\]/g, '').replace(/^<(.+?) as .*$/, '$1').replace(/^_?<?/, '');
+    let n = name
+      .replace(/\[[0-9a-f]{16}\]/g, '')
+      .replace(/^<(.+?) as .*$/, '$1')
+      .replace(/^_?<?/, '');
     if (/^(dlmalloc|__rust_|__rdl|__rg|alloc::alloc)/.test(n) || /malloc|free|realloc/.test(n)) return 'allocator (dlmalloc + alloc glue)';
     if (/^wasm_bindgen|__wbg|__wbindgen|externref/.test(n)) return 'wasm-bindgen glue';
     if (/^core::fmt|::fmt$|core::panicking|core::str|core::num::fmt/.test(n)) return 'core::fmt / panics / str';
@@ -115,10 +133,19 @@ function report(buf, flags) {
   console.log(`main wasm (wasm-opt ${flags} -g; names kept only for this table): ${total} B raw, ${gzipSync(buf, { level: 9 }).length} B gz\n`);
   table([['section', 'bytes', 'share'], ...sections.map(([l, s]) => [l, String(s), `${((100 * s) / total).toFixed(1)} %`])]);
   console.log();
-  const rows = [...groups].map(([g, e]) => [g, String(e.fns), String(e.raw), `${((100 * e.raw) / total).toFixed(1)} %`, String(gzipSync(Buffer.concat(e.parts), { level: 9 }).length)]);
+  const rows = [...groups].map(([g, e]) => [
+    g,
+    String(e.fns),
+    String(e.raw),
+    `${((100 * e.raw) / total).toFixed(1)} %`,
+    String(gzipSync(Buffer.concat(e.parts), { level: 9 }).length),
+  ]);
   rows.sort((a, b) => Number(b[2]) - Number(a[2]));
   table([['code, by Rust path', 'functions', 'raw bytes', 'share of file', 'gzip alone'], ...rows.slice(0, top)]);
-  const big = bodies.map(({ index, body }) => [(names.get(index) ?? `#${index}`).replace(/\[[0-9a-f]{16}\]/g, ''), body.length]).sort((a, b) => b[1] - a[1]).slice(0, 15);
+  const big = bodies
+    .map(({ index, body }) => [(names.get(index) ?? `#${index}`).replace(/\[[0-9a-f]{16}\]/g, ''), body.length])
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 15);
   console.log();
   table([['largest functions', 'bytes'], ...big.map(([n, s]) => [n.length > 100 ? `${n.slice(0, 97)}...` : n, String(s)])]);
 }

@@ -31,17 +31,21 @@ console.log(`\n  which jitter? ${fmt(j.samples)} samples at attempt ${j.attempt}
 console.log(`  ${pad('variant', 22)}${num('min', 9)}${num('median', 10)}${num('max', 10)}`);
 for (const r of j.rows) console.log(`  ${pad(r.variant, 22)}${num(fmt(r.min), 9)}${num(fmt(r.median), 10)}${num(fmt(r.max), 10)}`);
 console.log('  (decorrelated = min(cap, uniform[base, 3·previous)) with previous = the attempt-4 ceiling, 8,000 ms,');
-console.log('   as in the seed\'s table; decorrelatedChained chains previous from attempt 1.)');
+console.log("   as in the seed's table; decorrelatedChained chains previous from attempt 1.)");
 
 // 3. Outage model ----------------------------------------------------------------------------
 const table = (title, runs) => {
   console.log(`\n  ${title}`);
-  console.log(`  ${pad('strategy', 24)}${num('2nd peak', 9)}${num('at', 9)}${num('attempts', 12)}${num('amplif.', 9)}${num('failed', 11)}${num('recovered', 11)}${num('attempts in outage', 20)}`);
+  console.log(
+    `  ${pad('strategy', 24)}${num('2nd peak', 9)}${num('at', 9)}${num('attempts', 12)}${num('amplif.', 9)}${num('failed', 11)}${num('recovered', 11)}${num('attempts in outage', 20)}`,
+  );
   for (const [label, r] of runs) {
     const s = r.summary;
     const rec = Number.isFinite(s.timeToRecoverMs) ? `${(s.timeToRecoverMs / 1000).toFixed(1)} s` : 'never';
     const at = `${(s.secondPeakAtMs / 1000).toFixed(1)} s`;
-    console.log(`  ${pad(label, 24)}${num(fmt(s.secondPeakOffered), 9)}${num(at, 9)}${num(fmt(s.attempts), 12)}${num(s.amplification.toFixed(2), 9)}${num(fmt(s.failed), 11)}${num(rec, 11)}${num(fmt(s.outageAttempts), 20)}`);
+    console.log(
+      `  ${pad(label, 24)}${num(fmt(s.secondPeakOffered), 9)}${num(at, 9)}${num(fmt(s.attempts), 12)}${num(s.amplification.toFixed(2), 9)}${num(fmt(s.failed), 11)}${num(rec, 11)}${num(fmt(s.outageAttempts), 20)}`,
+    );
   }
 };
 const hiccup = ['none', 'fixed', 'full', 'equal', 'decorrelated'].map((strategy) => [strategy, simulateOutage({ strategy })]);
@@ -69,10 +73,14 @@ const pct = (x) => `${(100 * x).toFixed(1)} %`;
 const secs = (ms) => (Number.isFinite(ms) ? `${(ms / 1000).toFixed(0)} s` : 'never');
 const throttleTable = (title, runs) => {
   console.log(`\n  ${title}`);
-  console.log(`  ${pad('strategy', 30)}${num('offered/s', 10)}${num('served/s', 10)}${num('429s', 10)}${num('429 share', 11)}${num('failed', 9)}${num('converged', 11)}`);
+  console.log(
+    `  ${pad('strategy', 30)}${num('offered/s', 10)}${num('served/s', 10)}${num('429s', 10)}${num('429 share', 11)}${num('failed', 9)}${num('converged', 11)}`,
+  );
   for (const [label, r] of runs) {
     const s = r.summary;
-    console.log(`  ${pad(label, 30)}${num(fmt(s.offeredPerSec), 10)}${num(fmt(s.goodputPerSec), 10)}${num(fmt(s.throttled), 10)}${num(pct(s.throttledShare), 11)}${num(fmt(s.failed), 9)}${num(secs(s.convergedAtMs), 11)}`);
+    console.log(
+      `  ${pad(label, 30)}${num(fmt(s.offeredPerSec), 10)}${num(fmt(s.goodputPerSec), 10)}${num(fmt(s.throttled), 10)}${num(pct(s.throttledShare), 11)}${num(fmt(s.failed), 9)}${num(secs(s.convergedAtMs), 11)}`,
+    );
   }
 };
 const throttled = {};
@@ -86,9 +94,14 @@ for (const retryAfterMs of [0, 1_000]) {
     ['full jitter + limiter (aimd)', simulateOutage({ ...o, limiter: 'aimd' })],
   ];
   throttled[retryAfterMs] = runs;
-  throttleTable(`a gateway at half the demand answering 429 ${retryAfterMs ? `with Retry-After: ${retryAfterMs / 1000} s` : 'without Retry-After'} (60 s)`, runs);
+  throttleTable(
+    `a gateway at half the demand answering 429 ${retryAfterMs ? `with Retry-After: ${retryAfterMs / 1000} s` : 'without Retry-After'} (60 s)`,
+    runs,
+  );
   const [j, a] = [runs[0][1].summary, runs[2][1].summary];
-  console.log(`  → the limiter: ${(j.throttled / Math.max(1, a.throttled)).toFixed(0)}× fewer 429s, ${(j.offeredPerSec / a.offeredPerSec).toFixed(1)}× less offered load, ${pct(a.goodputPerSec / 2_500)} of capacity served`);
+  console.log(
+    `  → the limiter: ${(j.throttled / Math.max(1, a.throttled)).toFixed(0)}× fewer 429s, ${(j.offeredPerSec / a.offeredPerSec).toFixed(1)}× less offered load, ${pct(a.goodputPerSec / 2_500)} of capacity served`,
+  );
 }
 console.log('  (the quota alone does not lower the load: first attempts are never refused, so clients whose');
 console.log('   retries it refuses simply come back sooner with new requests.)');

@@ -407,8 +407,7 @@ export interface RunOptions {
  * newer one (it rejects with `KEY_WRONG_STATE`).
  */
 export type Resolution<T> =
-  | { readonly status: 'done'; readonly result: T; readonly startedAt?: number }
-  | { readonly status: 'failed'; readonly startedAt?: number };
+  { readonly status: 'done'; readonly result: T; readonly startedAt?: number } | { readonly status: 'failed'; readonly startedAt?: number };
 
 export interface IdempotencyStoreOptions {
   /** How long a done key replays its result (ms). Default 86,400,000 (24 h). Unknown keys never expire. */
@@ -856,14 +855,18 @@ interface ResponseLike {
 /** `Response` from the environment's lib. */
 export type FetchResponse = typeof globalThis extends { Response: { prototype: infer R } } ? R : ResponseLike;
 /** `RequestInit` from the environment's lib. */
-export type FetchInit = typeof globalThis extends { fetch: (input: never, init?: infer I) => unknown } ? NonNullable<I> : {
-  method?: string;
-  headers?: Record<string, string> | [string, string][];
-  body?: unknown;
-  signal?: AbortSignalLike | null;
-};
+export type FetchInit = typeof globalThis extends { fetch: (input: never, init?: infer I) => unknown }
+  ? NonNullable<I>
+  : {
+      method?: string;
+      headers?: Record<string, string> | [string, string][];
+      body?: unknown;
+      signal?: AbortSignalLike | null;
+    };
 /** `fetch`'s first argument from the environment's lib. */
-export type FetchInput = typeof globalThis extends { fetch: (input: infer I, init?: never) => unknown } ? I : string | { readonly href: string } | { readonly url: string };
+export type FetchInput = typeof globalThis extends { fetch: (input: infer I, init?: never) => unknown }
+  ? I
+  : string | { readonly href: string } | { readonly url: string };
 /** A fetch implementation. */
 export type FetchFn = (input: FetchInput, init?: FetchInit) => Promise<FetchResponse>;
 
@@ -1079,7 +1082,11 @@ export interface BreakerStoreHandle {
 
 export interface IdempotencyStoreHandle {
   /** `fingerprint`: the fingerprint TEXT (the store hashes it with the core's SHA-256/128). */
-  begin(key: string, fingerprint: string | undefined, token: string): Promise<
+  begin(
+    key: string,
+    fingerprint: string | undefined,
+    token: string,
+  ): Promise<
     | { status: 'run'; startedAt?: number; token: unknown }
     | { status: 'done'; result: unknown }
     | { status: 'in-flight'; startedAt: number }
@@ -1114,7 +1121,12 @@ export interface StateStore {
   readonly kind: string;
   breaker(name: string, config: SharedBreakerConfig): BreakerStoreHandle;
   /** `maxRecords` and `unknownTtlMs` default to the core's (1,000,000 and 30 days). */
-  idempotency(options: { readonly ttlMs: number; readonly inFlightLeaseMs: number; readonly maxRecords?: number; readonly unknownTtlMs?: number }): IdempotencyStoreHandle;
+  idempotency(options: {
+    readonly ttlMs: number;
+    readonly inFlightLeaseMs: number;
+    readonly maxRecords?: number;
+    readonly unknownTtlMs?: number;
+  }): IdempotencyStoreHandle;
 }
 
 /**
@@ -1232,7 +1244,11 @@ export interface TabSharing {
 /** Share a CircuitBreaker's trips with the origin's other tabs (BroadcastChannel). */
 export function shareBreakerAcrossTabs(
   breaker: CircuitBreaker,
-  options?: { readonly channel?: string; readonly BroadcastChannel?: unknown; readonly onRemote?: (event: { type: 'open'; until: number } | { type: 'closed' } | { type: 'invalid'; reason: string }) => void },
+  options?: {
+    readonly channel?: string;
+    readonly BroadcastChannel?: unknown;
+    readonly onRemote?: (event: { type: 'open'; until: number } | { type: 'closed' } | { type: 'invalid'; reason: string }) => void;
+  },
 ): TabSharing;
 
 export type CheckoutKeyStatus = 'new' | 'in-flight' | 'unknown' | 'succeeded' | 'declined' | 'replaced';

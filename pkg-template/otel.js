@@ -36,7 +36,11 @@ export function instrument(options = {}) {
     }),
     events.onGiveUp((e) => {
       giveUps.add(1, { 'steadfast.reason': e.reason });
-      spanEvent('steadfast.give_up', { 'steadfast.reason': e.reason, 'steadfast.attempt': e.attempt, 'error.type': 'result' in e ? 'result' : errorType(e.error) });
+      spanEvent('steadfast.give_up', {
+        'steadfast.reason': e.reason,
+        'steadfast.attempt': e.attempt,
+        'error.type': 'result' in e ? 'result' : errorType(e.error),
+      });
     }),
     events.onBreakerStateChange((e) => {
       transitions.add(1, { 'steadfast.breaker.state': e.state });

@@ -23,11 +23,19 @@ export async function startCheckoutExample({ port = 0, packageDir, gatewayOption
       if (req.url === '/v1/charges' && req.method === 'POST') {
         const body = await new Promise((ok, fail) => {
           let b = '';
-          req.on('data', (c) => (b += c)).on('end', () => ok(b)).on('error', fail);
+          req
+            .on('data', (c) => (b += c))
+            .on('end', () => ok(b))
+            .on('error', fail);
         });
         let upstream;
         try {
-          upstream = await fetch(`${gateway.url}/v1/charges`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': req.headers['idempotency-key'] ?? '' }, body, signal: AbortSignal.timeout(10_000) });
+          upstream = await fetch(`${gateway.url}/v1/charges`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'idempotency-key': req.headers['idempotency-key'] ?? '' },
+            body,
+            signal: AbortSignal.timeout(10_000),
+          });
         } catch {
           req.socket.destroy(); // the gateway dropped the connection: so do we
           return;

@@ -36,11 +36,19 @@ try {
   }
 
   console.log('\na timeout on the only attempt: the outcome is unknown, and reconciliation settles it');
-  const cautious = createCheckoutClient({ endpoint: `${gateway.url}/v1/charges`, retry: { maxAttempts: 1, baseDelayMs: 0, maxDelayMs: 0 }, attemptTimeoutMs: 300 });
+  const cautious = createCheckoutClient({
+    endpoint: `${gateway.url}/v1/charges`,
+    retry: { maxAttempts: 1, baseDelayMs: 0, maxDelayMs: 0 },
+    attemptTimeoutMs: 300,
+  });
   gateway.forceNext('debitThenTimeout');
   const key = newIdempotencyKey();
   log('→', JSON.stringify(await cautious.charge({ amountCents: 1250, currency: 'eur' }, { idempotencyKey: key })));
-  log('→ charging again with the same key:', JSON.stringify(await cautious.charge({ amountCents: 1250, currency: 'eur' }, { idempotencyKey: key })), '(no request sent)');
+  log(
+    '→ charging again with the same key:',
+    JSON.stringify(await cautious.charge({ amountCents: 1250, currency: 'eur' }, { idempotencyKey: key })),
+    '(no request sent)',
+  );
   const report = await reconcile(cautious.store, async (k) => {
     const rows = await (await fetch(`${gateway.url}/v1/settlements?idempotencyKey=${encodeURIComponent(k)}`)).json();
     return rows.length > 0 ? { status: 'done', result: { status: 'succeeded', reference: rows[0].id, key: k } } : { status: 'failed' };

@@ -16,7 +16,10 @@ const MIME = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; cha
 function readBody(req) {
   return new Promise((ok, fail) => {
     let b = '';
-    req.on('data', (c) => (b += c)).on('end', () => ok(b)).on('error', fail);
+    req
+      .on('data', (c) => (b += c))
+      .on('end', () => ok(b))
+      .on('error', fail);
   });
 }
 

@@ -57,8 +57,7 @@ export class CircuitBreaker {
     if (typeof fn !== 'function') return Promise.reject(o.typeError('execute', 'fn', 'a function', fn));
     // A closed circuit admits without looking at the time: no clock read on the hot path.
     let permit = this.#core.tryAcquireClosed();
-    let now;
-    if (permit === NOT_CLOSED) permit = this.#core.tryAcquire((now = this.#clock()));
+    if (permit === NOT_CLOSED) permit = this.#core.tryAcquire(this.#clock());
     if (permit < 0) {
       if (fallback !== undefined) {
         if (typeof fallback !== 'function') return Promise.reject(o.typeError('execute', 'fallback', 'a function', fallback));

@@ -241,7 +241,11 @@ export function createCheckoutClient(options) {
         if (e instanceof Declined || e instanceof OutcomeUnknownError) throw e;
         // Nothing was sent this time (or the request itself was refused, e.g. a different body for
         // the key): the earlier attempt's fate is still unknown, from its own time. Park it again.
-        const parked = new OutcomeUnknownError(key, record.startedAt, { attempts: record.attempts, lastAttemptAt: record.lastAttemptAt, settleAfterMs: record.settleAfterMs });
+        const parked = new OutcomeUnknownError(key, record.startedAt, {
+          attempts: record.attempts,
+          lastAttemptAt: record.lastAttemptAt,
+          settleAfterMs: record.settleAfterMs,
+        });
         if (e instanceof Unavailable) parked.retryAfterMs = e.retryAfterMs;
         else rethrow.set(parked, e);
         throw parked;
@@ -317,7 +321,8 @@ export function createCheckoutClient(options) {
       if (typeof key !== 'string') return Promise.reject(o.typeError('reconcile', 'key', 'a string', key));
       if (charge !== undefined) {
         const c = o.object(charge, 'reconcile');
-        if (!Number.isSafeInteger(c.amountCents) || c.amountCents <= 0) return Promise.reject(o.rangeError('reconcile', 'amountCents', 'a positive integer', c.amountCents));
+        if (!Number.isSafeInteger(c.amountCents) || c.amountCents <= 0)
+          return Promise.reject(o.rangeError('reconcile', 'amountCents', 'a positive integer', c.amountCents));
       }
       return once(key, async () => {
         let outcome;

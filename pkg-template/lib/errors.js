@@ -170,7 +170,11 @@ export class WasmUnavailableError extends SteadfastError {
             "(e.g. script-src 'self' 'wasm-unsafe-eval'); it allows WebAssembly only, not eval()"
           : `it failed to load (${cause instanceof Error ? cause.message : String(cause)}). Check that steadfast_core_bg.wasm is ` +
             'served next to the package (Content-Type application/wasm), or pass its URL to init()';
-    super(`steadfast: ${where === undefined ? 'the WebAssembly core is unavailable' : `${where} needs the WebAssembly core, but`}: ${why}`, 'WASM_UNAVAILABLE', cause === undefined ? undefined : { cause });
+    super(
+      `steadfast: ${where === undefined ? 'the WebAssembly core is unavailable' : `${where} needs the WebAssembly core, but`}: ${why}`,
+      'WASM_UNAVAILABLE',
+      cause === undefined ? undefined : { cause },
+    );
     /** 'csp' when a Content-Security-Policy refused WebAssembly; 'pending' before loading ended; else 'load'. */
     this.reason = cause === undefined ? 'pending' : csp ? 'csp' : 'load';
   }

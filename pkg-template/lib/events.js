@@ -29,9 +29,10 @@ export function emit(type, event) {
       list[i](event);
     } catch (e) {
       if (typeof globalThis.reportError === 'function') globalThis.reportError(e);
-      else queueMicrotask(() => {
-        throw e;
-      });
+      else
+        queueMicrotask(() => {
+          throw e;
+        });
     }
   }
 }

@@ -28,11 +28,7 @@ export function show(value) {
 }
 
 export function typeError(where, name, expected, value) {
-  return brand(
-    new TypeError(`steadfast: ${where} option ${name} must be ${expected}, got ${show(value)}`),
-    'INVALID_OPTION',
-    { option: name },
-  );
+  return brand(new TypeError(`steadfast: ${where} option ${name} must be ${expected}, got ${show(value)}`), 'INVALID_OPTION', { option: name });
 }
 
 /** The options object itself: undefined allowed when `optional`. */
@@ -77,11 +73,7 @@ export function oneOf(opts, name, where, choices, fallback) {
 }
 
 export function rangeError(where, name, rule, value) {
-  return brand(
-    new RangeError(`steadfast: ${where} option ${name} must be ${rule}, got ${show(value)}`),
-    'INVALID_OPTION',
-    { option: name },
-  );
+  return brand(new RangeError(`steadfast: ${where} option ${name} must be ${rule}, got ${show(value)}`), 'INVALID_OPTION', { option: name });
 }
 
 /**

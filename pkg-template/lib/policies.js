@@ -103,7 +103,10 @@ function runnerOf(policy, where, index) {
 export function wrap(...policies) {
   const runs = policies.map((p, i) => runnerOf(p, 'wrap', i));
   // Built once: each stage hands the next its (possibly narrowed) context.
-  const chain = runs.reduceRight((inner, run) => (fn, ctx) => run((c) => inner(fn, c), ctx), (fn, ctx) => fn(ctx));
+  const chain = runs.reduceRight(
+    (inner, run) => (fn, ctx) => run((c) => inner(fn, c), ctx),
+    (fn, ctx) => fn(ctx),
+  );
   return new Policy(chain);
 }
 
@@ -199,7 +202,10 @@ export function timeout(ms) {
  */
 export function bulkhead(limit, queue = 0) {
   const where = 'bulkhead';
-  for (const [name, v] of [['limit', limit], ['queue', queue]]) {
+  for (const [name, v] of [
+    ['limit', limit],
+    ['queue', queue],
+  ]) {
     if (typeof v !== 'number') throw o.typeError(where, name, 'a number', v);
   }
   if (!Number.isInteger(limit) || limit < 1) throw o.rangeError(where, 'limit', 'an integer ≥ 1', limit);

@@ -76,9 +76,7 @@ function compile(policy = DEFAULT_RETRY_POLICY) {
     budget: p.budget === undefined ? undefined : budgetCore(p.budget, where),
     limiter: rateLimiterOf(p, where),
     maxElapsedMs: values.maxElapsedMs,
-    core: o.core(where, values, () =>
-      new RetryCore(values.maxAttempts, values.baseDelayMs, values.maxDelayMs, jitter, values.maxElapsedMs),
-    ),
+    core: o.core(where, values, () => new RetryCore(values.maxAttempts, values.baseDelayMs, values.maxDelayMs, jitter, values.maxElapsedMs)),
   };
   c.first = Object.freeze({ attempt: 1, signal: undefined });
   // A quota is refunded on success (a RetryBudget is not: it has no recordSuccess).
@@ -244,18 +242,13 @@ async function loop(fn, c, error, start, signal, state) {
     if (c.random !== undefined && !(typeof unit === 'number' && unit >= 0 && unit < 1)) {
       throw o.rangeError('withRetry', 'random', 'a function returning a number in [0, 1)', unit);
     }
-    const delay = c.core.afterFailure(
-      attempt,
-      signal === undefined ? 0 : now - start,
-      retryable === true,
-      retryAfterMsOf(error, now),
-      previous,
-      unit,
-    );
+    const delay = c.core.afterFailure(attempt, signal === undefined ? 0 : now - start, retryable === true, retryAfterMsOf(error, now), previous, unit);
     if (delay < 0) {
-      const final = delay === STOP.DEADLINE_EXCEEDED ? new DeadlineExceededError(c.maxElapsedMs, error, attempt) : error instanceof PermanentError ? error.cause : error;
+      const final =
+        delay === STOP.DEADLINE_EXCEEDED ? new DeadlineExceededError(c.maxElapsedMs, error, attempt) : error instanceof PermanentError ? error.cause : error;
       if (listening.giveUp) {
-        const reason = delay === STOP.DEADLINE_EXCEEDED ? 'deadline' : isPermanent(error) ? 'permanent' : attempt >= c.core.maxAttempts ? 'attempts' : 'not-retryable';
+        const reason =
+          delay === STOP.DEADLINE_EXCEEDED ? 'deadline' : isPermanent(error) ? 'permanent' : attempt >= c.core.maxAttempts ? 'attempts' : 'not-retryable';
         emit('giveUp', final instanceof ResultRetry ? { attempt, result: final.value, reason } : { attempt, error: final, reason });
       }
       throw final;

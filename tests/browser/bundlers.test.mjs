@@ -72,7 +72,11 @@ const BUILDS = {
     deps: [],
     files: {},
     build: async (dir) => {
-      await runBin('esbuild', ['main.js', '--bundle', '--minify', '--format=esm', '--platform=browser', '--target=es2022', '--outfile=dist/main.js', '--log-level=warning'], dir);
+      await runBin(
+        'esbuild',
+        ['main.js', '--bundle', '--minify', '--format=esm', '--platform=browser', '--target=es2022', '--outfile=dist/main.js', '--log-level=warning'],
+        dir,
+      );
       // esbuild keeps new URL('./steadfast_core_bg.wasm', import.meta.url) as is: ship the file next to the bundle.
       await copyFile(join(dir, 'node_modules/steadfast/steadfast_core_bg.wasm'), join(dir, 'dist/steadfast_core_bg.wasm'));
     },
@@ -93,7 +97,10 @@ for (const [name, b] of Object.entries(BUILDS)) {
     });
     await writeFile(join(app, 'dist', 'index.html'), html(b.script));
     const files = await readdir(join(app, 'dist'), { recursive: true });
-    check.ok(files.some((f) => f.endsWith('.wasm')), `${name} put a .wasm in dist: ${files.join(', ')}`);
+    check.ok(
+      files.some((f) => f.endsWith('.wasm')),
+      `${name} put a .wasm in dist: ${files.join(', ')}`,
+    );
 
     const server = await serve(join(app, 'dist'));
     const browser = await launchBrowser();
@@ -104,7 +111,11 @@ for (const [name, b] of Object.entries(BUILDS)) {
       });
       await browser.page.goto(`${server.url}/`, { waitUntil: 'load' });
       await browser.page.waitForSelector('#core[data-state="ready"], #core[data-state="failed"]', { timeout: 15_000 });
-      const shown = await browser.page.evaluate(() => ({ rendered: document.querySelector('#rendered').textContent, ...document.querySelector('#core').dataset, text: document.querySelector('#core').textContent }));
+      const shown = await browser.page.evaluate(() => ({
+        rendered: document.querySelector('#rendered').textContent,
+        ...document.querySelector('#core').dataset,
+        text: document.querySelector('#core').textContent,
+      }));
       t.diagnostic(JSON.stringify(shown));
       check.equal(shown.rendered, 'The page rendered');
       check.equal(shown.state, 'ready', `${name}: the core loaded (${shown.text})`);
@@ -112,7 +123,10 @@ for (const [name, b] of Object.entries(BUILDS)) {
       check.equal(shown.name, 'CircuitOpenError', `${name}: the error name survives the production build`);
       check.equal(shown.instance, 'true');
       check.deepEqual(browser.problems, [], `${name}: no page or console errors`);
-      check.ok(server.requests.some((r) => r.path.endsWith('.wasm') && r.status === 200 && r.type === 'application/wasm'), 'the .wasm was served as application/wasm');
+      check.ok(
+        server.requests.some((r) => r.path.endsWith('.wasm') && r.status === 200 && r.type === 'application/wasm'),
+        'the .wasm was served as application/wasm',
+      );
     } finally {
       await browser.close();
       await server.close();

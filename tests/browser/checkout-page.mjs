@@ -22,14 +22,22 @@ export async function payTwice(browser, url, check, shot) {
     breaker: globalThis.__checkout.breakerState(),
   }));
   check.equal(state.gatewayLog.length, 2, 'one transient failure, then success: two gateway calls');
-  check.deepEqual(state.gatewayLog.map((a) => a.attempt), [1, 2]);
-  check.ok(state.gatewayLog.every((a) => a.key === orderKey), `every attempt carried ${orderKey}: ${JSON.stringify(state.gatewayLog)}`);
+  check.deepEqual(
+    state.gatewayLog.map((a) => a.attempt),
+    [1, 2],
+  );
+  check.ok(
+    state.gatewayLog.every((a) => a.key === orderKey),
+    `every attempt carried ${orderKey}: ${JSON.stringify(state.gatewayLog)}`,
+  );
   check.ok(state.gatewayLog.every((a) => a.amountCents === 4999));
   check.match(state.version, /^\d+\.\d+\.\d+/);
   check.equal(state.breaker, 'closed');
 
   // A second click on the same order is a replay: same outcome, the gateway is not called again.
-  await page.evaluate(() => { document.querySelector('#outcome').dataset.status = ''; });
+  await page.evaluate(() => {
+    document.querySelector('#outcome').dataset.status = '';
+  });
   await page.click('#pay');
   await page.waitForSelector('#outcome[data-status="paid"], #outcome[data-status="failed"]', { timeout: 15_000 });
   check.equal(await page.textContent('#outcome'), 'Paid 49.99 USD (ch_2)');

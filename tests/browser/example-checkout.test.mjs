@@ -67,7 +67,10 @@ test(`${ENGINE_LABEL}: Pay clicked twice under faults: one charge, one key`, { t
     a.equal(ex.gateway.requests() - requestsBefore, 3);
     if (browser.engine === 'chromium') {
       // The only console noise is the browser reporting the two injected 503s.
-      a.deepEqual(browser.problems.filter((m) => !/status of 503/.test(m)), []);
+      a.deepEqual(
+        browser.problems.filter((m) => !/status of 503/.test(m)),
+        [],
+      );
       a.equal(browser.problems.length, 2);
     } else {
       // WebDriver reports no browser network messages: only page-script errors/warnings, of which none.

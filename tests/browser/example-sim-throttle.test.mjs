@@ -20,7 +20,16 @@ test('the simulator page shows the limiter lowering 429s and offered load', asyn
     a.ok(first.adaptive.offeredPerSec * 2 < first.jitter.offeredPerSec, `offered ${first.adaptive.offeredPerSec} vs ${first.jitter.offeredPerSec}`);
     a.match(await page.innerHTML('#throttle-adaptive'), /^<svg/);
     // The same figures as Node computes with the same options.
-    const base = { clients: 10_000, capacityPerTick: 25, throttle: true, retryAfterMs: 0, outageDurationMs: 0, durationMs: 60_000, bucketMs: 1_000, quota: false };
+    const base = {
+      clients: 10_000,
+      capacityPerTick: 25,
+      throttle: true,
+      retryAfterMs: 0,
+      outageDurationMs: 0,
+      durationMs: 60_000,
+      bucketMs: 1_000,
+      quota: false,
+    };
     // (The page hands its figures over as JSON: NaN, "never recovered", becomes null on both sides.)
     const inNode = (limiter) => JSON.parse(JSON.stringify(simulateOutage({ ...base, limiter }).summary));
     a.deepEqual(first.adaptive, inNode('cubic'));
@@ -63,7 +72,12 @@ test('RetryQuota and RateLimiter work from the package in Chromium', async () =>
         fetches += 1;
         return new Response('', { status: 503 });
       };
-      const err = await resilientFetch('https://api.example.test/x', undefined, { fetch, budget: small, breaker: false, retry: { maxAttempts: 9, baseDelayMs: 0, maxDelayMs: 0 } }).catch((e) => e);
+      const err = await resilientFetch('https://api.example.test/x', undefined, {
+        fetch,
+        budget: small,
+        breaker: false,
+        retry: { maxAttempts: 9, baseDelayMs: 0, maxDelayMs: 0 },
+      }).catch((e) => e);
       let badOption = '';
       try {
         new RateLimiter({ beta: 2 });

@@ -8,7 +8,6 @@ import { ROOT, OUT, counter, launchBrowser } from './harness.mjs';
 import { startSimPage } from '../../examples/sim-page/server.mjs';
 import { simulateOutage, simulateHistogram } from 'steadfast/sim';
 
-
 test('the simulator page re-runs and redraws when an input changes', async () => {
   const a = counter('example-sim');
   const server = await startSimPage({ packageDir: join(ROOT, 'tests', 'node_modules', 'steadfast') });

@@ -44,7 +44,11 @@ async function report(t, s, expected) {
       assert.ok(r.assertions > 0, 'asserted something');
     });
   }
-  assert.deepEqual(browser.problems.filter((p) => p.startsWith('pageerror')), [], 'no uncaught page errors');
+  assert.deepEqual(
+    browser.problems.filter((p) => p.startsWith('pageerror')),
+    [],
+    'no uncaught page errors',
+  );
 }
 
 test('fault suite in a Chromium page: every case of the shared list', { timeout: 180_000 }, async (t) => {

@@ -33,13 +33,20 @@ function required(name) {
 /** Counts assertions; `done(planned)` fails the test unless exactly that many ran. */
 export function counter(label) {
   let n = 0;
-  const wrap = (fn) => (...args) => { fn(...args); n += 1; };
+  const wrap =
+    (fn) =>
+    (...args) => {
+      fn(...args);
+      n += 1;
+    };
   return {
     equal: wrap(assert.equal),
     deepEqual: wrap(assert.deepEqual),
     ok: wrap(assert.ok),
     match: wrap(assert.match),
-    get count() { return n; },
+    get count() {
+      return n;
+    },
     done(planned) {
       assert.equal(n, planned, `${label}: ${n} assertions ran, ${planned} planned`);
       console.log(`${label}: ${n} assertions`);
@@ -53,7 +60,9 @@ export function counter(label) {
  */
 export async function makeConsumer(name, { copy = [], files = {} } = {}) {
   const tarball = required('STEADFAST_TARBALL');
-  await stat(tarball).catch(() => { throw new Error(`tarball ${tarball} is missing: run 'make build'`); });
+  await stat(tarball).catch(() => {
+    throw new Error(`tarball ${tarball} is missing: run 'make build'`);
+  });
   const dir = join(OUT, 'browser', name);
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
@@ -127,7 +136,11 @@ export async function serve(root, { api } = {}) {
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
-    close: () => new Promise((ok) => { server.closeAllConnections(); server.close(ok); }),
+    close: () =>
+      new Promise((ok) => {
+        server.closeAllConnections();
+        server.close(ok);
+      }),
   };
 }
 

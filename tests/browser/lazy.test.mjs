@@ -61,7 +61,10 @@ test('steadfast/lazy renders before the wasm arrives; typed errors until ready',
         });
         await browser.page.goto(`${server.url}/`, { waitUntil: 'domcontentloaded' });
         await browser.page.waitForFunction(() => document.querySelector('#rendered').textContent !== '', undefined, { timeout: 10_000 });
-        const early = await browser.page.evaluate(() => ({ early: document.querySelector('#early').textContent, state: document.querySelector('#core').dataset.state }));
+        const early = await browser.page.evaluate(() => ({
+          early: document.querySelector('#early').textContent,
+          state: document.querySelector('#core').dataset.state,
+        }));
         check.equal(early.state, 'pending', `${label}: the page rendered while the wasm was still on its way`);
         check.equal(early.early, 'true WasmUnavailableError pending', `${label}: a call before ready throws the typed error`);
         await browser.page.waitForSelector('#core[data-state="ready"], #core[data-state="failed"]', { timeout: 15_000 });
@@ -74,7 +77,11 @@ test('steadfast/lazy renders before the wasm arrives; typed errors until ready',
           check.equal(done.state, 'failed');
           check.equal(done.reason, 'csp');
         }
-        check.deepEqual(browser.problems.filter((p) => p.startsWith('pageerror')), [], `${label}: nothing uncaught`);
+        check.deepEqual(
+          browser.problems.filter((p) => p.startsWith('pageerror')),
+          [],
+          `${label}: nothing uncaught`,
+        );
       } finally {
         await browser.close();
       }

@@ -49,7 +49,14 @@ for (const engine of engines) {
     // 1. A dropped connection: the error, and who re-sends what.
     const drops = await page.evaluate(async () => {
       const out = [];
-      for (const [method, n] of [['GET', 1], ['GET', 5], ['GET', 20], ['HEAD', 2], ['POST', 1], ['PUT', 1]]) {
+      for (const [method, n] of [
+        ['GET', 1],
+        ['GET', 5],
+        ['GET', 20],
+        ['HEAD', 2],
+        ['POST', 1],
+        ['PUT', 1],
+      ]) {
         const id = Math.random().toString(36).slice(2);
         let js;
         try {
@@ -85,22 +92,29 @@ for (const engine of engines) {
     held = [];
     const t0 = Date.now();
     await page.evaluate(async () => {
-      await Promise.all(Array.from({ length: 20 }, async (_, i) => {
-        const ac = new AbortController();
-        const timer = setTimeout(() => ac.abort(), 200);
-        try {
-          await (await fetch(`/hold/${i}`, { method: 'POST', body: '{}', signal: ac.signal })).text();
-        } catch {
-          // aborted: expected
-        } finally {
-          clearTimeout(timer);
-        }
-      }));
+      await Promise.all(
+        Array.from({ length: 20 }, async (_, i) => {
+          const ac = new AbortController();
+          const timer = setTimeout(() => ac.abort(), 200);
+          try {
+            await (await fetch(`/hold/${i}`, { method: 'POST', body: '{}', signal: ac.signal })).text();
+          } catch {
+            // aborted: expected
+          } finally {
+            clearTimeout(timer);
+          }
+        }),
+      );
     });
     await sleep(2_000);
-    console.log(`  20 POSTs held 350 ms, each aborted at 200 ms: the server received ${held.length} (${held.length - 6} sent after their abort) in ${Date.now() - t0} ms`);
+    console.log(
+      `  20 POSTs held 350 ms, each aborted at 200 ms: the server received ${held.length} (${held.length - 6} sent after their abort) in ${Date.now() - t0} ms`,
+    );
     // 3. Leaving the page while a fetch is in flight: the order of events.
-    await page.evaluate(() => { localStorage.clear(); window.slowPost(); });
+    await page.evaluate(() => {
+      localStorage.clear();
+      window.slowPost();
+    });
     await sleep(300);
     await page.reload();
     await sleep(300);

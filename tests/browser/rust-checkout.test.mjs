@@ -64,7 +64,10 @@ test('Rust checkout: Pay clicked twice under two 503s and a slow success → one
     a.equal(keys.filter((k) => k === key2).length, 1);
     a.equal(ex.gateway.ledger().length, 1);
     // The only console noise is the browser reporting the injected 503s and the 402.
-    a.deepEqual(browser.problems.filter((m) => !/status of (503|402)/.test(m)), []);
+    a.deepEqual(
+      browser.problems.filter((m) => !/status of (503|402)/.test(m)),
+      [],
+    );
     a.done(15);
   } finally {
     await browser.close();

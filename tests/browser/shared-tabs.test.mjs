@@ -4,6 +4,7 @@
 // reload during the charge and a second tab sees it in flight; no double charge at the gateway.
 // Pages come from one server (static + /v1 proxied to tests/support/gateway.mjs: same origin).
 // Tabs are pages of one browser (Playwright pages of one context; WebDriver windows of one session).
+/* global __tabs */ // the page-side object the fixture defines (read inside page.evaluate)
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
@@ -72,7 +73,9 @@ test(`${ENGINE_LABEL}: reload during a charge keeps the key; a second tab sees i
   gateway.forceNext('slow'); // the charge takes 1.5 s at the gateway
   // Started, not awaited (the page will be reloaded under it): a WebDriver session runs one command
   // at a time, so the script must return at once rather than hold the session for the charge.
-  await a.evaluate(() => { __tabs.pay().catch(() => {}); });
+  await a.evaluate(() => {
+    __tabs.pay().catch(() => {});
+  });
   await a.waitForFunction(() => __tabs.gatewayCalls.length === 1);
   await b.waitForFunction(async () => (await __tabs.checkoutState()).status === 'in-flight', null, { timeout: 5_000, polling: 50 });
   assert.deepEqual(await b.evaluate(() => __tabs.pay()), { status: 'in-flight', key }, 'the second tab does not charge');
@@ -101,11 +104,16 @@ test(`${ENGINE_LABEL}: reload during a charge keeps the key; a second tab sees i
   const debits = gateway.chargesByKey();
   assert.deepEqual([...debits], [[key, 1]], 'exactly one debit');
   const s = gateway.stats();
-  t.diagnostic(`gateway: ${s.requests} POSTs (the original + one resume, replayed: ${s.replays}), ${s.debits} debit; the second tab and the plain retry after reload made 0 calls`);
+  t.diagnostic(
+    `gateway: ${s.requests} POSTs (the original + one resume, replayed: ${s.replays}), ${s.debits} debit; the second tab and the plain retry after reload made 0 calls`,
+  );
   assert.equal(s.debits, 1);
   assert.equal(s.replays, 1);
   await b.close();
   // The reload aborts the in-flight charge: the engines' network-error messages for it are expected.
   const aborted = /Failed to fetch|net::|NetworkError when attempting to fetch resource|Load failed/;
-  assert.deepEqual(browser.problems.filter((p) => !aborted.test(p)), []);
+  assert.deepEqual(
+    browser.problems.filter((p) => !aborted.test(p)),
+    [],
+  );
 });

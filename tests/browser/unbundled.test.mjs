@@ -66,8 +66,14 @@ test(`${ENGINE_LABEL}: module Web Worker: the browser entry loads without window
   check.equal(r.hasWindow, false, 'a worker has no window');
   check.equal(r.hasDocument, false);
   check.equal(r.calls, 2, 'one transient failure (504), then success');
-  check.deepEqual(r.keys.map((k) => k.attempt), [1, 2]);
-  check.ok(r.keys.every((k) => k.key === r.key), `every attempt carried ${r.key}`);
+  check.deepEqual(
+    r.keys.map((k) => k.attempt),
+    [1, 2],
+  );
+  check.ok(
+    r.keys.every((k) => k.key === r.key),
+    `every attempt carried ${r.key}`,
+  );
   check.deepEqual(r.result, { reference: 'ch_worker_2', amountCents: 2599 });
   check.deepEqual(r.replay, r.result, 'the replay returns the stored result without a third call');
   check.match(r.version, /^\d+\.\d+\.\d+/);
@@ -83,35 +89,46 @@ test(`${ENGINE_LABEL}: module Web Worker: the browser entry loads without window
 // Chromium imports 'steadfast' through the page's import map; in a WebDriver-executed script the import
 // map does not apply (the script is not a module of the page), so Firefox and WebKit import the same
 // URL the map points at — the same module instance the page loaded.
-test(`${ENGINE_LABEL}: createCheckoutClient in the page (the README example): one key on the wire, a double click charges once`, { timeout: 60_000 }, async () => {
-  const check = counter(`checkout client ${ENGINE}`);
-  browser.problems.length = 0;
-  charges.length = 0;
-  const { page } = browser;
-  await page.goto(`${server.url}/index.html`, { waitUntil: 'load' });
-  await page.waitForSelector('body[data-ready="true"]', { timeout: 15_000 });
-  const specifier = ENGINE === 'chromium' ? 'steadfast' : `${server.url}/node_modules/steadfast/index.browser.js`;
-  const r = await page.evaluate(async (specifier) => {
-    const { createCheckoutClient, newIdempotencyKey } = await import(specifier);
-    const checkout = createCheckoutClient({ endpoint: '/api/charges', retry: { baseDelayMs: 5, maxDelayMs: 20 } });
-    const key = newIdempotencyKey();
-    const order = { amountCents: 4999, currency: 'usd' };
-    const [first, second] = await Promise.all([
-      checkout.charge(order, { idempotencyKey: key }),
-      checkout.charge(order, { idempotencyKey: key }),
-    ]);
-    const later = await checkout.charge(order, { idempotencyKey: key });
-    return { key, first, second, later, size: checkout.store.size };
-  }, specifier);
-  check.deepEqual(r.first, { status: 'succeeded', reference: 'ch_api_2', key: r.key });
-  check.deepEqual(r.second, r.first, 'a double click gets the same outcome');
-  check.deepEqual(r.later, r.first, 'a later click replays');
-  check.equal(charges.length, 2, `two POSTs (503, then 200): ${JSON.stringify(charges)}`);
-  check.ok(charges.every((c) => c.method === 'POST' && c.path === '/api/charges'), 'relative endpoint resolved against the page');
-  check.ok(charges.every((c) => c.key === r.key), `every attempt carried ${r.key}`);
-  check.ok(charges.every((c) => c.type === 'application/json'));
-  check.deepEqual(JSON.parse(charges[1].body), { amountCents: 4999, currency: 'usd' });
-  check.equal(r.size, 1);
-  check.deepEqual(browser.problems.filter((p) => !p.includes('503')), [], 'no page errors or console errors besides the 503 the stub answered');
-  check.done(10);
-});
+test(
+  `${ENGINE_LABEL}: createCheckoutClient in the page (the README example): one key on the wire, a double click charges once`,
+  { timeout: 60_000 },
+  async () => {
+    const check = counter(`checkout client ${ENGINE}`);
+    browser.problems.length = 0;
+    charges.length = 0;
+    const { page } = browser;
+    await page.goto(`${server.url}/index.html`, { waitUntil: 'load' });
+    await page.waitForSelector('body[data-ready="true"]', { timeout: 15_000 });
+    const specifier = ENGINE === 'chromium' ? 'steadfast' : `${server.url}/node_modules/steadfast/index.browser.js`;
+    const r = await page.evaluate(async (specifier) => {
+      const { createCheckoutClient, newIdempotencyKey } = await import(specifier);
+      const checkout = createCheckoutClient({ endpoint: '/api/charges', retry: { baseDelayMs: 5, maxDelayMs: 20 } });
+      const key = newIdempotencyKey();
+      const order = { amountCents: 4999, currency: 'usd' };
+      const [first, second] = await Promise.all([checkout.charge(order, { idempotencyKey: key }), checkout.charge(order, { idempotencyKey: key })]);
+      const later = await checkout.charge(order, { idempotencyKey: key });
+      return { key, first, second, later, size: checkout.store.size };
+    }, specifier);
+    check.deepEqual(r.first, { status: 'succeeded', reference: 'ch_api_2', key: r.key });
+    check.deepEqual(r.second, r.first, 'a double click gets the same outcome');
+    check.deepEqual(r.later, r.first, 'a later click replays');
+    check.equal(charges.length, 2, `two POSTs (503, then 200): ${JSON.stringify(charges)}`);
+    check.ok(
+      charges.every((c) => c.method === 'POST' && c.path === '/api/charges'),
+      'relative endpoint resolved against the page',
+    );
+    check.ok(
+      charges.every((c) => c.key === r.key),
+      `every attempt carried ${r.key}`,
+    );
+    check.ok(charges.every((c) => c.type === 'application/json'));
+    check.deepEqual(JSON.parse(charges[1].body), { amountCents: 4999, currency: 'usd' });
+    check.equal(r.size, 1);
+    check.deepEqual(
+      browser.problems.filter((p) => !p.includes('503')),
+      [],
+      'no page errors or console errors besides the 503 the stub answered',
+    );
+    check.done(10);
+  },
+);

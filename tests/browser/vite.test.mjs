@@ -15,7 +15,13 @@ test(`${ENGINE_LABEL}: Vite build of a checkout page: retried charge with one ke
   const built = await runBin('vite', ['build'], app).catch((error) => {
     throw new Error(`vite build failed:\n${error.stdout}\n${error.stderr}`);
   });
-  t.diagnostic(built.stdout.trim().split('\n').filter((l) => l.includes('dist/')).join('\n'));
+  t.diagnostic(
+    built.stdout
+      .trim()
+      .split('\n')
+      .filter((l) => l.includes('dist/'))
+      .join('\n'),
+  );
   const assets = await readdir(join(app, 'dist', 'assets'));
   const wasm = assets.filter((f) => f.endsWith('.wasm'));
   const js = assets.filter((f) => f.endsWith('.js'));
@@ -46,7 +52,10 @@ test(`${ENGINE_LABEL}: Vite build of a checkout page: retried charge with one ke
 test(`${ENGINE_LABEL}: Vite build of a module worker (worker.format es): charges and replays without window`, { timeout: 120_000 }, async (t) => {
   const check = counter(`vite worker ${ENGINE}`);
   const worker = (await readFile(join(FIXTURES, 'worker.js'), 'utf8')).replace("'/node_modules/steadfast/index.browser.js'", "'steadfast'");
-  const html = (await readFile(join(FIXTURES, 'worker.html'), 'utf8')).replace("new Worker('./worker.js', { type: 'module' })", "new Worker(new URL('./worker.js', import.meta.url), { type: 'module' })");
+  const html = (await readFile(join(FIXTURES, 'worker.html'), 'utf8')).replace(
+    "new Worker('./worker.js', { type: 'module' })",
+    "new Worker(new URL('./worker.js', import.meta.url), { type: 'module' })",
+  );
   check.ok(worker.includes("from 'steadfast'") && html.includes('import.meta.url'), 'fixtures rewritten for Vite');
   const app = await makeConsumer('vite-worker', {
     files: { 'index.html': html, 'worker.js': worker, 'vite.config.js': "export default { worker: { format: 'es' } };\n" },

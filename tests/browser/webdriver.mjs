@@ -80,16 +80,30 @@ export async function startDriver(engine) {
     const [cmd, args] = spec.display ? ['xvfb-run', ['-a', bin, ...spec.driverArgs(port)]] : [bin, spec.driverArgs(port)];
     const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let log = '';
-    const keep = (chunk) => { log = (log + chunk.toString()).slice(-20_000); };
+    const keep = (chunk) => {
+      log = (log + chunk.toString()).slice(-20_000);
+    };
     child.stdout.on('data', keep);
     child.stderr.on('data', keep);
     let exited = false;
     // The driver runs in its own process group (so that stop() ends the browser and Xvfb with it);
     // if this process exits without stop() — a crash, an uncaught error — end that group too.
-    const reap = () => { try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ } };
+    const reap = () => {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    };
     process.once('exit', reap);
-    child.once('exit', () => { exited = true; process.removeListener('exit', reap); });
-    child.once('error', (e) => { exited = true; keep(String(e)); });
+    child.once('exit', () => {
+      exited = true;
+      process.removeListener('exit', reap);
+    });
+    child.once('error', (e) => {
+      exited = true;
+      keep(String(e));
+    });
     const url = `http://127.0.0.1:${port}`;
     const t0 = Date.now();
     while (!exited && Date.now() - t0 < 20_000) {
@@ -98,20 +112,38 @@ export async function startDriver(engine) {
         if (r.ok) {
           return {
             url,
-            get log() { return log; },
+            get log() {
+              return log;
+            },
             async stop() {
               if (exited) return;
               const gone = new Promise((ok) => child.once('exit', ok));
-              try { process.kill(-child.pid, 'SIGTERM'); } catch { return; }
+              try {
+                process.kill(-child.pid, 'SIGTERM');
+              } catch {
+                return;
+              }
               await Promise.race([gone, sleep(5_000)]);
-              if (!exited) { try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ } }
+              if (!exited) {
+                try {
+                  process.kill(-child.pid, 'SIGKILL');
+                } catch {
+                  /* gone */
+                }
+              }
             },
           };
         }
-      } catch (e) { lastError = e; }
+      } catch (e) {
+        lastError = e;
+      }
       await sleep(100);
     }
-    try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ }
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
     lastError = new Error(`${spec.label} driver ${bin} did not answer on port ${port} (attempt ${attempt}): ${log.trim().slice(-2000)}`);
   }
   throw lastError;
@@ -176,7 +208,11 @@ async function command(base, method, path, body, timeoutMs) {
   }
   const text = await res.text();
   let json;
-  try { json = JSON.parse(text); } catch { json = { value: { error: 'invalid json', message: text.slice(0, 500) } }; }
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = { value: { error: 'invalid json', message: text.slice(0, 500) } };
+  }
   if (!res.ok || (json.value && typeof json.value === 'object' && 'error' in json.value && json.value.error)) {
     throw new WebDriverError(`${method} ${path}`, res.status, json.value);
   }
@@ -207,10 +243,14 @@ export class WebDriverPage {
     this.closed = false;
   }
 
-  _in(fn) { return this.session.inWindow(this.handle, fn); }
+  _in(fn) {
+    return this.session.inWindow(this.handle, fn);
+  }
 
   async _collectProblems() {
-    const found = await this.session.cmd('POST', '/execute/sync', { script: 'const p = window.__wdProblems || []; return Array.from(p.splice(0, p.length), String);', args: [] }).catch(() => []);
+    const found = await this.session
+      .cmd('POST', '/execute/sync', { script: 'const p = window.__wdProblems || []; return Array.from(p.splice(0, p.length), String);', args: [] })
+      .catch(() => []);
     this.browser.problems.push(...(found ?? []));
   }
 
@@ -359,7 +399,9 @@ export async function launchWebDriver(engine) {
       const { handle } = await session.serial(() => session.cmd('POST', '/window/new', { type: 'tab' }));
       return new WebDriverPage(browser, handle);
     },
-    get driverLog() { return driver.log; },
+    get driverLog() {
+      return driver.log;
+    },
     async close() {
       await session.delete();
       await driver.stop();

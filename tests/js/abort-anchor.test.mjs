@@ -21,9 +21,17 @@ test('resilientFetch: an attempt aborted at its timeout reports lastAttemptAt = 
   const calls = [];
   let error;
   try {
-    await resilientFetch('https://gateway.invalid/v1/charges', { method: 'POST', headers: { 'idempotency-key': 'k-anchor-1' }, body: '{}' }, {
-      fetch: queuedFetch(calls), attemptTimeoutMs: 120, breaker: false, budget: false, retry: { maxAttempts: 1 },
-    });
+    await resilientFetch(
+      'https://gateway.invalid/v1/charges',
+      { method: 'POST', headers: { 'idempotency-key': 'k-anchor-1' }, body: '{}' },
+      {
+        fetch: queuedFetch(calls),
+        attemptTimeoutMs: 120,
+        breaker: false,
+        budget: false,
+        retry: { maxAttempts: 1 },
+      },
+    );
   } catch (e) {
     error = e;
   }
@@ -35,7 +43,13 @@ test('resilientFetch: an attempt aborted at its timeout reports lastAttemptAt = 
 
 test('checkout: a charge whose attempt was aborted parks its key with the abort time, so the window runs from it', async () => {
   const calls = [];
-  const checkout = createCheckoutClient({ endpoint: 'https://gateway.invalid/v1/charges', fetch: queuedFetch(calls), attemptTimeoutMs: 120, retry: { maxAttempts: 1 }, breaker: false });
+  const checkout = createCheckoutClient({
+    endpoint: 'https://gateway.invalid/v1/charges',
+    fetch: queuedFetch(calls),
+    attemptTimeoutMs: 120,
+    retry: { maxAttempts: 1 },
+    breaker: false,
+  });
   const out = await checkout.charge({ amountCents: 100, currency: 'usd' }, { idempotencyKey: 'k-anchor-2' });
   assert.deepEqual(out, { status: 'unknown', key: 'k-anchor-2' });
   const record = checkout.store.peek('k-anchor-2');

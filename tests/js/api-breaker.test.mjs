@@ -34,10 +34,11 @@ const ok = async () => 'ok';
 const fail = async () => {
   throw new Error('boom');
 };
-const settle = (p) => p.then(
-  (v) => ({ ok: v }),
-  (e) => ({ err: e }),
-);
+const settle = (p) =>
+  p.then(
+    (v) => ({ ok: v }),
+    (e) => ({ err: e }),
+  );
 
 /** Run outcomes ('s' success / 'f' failure) through the breaker, in order. */
 async function feed(breaker, pattern) {
@@ -172,7 +173,13 @@ describe('half-open', () => {
     );
     assert.ok(r.err instanceof CircuitOpenError);
     assert.equal(r.err.retryAfterMs, 0, 'a probe is in flight: nothing to wait for but its outcome');
-    assert.equal(await b.execute(async () => others++, () => 'fell back'), 'fell back');
+    assert.equal(
+      await b.execute(
+        async () => others++,
+        () => 'fell back',
+      ),
+      'fell back',
+    );
     assert.equal(others, 0);
     release('probe ok');
     assert.equal(await probe, 'probe ok');
@@ -254,7 +261,11 @@ describe('state machine details', () => {
     const clock = manualClock();
     const b = new CircuitBreaker({ failureThreshold: 2, openDurationMs: 1000, clock, isFailure: (e) => e.status >= 500 });
     const bad = Object.assign(new Error('400'), { status: 400 });
-    for (let i = 0; i < 5; i++) await assert.rejects(b.execute(async () => Promise.reject(bad)), (e) => e === bad);
+    for (let i = 0; i < 5; i++)
+      await assert.rejects(
+        b.execute(async () => Promise.reject(bad)),
+        (e) => e === bad,
+      );
     assert.equal(b.currentState, 'closed');
     const down = Object.assign(new Error('502'), { status: 502 });
     await settle(b.execute(async () => Promise.reject(down)));
@@ -448,7 +459,10 @@ describe('toJSON and restore', () => {
         },
       );
     }
-    assert.throws(() => new CircuitBreaker({ ...rate, state: 'closed' }), (e) => e instanceof TypeError && e.code === 'INVALID_OPTION' && /state/.test(e.message));
+    assert.throws(
+      () => new CircuitBreaker({ ...rate, state: 'closed' }),
+      (e) => e instanceof TypeError && e.code === 'INVALID_OPTION' && /state/.test(e.message),
+    );
     // and the module still works after all of that
     assert.equal(new CircuitBreaker({ ...rate, state: good }).currentState, 'closed');
   });

@@ -219,7 +219,10 @@ describe('pipeline', () => {
   test('a bad policy is rejected before anything runs and does not count against the breaker', async () => {
     const clock = manualClock();
     const { gw, deps } = setup({ breaker: { failureThreshold: 1, openDurationMs: 1000, clock } });
-    await assert.rejects(chargeCustomer(charge(), { ...deps, policy: { maxAttempts: 0, baseDelayMs: 0, maxDelayMs: 0 } }), (e) => e instanceof RangeError && /maxAttempts/.test(e.message));
+    await assert.rejects(
+      chargeCustomer(charge(), { ...deps, policy: { maxAttempts: 0, baseDelayMs: 0, maxDelayMs: 0 } }),
+      (e) => e instanceof RangeError && /maxAttempts/.test(e.message),
+    );
     await assert.rejects(chargeCustomer(charge(), { ...deps, policy: null }), TypeError);
     assert.equal(gw.calls.length, 0);
     assert.equal(deps.breaker.currentState, 'closed');
@@ -240,13 +243,16 @@ describe('pipeline', () => {
       [charge(), undefined, TypeError, /chargeCustomer/],
     ];
     for (const [c, d, type, re] of cases) {
-      await assert.rejects(async () => chargeCustomer(c, d), (e) => {
-        assert.ok(e instanceof type, `${re}: got ${e}`);
-        assert.equal(e.code, 'INVALID_OPTION');
-        assert.ok(isSteadfastError(e));
-        assert.match(e.message, re);
-        return true;
-      });
+      await assert.rejects(
+        async () => chargeCustomer(c, d),
+        (e) => {
+          assert.ok(e instanceof type, `${re}: got ${e}`);
+          assert.equal(e.code, 'INVALID_OPTION');
+          assert.ok(isSteadfastError(e));
+          assert.match(e.message, re);
+          return true;
+        },
+      );
     }
     assert.equal(gw.calls.length, 0);
     assert.equal(deps.store.size, 0);

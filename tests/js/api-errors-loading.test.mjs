@@ -91,7 +91,13 @@ describe('default retry policy', () => {
     let calls = 0;
     const err = Object.assign(new Error('503'), { status: 503 });
     const started = Date.now();
-    await assert.rejects(withRetry(() => { calls += 1; throw err; }), (e) => e === err);
+    await assert.rejects(
+      withRetry(() => {
+        calls += 1;
+        throw err;
+      }),
+      (e) => e === err,
+    );
     assert.equal(calls, 3);
     assert.ok(Date.now() - started < 10_000);
   });
@@ -99,7 +105,11 @@ describe('default retry policy', () => {
   test('chargeCustomer without a policy uses it too', async () => {
     const result = await chargeCustomer(
       { idempotencyKey: 'order-default-policy', amountCents: 100, currency: 'usd' },
-      { store: new IdempotencyStore(), breaker: new CircuitBreaker({ failureThreshold: 3, openDurationMs: 1 }), gateway: async (c) => ({ reference: 'r', amountCents: c.amountCents }) },
+      {
+        store: new IdempotencyStore(),
+        breaker: new CircuitBreaker({ failureThreshold: 3, openDurationMs: 1 }),
+        gateway: async (c) => ({ reference: 'r', amountCents: c.amountCents }),
+      },
     );
     assert.deepEqual(result, { reference: 'r', amountCents: 100 });
   });
@@ -114,7 +124,11 @@ describe('loading', () => {
   });
 
   test('WasmUnavailableError names the CSP fix when a policy refused the wasm', () => {
-    const csp = new WasmUnavailableError(new WebAssembly.CompileError("WebAssembly.instantiateStreaming(): Refused to compile or instantiate WebAssembly module because 'unsafe-eval' is not an allowed source of script in the following Content Security Policy directive"));
+    const csp = new WasmUnavailableError(
+      new WebAssembly.CompileError(
+        "WebAssembly.instantiateStreaming(): Refused to compile or instantiate WebAssembly module because 'unsafe-eval' is not an allowed source of script in the following Content Security Policy directive",
+      ),
+    );
     assert.equal(csp.reason, 'csp');
     assert.match(csp.message, /'wasm-unsafe-eval'/);
     const missing = new WasmUnavailableError(new TypeError('Failed to fetch'));
@@ -127,10 +141,18 @@ describe('loading', () => {
 
 describe('steadfast/sim on its own', () => {
   test('a bad simulator option is still a RangeError naming it (the main loader never ran)', () => {
-    const out = execFileSync(process.execPath, ['--input-type=module', '-e', `
+    const out = execFileSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `
       const sim = await import('steadfast/sim');
       try { sim.simulateOutage({ clients: 0 }); console.log('no error'); } catch (e) { console.log(e.name, e.code, e.message.includes('clients')); }
-    `], { cwd: fileURLToPath(new URL('.', import.meta.url)), encoding: 'utf8' }).trim();
+    `,
+      ],
+      { cwd: fileURLToPath(new URL('.', import.meta.url)), encoding: 'utf8' },
+    ).trim();
     assert.equal(out, 'RangeError INVALID_OPTION true');
   });
 });

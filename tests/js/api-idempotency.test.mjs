@@ -175,7 +175,10 @@ describe('what parks a key as unknown', () => {
         throw new Error('classifier bug');
       },
     });
-    await assert.rejects(throwing.run('c', async () => Promise.reject(new Error('x'))), { message: 'x' });
+    await assert.rejects(
+      throwing.run('c', async () => Promise.reject(new Error('x'))),
+      { message: 'x' },
+    );
     assert.equal(throwing.peek('c').status, 'unknown');
   });
 });
@@ -202,13 +205,25 @@ describe('fingerprints', () => {
     const store = new IdempotencyStore();
     let finish;
     const pending = store.run('a', () => new Promise((r) => (finish = r)), { fingerprint: 'x' });
-    await assert.rejects(store.run('a', async () => 1, { fingerprint: 'y' }), IdempotencyKeyReuseError);
-    await assert.rejects(store.run('a', async () => 1, { fingerprint: 'x' }), DuplicateRequestError);
+    await assert.rejects(
+      store.run('a', async () => 1, { fingerprint: 'y' }),
+      IdempotencyKeyReuseError,
+    );
+    await assert.rejects(
+      store.run('a', async () => 1, { fingerprint: 'x' }),
+      DuplicateRequestError,
+    );
     finish(1);
     await pending;
     await assert.rejects(store.run('b', async () => Promise.reject(timeout()), { fingerprint: 'x' }));
-    await assert.rejects(store.run('b', async () => 1, { fingerprint: 'y' }), IdempotencyKeyReuseError);
-    await assert.rejects(store.run('b', async () => 1, { fingerprint: 'x' }), OutcomeUnknownError);
+    await assert.rejects(
+      store.run('b', async () => 1, { fingerprint: 'y' }),
+      IdempotencyKeyReuseError,
+    );
+    await assert.rejects(
+      store.run('b', async () => 1, { fingerprint: 'x' }),
+      OutcomeUnknownError,
+    );
   });
 
   test('a freed key takes a new fingerprint', async () => {
@@ -219,7 +234,10 @@ describe('fingerprints', () => {
 
   test('a non-string fingerprint is a TypeError', async () => {
     const store = new IdempotencyStore();
-    await assert.rejects(store.run('a', async () => 1, { fingerprint: 42 }), (e) => e instanceof TypeError && e.code === 'INVALID_OPTION' && /fingerprint/.test(e.message) && /42/.test(e.message));
+    await assert.rejects(
+      store.run('a', async () => 1, { fingerprint: 42 }),
+      (e) => e instanceof TypeError && e.code === 'INVALID_OPTION' && /fingerprint/.test(e.message) && /42/.test(e.message),
+    );
     assert.equal(store.peek('a'), undefined);
   });
 });
@@ -277,7 +295,10 @@ describe('TTL', () => {
     clock.advance(1e9);
     await store.run('other', async () => 1); // triggers a sweep
     assert.equal(store.peek('k').status, 'unknown');
-    await assert.rejects(store.run('k', async () => 1), OutcomeUnknownError);
+    await assert.rejects(
+      store.run('k', async () => 1),
+      OutcomeUnknownError,
+    );
   });
 
   test('the default TTL is 24 h', async () => {
@@ -325,8 +346,7 @@ describe('reconciliation: resolve() and unknownKeys()', () => {
     const clock = manualClock();
     const store = new IdempotencyStore({ clock });
     const fails = {};
-    const start = (k) =>
-      store.run(k, () => new Promise((_, reject) => (fails[k] = () => reject(timeout())))).catch(() => {});
+    const start = (k) => store.run(k, () => new Promise((_, reject) => (fails[k] = () => reject(timeout())))).catch(() => {});
     const pa = start('early');
     clock.advance(10);
     const pb = start('late');
@@ -362,9 +382,18 @@ describe('reconciliation: resolve() and unknownKeys()', () => {
     check('nope', 'KEY_NOT_FOUND');
     check('d', 'KEY_WRONG_STATE');
     check('f', 'KEY_WRONG_STATE');
-    assert.throws(() => store.resolve('u', { status: 'maybe' }), (e) => e instanceof TypeError && e.code === 'INVALID_OPTION');
-    assert.throws(() => store.resolve('u', null), (e) => e instanceof TypeError && e.code === 'INVALID_OPTION');
-    assert.throws(() => store.resolve('', { status: 'failed' }), (e) => e instanceof RangeError && e.code === 'INVALID_KEY');
+    assert.throws(
+      () => store.resolve('u', { status: 'maybe' }),
+      (e) => e instanceof TypeError && e.code === 'INVALID_OPTION',
+    );
+    assert.throws(
+      () => store.resolve('u', null),
+      (e) => e instanceof TypeError && e.code === 'INVALID_OPTION',
+    );
+    assert.throws(
+      () => store.resolve('', { status: 'failed' }),
+      (e) => e instanceof RangeError && e.code === 'INVALID_KEY',
+    );
     assert.equal(store.peek('u').status, 'unknown', 'nothing changed');
   });
 });
@@ -376,15 +405,21 @@ describe('keys', () => {
     for (const k of ok) assert.equal(await store.run(k, async () => k), k);
     const bad = ['', 'x'.repeat(256), 'ключ', 'tab\there', 'nl\n', 'café', 'k ', ' k', ' '];
     for (const k of bad) {
-      await assert.rejects(store.run(k, async () => assert.fail('must not run')), (e) => {
-        assert.ok(e instanceof RangeError, `${JSON.stringify(k)}: ${e}`);
-        assert.equal(e.code, 'INVALID_KEY');
-        assert.ok(isSteadfastError(e));
-        return true;
-      });
+      await assert.rejects(
+        store.run(k, async () => assert.fail('must not run')),
+        (e) => {
+          assert.ok(e instanceof RangeError, `${JSON.stringify(k)}: ${e}`);
+          assert.equal(e.code, 'INVALID_KEY');
+          assert.ok(isSteadfastError(e));
+          return true;
+        },
+      );
     }
     for (const k of [undefined, 42, null, { toString: () => 'k' }]) {
-      await assert.rejects(async () => store.run(k, async () => 1), (e) => e instanceof TypeError && e.code === 'INVALID_KEY');
+      await assert.rejects(
+        async () => store.run(k, async () => 1),
+        (e) => e instanceof TypeError && e.code === 'INVALID_KEY',
+      );
       assert.throws(() => store.peek(k), TypeError);
     }
   });

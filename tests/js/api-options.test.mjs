@@ -280,7 +280,18 @@ describe('errors', () => {
   });
 
   test('isSteadfastError: false for everything else', () => {
-    for (const v of [new Error('x'), new TypeError('x'), new RangeError('x'), null, undefined, 0, 'CIRCUIT_OPEN', {}, { code: 'CIRCUIT_OPEN', name: 'CircuitOpenError' }, () => {}]) {
+    for (const v of [
+      new Error('x'),
+      new TypeError('x'),
+      new RangeError('x'),
+      null,
+      undefined,
+      0,
+      'CIRCUIT_OPEN',
+      {},
+      { code: 'CIRCUIT_OPEN', name: 'CircuitOpenError' },
+      () => {},
+    ]) {
       assert.equal(isSteadfastError(v), false, String(v));
     }
     assert.equal(isSteadfastError({ [Symbol.for('steadfast.error')]: false }), false);

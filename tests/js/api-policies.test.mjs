@@ -10,7 +10,6 @@ import {
   timeout,
   bulkhead,
   fallback,
-  idempotency,
   events,
   CircuitBreaker,
   CircuitOpenError,
@@ -35,7 +34,10 @@ describe('retryOnResult', () => {
     const seen = [];
     const r = await withRetry(() => ++n, { ...fast, retryOnResult: (v) => v < 3, onRetry: (i) => seen.push([i.attempt, i.result, i.error]) });
     assert.equal(r, 3);
-    assert.deepEqual(seen, [[1, 1, undefined], [2, 2, undefined]]);
+    assert.deepEqual(seen, [
+      [1, 1, undefined],
+      [2, 2, undefined],
+    ]);
   });
   test('out of attempts: the last result is returned, not an error', async () => {
     let n = 0;
@@ -45,7 +47,16 @@ describe('retryOnResult', () => {
     let n = 0;
     const e = new Error('400');
     e.status = 400;
-    await assert.rejects(withRetry(() => { n++; throw e; }, { ...fast, retryOnResult: () => true }), (x) => x === e);
+    await assert.rejects(
+      withRetry(
+        () => {
+          n++;
+          throw e;
+        },
+        { ...fast, retryOnResult: () => true },
+      ),
+      (x) => x === e,
+    );
     assert.equal(n, 1);
   });
   test('with a signal and a deadline too (the guarded path)', async () => {
@@ -53,11 +64,18 @@ describe('retryOnResult', () => {
     const c = new AbortController();
     assert.equal(await withRetry(() => ++n, { ...fast, maxElapsedMs: 5_000, signal: c.signal, retryOnResult: (v) => v < 2 }), 2);
     n = 0;
-    assert.equal(await retry({ ...fast, retryOnResult: (v) => v < 3 }).execute(() => ++n, { signal: c.signal }), 3, 'through a retry() policy with a pipeline signal');
+    assert.equal(
+      await retry({ ...fast, retryOnResult: (v) => v < 3 }).execute(() => ++n, { signal: c.signal }),
+      3,
+      'through a retry() policy with a pipeline signal',
+    );
   });
   test('a retried result spends the budget like an error', async () => {
     const budget = new RetryBudget({ capacity: 1, refillPerSec: 0 });
-    await assert.rejects(withRetry(() => 'busy', { ...fast, budget, retryOnResult: (v) => v === 'busy' }), RetryBudgetExhaustedError);
+    await assert.rejects(
+      withRetry(() => 'busy', { ...fast, budget, retryOnResult: (v) => v === 'busy' }),
+      RetryBudgetExhaustedError,
+    );
   });
 });
 
@@ -65,13 +83,28 @@ describe('PermanentError (bail)', () => {
   test('stops at once and rejects with the cause, whatever isRetryable says', async () => {
     let n = 0;
     const cause = transient(503);
-    await assert.rejects(withRetry(() => { n++; throw new PermanentError(cause); }, { ...fast, isRetryable: () => true }), (x) => x === cause);
+    await assert.rejects(
+      withRetry(
+        () => {
+          n++;
+          throw new PermanentError(cause);
+        },
+        { ...fast, isRetryable: () => true },
+      ),
+      (x) => x === cause,
+    );
     assert.equal(n, 1);
   });
   test('thrown on a later attempt', async () => {
     let n = 0;
     const cause = new Error('card declined');
-    await assert.rejects(withRetry(() => { n++; throw n < 2 ? transient() : new PermanentError(cause); }, fast), (x) => x === cause);
+    await assert.rejects(
+      withRetry(() => {
+        n++;
+        throw n < 2 ? transient() : new PermanentError(cause);
+      }, fast),
+      (x) => x === cause,
+    );
     assert.equal(n, 2);
   });
   test('is a SteadfastError with code PERMANENT', () => {
@@ -83,7 +116,12 @@ describe('PermanentError (bail)', () => {
 describe('timeout(ms)', () => {
   test('rejects with TimeoutError and aborts the signal it gave fn', async () => {
     let signal;
-    const e = await timeout(5).execute((ctx) => { signal = ctx.signal; return never(); }).catch((x) => x);
+    const e = await timeout(5)
+      .execute((ctx) => {
+        signal = ctx.signal;
+        return never();
+      })
+      .catch((x) => x);
     assert.ok(e instanceof TimeoutError && e.timeoutMs === 5 && e.code === 'TIMEOUT');
     assert.equal(signal.aborted, true);
     assert.equal(signal.reason, e);
@@ -91,7 +129,13 @@ describe('timeout(ms)', () => {
   });
   test('a fast call passes through; its signal never aborts', async () => {
     let signal;
-    assert.equal(await timeout(1_000).execute((ctx) => { signal = ctx.signal; return 'ok'; }), 'ok');
+    assert.equal(
+      await timeout(1_000).execute((ctx) => {
+        signal = ctx.signal;
+        return 'ok';
+      }),
+      'ok',
+    );
     assert.equal(signal.aborted, false);
   });
   test('the caller signal aborts it too', async () => {
@@ -111,7 +155,11 @@ describe('bulkhead(limit, queue)', () => {
     const b = bulkhead(2, 1);
     const order = [];
     const gates = [];
-    const job = (id) => () => new Promise((resolve) => { order.push(id); gates.push(() => resolve(id)); });
+    const job = (id) => () =>
+      new Promise((resolve) => {
+        order.push(id);
+        gates.push(() => resolve(id));
+      });
     const p = [1, 2, 3].map((id) => b.execute(job(id)));
     const refused = await b.execute(job(4)).catch((e) => e);
     assert.ok(refused instanceof BulkheadRejectedError && refused.limit === 2 && refused.queue === 1);
@@ -128,9 +176,17 @@ describe('bulkhead(limit, queue)', () => {
   });
   test('a failing call frees its slot; an aborted waiter leaves the queue', async () => {
     const b = bulkhead(1, 5);
-    await assert.rejects(b.execute(() => Promise.reject(new Error('x'))), /x/);
+    await assert.rejects(
+      b.execute(() => Promise.reject(new Error('x'))),
+      /x/,
+    );
     let release;
-    const first = b.execute(() => new Promise((r) => { release = r; }));
+    const first = b.execute(
+      () =>
+        new Promise((r) => {
+          release = r;
+        }),
+    );
     const c = new AbortController();
     const waiting = b.execute(() => 'never', { signal: c.signal });
     assert.equal(b.stats().queued, 1);
@@ -149,11 +205,26 @@ describe('bulkhead(limit, queue)', () => {
 
 describe('fallback', () => {
   test('a value or a function of the error; `when` filters', async () => {
-    assert.equal(await fallback('cached').execute(() => { throw new Error('x'); }), 'cached');
+    assert.equal(
+      await fallback('cached').execute(() => {
+        throw new Error('x');
+      }),
+      'cached',
+    );
     assert.equal(await fallback((e) => `from ${e.message}`).execute(() => Promise.reject(new Error('y'))), 'from y');
     const only503 = fallback('cached', { when: (e) => e.status === 503 });
-    assert.equal(await only503.execute(() => { throw transient(503); }), 'cached');
-    await assert.rejects(only503.execute(() => { throw transient(400); }), /400/);
+    assert.equal(
+      await only503.execute(() => {
+        throw transient(503);
+      }),
+      'cached',
+    );
+    await assert.rejects(
+      only503.execute(() => {
+        throw transient(400);
+      }),
+      /400/,
+    );
     assert.equal(await fallback('cached').execute(() => 'fresh'), 'fresh');
   });
 });
@@ -176,10 +247,16 @@ describe('wrap / pipeline', () => {
     const breaker = new CircuitBreaker({ failureThreshold: 1, openDurationMs: 60_000 });
     const p = pipeline({ breaker, retry: fast, fallback: fallback((e) => e) });
     let calls = 0;
-    const first = await p.execute(() => { calls++; throw transient(); });
+    const first = await p.execute(() => {
+      calls++;
+      throw transient();
+    });
     assert.equal(calls, 3, 'retried inside');
     assert.equal(first.status, 503);
-    const second = await p.execute(() => { calls++; return 'x'; });
+    const second = await p.execute(() => {
+      calls++;
+      return 'x';
+    });
     assert.ok(second instanceof CircuitOpenError, 'the fallback answered the open circuit');
     assert.equal(calls, 3);
   });
@@ -187,7 +264,10 @@ describe('wrap / pipeline', () => {
     const store = new IdempotencyStore();
     const p = pipeline({ retry: fast, idempotency: store });
     let calls = 0;
-    const charge = () => { calls++; return calls < 2 ? Promise.reject(transient()) : { ref: 'ch_1' }; };
+    const charge = () => {
+      calls++;
+      return calls < 2 ? Promise.reject(transient()) : { ref: 'ch_1' };
+    };
     assert.deepEqual(await p.execute(charge, { idempotencyKey: 'order-1', fingerprint: '100 usd' }), { ref: 'ch_1' });
     assert.deepEqual(await p.execute(charge, { idempotencyKey: 'order-1', fingerprint: '100 usd' }), { ref: 'ch_1' });
     assert.equal(calls, 2);
@@ -195,7 +275,12 @@ describe('wrap / pipeline', () => {
   });
   test('wrap composes in the given order and accepts any execute(fn)', async () => {
     const trace = [];
-    const tag = (name) => ({ execute: (fn) => { trace.push(name); return fn(); } });
+    const tag = (name) => ({
+      execute: (fn) => {
+        trace.push(name);
+        return fn();
+      },
+    });
     assert.equal(await wrap(tag('a'), tag('b'), retry(fast)).execute(({ attempt }) => `attempt ${attempt}`), 'attempt 1');
     assert.deepEqual(trace, ['a', 'b']);
     assert.throws(() => wrap(42), TypeError);
@@ -203,7 +288,12 @@ describe('wrap / pipeline', () => {
   });
   test('retry() without a policy is the default policy', async () => {
     let n = 0;
-    await assert.rejects(retry().execute(() => { n++; throw transient(); }));
+    await assert.rejects(
+      retry().execute(() => {
+        n++;
+        throw transient();
+      }),
+    );
     assert.equal(n, DEFAULT_RETRY_POLICY.maxAttempts);
   });
 });
@@ -266,7 +356,9 @@ describe('events', () => {
     const original = globalThis.reportError;
     globalThis.reportError = (e) => reported.push(e);
     const other = [];
-    const off1 = events.onBreakerStateChange(() => { throw boom; });
+    const off1 = events.onBreakerStateChange(() => {
+      throw boom;
+    });
     const off2 = events.onBreakerStateChange((e) => other.push(e.state));
     try {
       const breaker = new CircuitBreaker({ failureThreshold: 1, openDurationMs: 60_000 });
@@ -283,6 +375,9 @@ describe('events', () => {
     }
   });
   test('a listener must be a function', () => {
-    assert.throws(() => events.onRetry('x'), (e) => e instanceof TypeError && e.code === 'INVALID_OPTION');
+    assert.throws(
+      () => events.onRetry('x'),
+      (e) => e instanceof TypeError && e.code === 'INVALID_OPTION',
+    );
   });
 });

@@ -5,17 +5,29 @@ import { IdempotencyStore, CircuitBreaker, isTransientError, isSteadfastError, w
 
 test('a user clock returning a non-number is a TypeError naming the option, not an engine error', async () => {
   const store = new IdempotencyStore({ clock: () => Symbol('t') });
-  await assert.rejects(store.run('a', async () => 1), (e) => e instanceof TypeError && e.code === 'INVALID_OPTION' && /clock/.test(e.message) && isSteadfastError(e));
+  await assert.rejects(
+    store.run('a', async () => 1),
+    (e) => e instanceof TypeError && e.code === 'INVALID_OPTION' && /clock/.test(e.message) && isSteadfastError(e),
+  );
   const breaker = new CircuitBreaker({ failureThreshold: 1, openDurationMs: 10, clock: () => 10n });
-  assert.throws(() => breaker.currentState, (e) => e instanceof TypeError && /clock/.test(e.message));
+  assert.throws(
+    () => breaker.currentState,
+    (e) => e instanceof TypeError && /clock/.test(e.message),
+  );
   // The same store keeps working with a sane clock afterwards (nothing trapped).
   assert.equal(new IdempotencyStore({ clock: () => 1 }).peek('a'), undefined);
 });
 
 test('peek() of an invalid key is an INVALID_KEY RangeError, like run() and resolve()', () => {
   const store = new IdempotencyStore();
-  assert.throws(() => store.peek('a'.repeat(256)), (e) => e instanceof RangeError && e.code === 'INVALID_KEY');
-  assert.throws(() => store.peek('tab\there'), (e) => e instanceof RangeError && e.code === 'INVALID_KEY');
+  assert.throws(
+    () => store.peek('a'.repeat(256)),
+    (e) => e instanceof RangeError && e.code === 'INVALID_KEY',
+  );
+  assert.throws(
+    () => store.peek('tab\there'),
+    (e) => e instanceof RangeError && e.code === 'INVALID_KEY',
+  );
   assert.equal(store.peek('a'.repeat(255)), undefined);
 });
 
@@ -59,7 +71,10 @@ test('Stripe-Should-Retry on an error overrides the status rule', async () => {
   assert.equal(isTransientError({ status: 409 }), false);
   // So a 409 "key in use" parks the key as unknown instead of freeing it: its debit may still land.
   const store = new IdempotencyStore();
-  await assert.rejects(store.run('k-409', async () => Promise.reject(inUse)), (e) => e === inUse);
+  await assert.rejects(
+    store.run('k-409', async () => Promise.reject(inUse)),
+    (e) => e === inUse,
+  );
   assert.equal(store.peek('k-409')?.status, 'unknown');
 });
 

@@ -682,7 +682,12 @@ describe('withRetry: budget', () => {
     const outcomes = [];
     for (let i = 0; i < 3; i++) {
       const { fn } = flaky(1);
-      outcomes.push(await withRetry(fn, policy).then((v) => v, (e) => e.code));
+      outcomes.push(
+        await withRetry(fn, policy).then(
+          (v) => v,
+          (e) => e.code,
+        ),
+      );
     }
     assert.deepEqual(outcomes, ['ok', 'ok', 'RETRY_BUDGET_EXHAUSTED']);
   });

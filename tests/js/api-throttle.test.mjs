@@ -4,15 +4,7 @@
 // the checkout client). The real-server test is tests/js/throttle-server.test.mjs.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  RetryQuota,
-  RateLimiter,
-  retryErrorClass,
-  withRetry,
-  resilientFetch,
-  createCheckoutClient,
-  RetryBudgetExhaustedError,
-} from 'steadfast';
+import { RetryQuota, RateLimiter, retryErrorClass, withRetry, resilientFetch, createCheckoutClient, RetryBudgetExhaustedError } from 'steadfast';
 
 const http = (status, headers = {}) => Object.assign(new Error(`HTTP ${status}`), { status, headers });
 const timeout = () => Object.assign(new Error('timed out'), { name: 'TimeoutError' });
@@ -67,10 +59,22 @@ describe('RetryQuota', () => {
   });
 
   test('validation names the option and the value', () => {
-    assert.throws(() => new RetryQuota({ capacity: 0 }), (e) => e instanceof RangeError && /capacity/.test(e.message) && /0/.test(e.message));
-    assert.throws(() => new RetryQuota({ timeoutCost: 1.5 }), (e) => e instanceof RangeError && /timeoutCost/.test(e.message) && /integer from 0/.test(e.message));
-    assert.throws(() => new RetryQuota({ throttledCost: -1 }), (e) => e instanceof RangeError && /throttledCost/.test(e.message));
-    assert.throws(() => new RetryQuota({ preset: 'gcp' }), (e) => e instanceof RangeError && /preset/.test(e.message) && /gcp/.test(e.message));
+    assert.throws(
+      () => new RetryQuota({ capacity: 0 }),
+      (e) => e instanceof RangeError && /capacity/.test(e.message) && /0/.test(e.message),
+    );
+    assert.throws(
+      () => new RetryQuota({ timeoutCost: 1.5 }),
+      (e) => e instanceof RangeError && /timeoutCost/.test(e.message) && /integer from 0/.test(e.message),
+    );
+    assert.throws(
+      () => new RetryQuota({ throttledCost: -1 }),
+      (e) => e instanceof RangeError && /throttledCost/.test(e.message),
+    );
+    assert.throws(
+      () => new RetryQuota({ preset: 'gcp' }),
+      (e) => e instanceof RangeError && /preset/.test(e.message) && /gcp/.test(e.message),
+    );
     assert.throws(() => new RetryQuota({ successRefund: '1' }), TypeError);
     assert.throws(() => new RetryQuota().recordSuccess(-1), TypeError);
   });
@@ -89,7 +93,10 @@ describe('RetryQuota', () => {
     assert.equal(calls, 5, 'four retries of 5 drain 20, the fifth is refused');
     assert.equal(quota.available, 0);
     // A call that fails once, then succeeds: its retry is refused (quota empty) ...
-    await assert.rejects(withRetry(() => Promise.reject(http(503)), policy), RetryBudgetExhaustedError);
+    await assert.rejects(
+      withRetry(() => Promise.reject(http(503)), policy),
+      RetryBudgetExhaustedError,
+    );
     // ... first-attempt successes refill it by 1 each (the fast path and the guarded path).
     for (let i = 0; i < 5; i++) await withRetry(() => 'ok', policy);
     await withRetry(() => 'ok', { ...policy, maxElapsedMs: 10_000 });
@@ -129,16 +136,40 @@ describe('RetryQuota', () => {
 
 describe('RateLimiter', () => {
   test('validation names the option and the value', () => {
-    assert.throws(() => new RateLimiter({ beta: 1 }), (e) => e instanceof RangeError && /beta/.test(e.message));
-    assert.throws(() => new RateLimiter({ minRatePerSec: 0 }), (e) => e instanceof RangeError && /minRatePerSec/.test(e.message));
-    assert.throws(() => new RateLimiter({ smooth: 2 }), (e) => e instanceof RangeError && /smooth/.test(e.message));
-    assert.throws(() => new RateLimiter({ maxHoldMs: -1 }), (e) => e instanceof RangeError && /maxHoldMs/.test(e.message));
-    assert.throws(() => new RateLimiter({ preset: 'tcp' }), (e) => e instanceof RangeError && /preset/.test(e.message));
+    assert.throws(
+      () => new RateLimiter({ beta: 1 }),
+      (e) => e instanceof RangeError && /beta/.test(e.message),
+    );
+    assert.throws(
+      () => new RateLimiter({ minRatePerSec: 0 }),
+      (e) => e instanceof RangeError && /minRatePerSec/.test(e.message),
+    );
+    assert.throws(
+      () => new RateLimiter({ smooth: 2 }),
+      (e) => e instanceof RangeError && /smooth/.test(e.message),
+    );
+    assert.throws(
+      () => new RateLimiter({ maxHoldMs: -1 }),
+      (e) => e instanceof RangeError && /maxHoldMs/.test(e.message),
+    );
+    assert.throws(
+      () => new RateLimiter({ preset: 'tcp' }),
+      (e) => e instanceof RangeError && /preset/.test(e.message),
+    );
     assert.throws(() => new RateLimiter({ clock: 1 }), TypeError);
-    assert.deepEqual(['cubic', 'aws', 'aimd'].map((preset) => new RateLimiter({ preset }).preset), ['cubic', 'aws', 'aimd']);
+    assert.deepEqual(
+      ['cubic', 'aws', 'aimd'].map((preset) => new RateLimiter({ preset }).preset),
+      ['cubic', 'aws', 'aimd'],
+    );
     return Promise.all([
-      assert.rejects(withRetry(() => 1, { maxAttempts: 1, baseDelayMs: 0, maxDelayMs: 0, rateLimiter: {} }), (e) => e instanceof TypeError && /rateLimiter/.test(e.message)),
-      assert.rejects(withRetry(() => 1, { maxAttempts: 1, baseDelayMs: 0, maxDelayMs: 0, adaptive: 'yes' }), (e) => e instanceof TypeError && /adaptive/.test(e.message)),
+      assert.rejects(
+        withRetry(() => 1, { maxAttempts: 1, baseDelayMs: 0, maxDelayMs: 0, rateLimiter: {} }),
+        (e) => e instanceof TypeError && /rateLimiter/.test(e.message),
+      ),
+      assert.rejects(
+        withRetry(() => 1, { maxAttempts: 1, baseDelayMs: 0, maxDelayMs: 0, adaptive: 'yes' }),
+        (e) => e instanceof TypeError && /adaptive/.test(e.message),
+      ),
       assert.rejects(resilientFetch('https://x.test/', undefined, { rateLimiter: 1 }), (e) => e instanceof TypeError && /rateLimiter/.test(e.message)),
       assert.rejects(resilientFetch('https://x.test/', undefined, { adaptive: 1 }), (e) => e instanceof TypeError && /adaptive/.test(e.message)),
     ]);
@@ -194,7 +225,12 @@ describe('RateLimiter', () => {
     const limiter = new RateLimiter({ minRatePerSec: 50 });
     let calls = 0;
     const fetch = async () => (++calls === 1 ? new Response('', { status: 429, headers: { 'retry-after': '0' } }) : new Response('ok'));
-    const res = await resilientFetch('https://api.example.test/y', undefined, { fetch, rateLimiter: limiter, breaker: false, retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 1 } });
+    const res = await resilientFetch('https://api.example.test/y', undefined, {
+      fetch,
+      rateLimiter: limiter,
+      breaker: false,
+      retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 1 },
+    });
     assert.equal(res.status, 200);
     assert.equal(limiter.enabled, true);
     const seen = new RateLimiter({ minRatePerSec: 50 });

@@ -12,10 +12,19 @@ function gateway(...answers) {
   const requests = [];
   const fetch = async (url, init) => {
     const headers = new Headers(init.headers);
-    requests.push({ url: String(url), method: init.method, contentType: headers.get('content-type'), key: headers.get('idempotency-key'), body: JSON.parse(init.body) });
+    requests.push({
+      url: String(url),
+      method: init.method,
+      contentType: headers.get('content-type'),
+      key: headers.get('idempotency-key'),
+      body: JSON.parse(init.body),
+    });
     const a = answers[Math.min(requests.length - 1, answers.length - 1)];
     if (a instanceof Error) throw a;
-    return new Response(a.body === undefined ? '' : JSON.stringify(a.body), { status: a.status, headers: { 'content-type': 'application/json', ...a.headers } });
+    return new Response(a.body === undefined ? '' : JSON.stringify(a.body), {
+      status: a.status,
+      headers: { 'content-type': 'application/json', ...a.headers },
+    });
   };
   return { fetch, requests };
 }
@@ -25,7 +34,9 @@ describe('request', () => {
   test('POST, JSON body = the charge as given, Idempotency-Key header', async () => {
     const g = gateway({ status: 200, body: { reference: 'ch_1' } });
     await client(g).charge({ amountCents: 4999, currency: 'usd', orderId: 'o-1' }, { idempotencyKey: 'order-1' });
-    assert.deepEqual(g.requests, [{ url: ENDPOINT, method: 'POST', contentType: 'application/json', key: 'order-1', body: { amountCents: 4999, currency: 'usd', orderId: 'o-1' } }]);
+    assert.deepEqual(g.requests, [
+      { url: ENDPOINT, method: 'POST', contentType: 'application/json', key: 'order-1', body: { amountCents: 4999, currency: 'usd', orderId: 'o-1' } },
+    ]);
   });
   test('a new UUID v4 key per charge when none is given', async () => {
     const g = gateway({ status: 200, body: { reference: 'ch_1' } });
@@ -39,7 +50,11 @@ describe('request', () => {
 
 describe('answers', () => {
   test('2xx: succeeded, reference from `reference` (or `id`)', async () => {
-    assert.deepEqual(await client(gateway({ status: 201, body: { id: 'ch_id' } })).charge({ amountCents: 1, currency: 'usd' }, { idempotencyKey: 'k-2xx' }), { status: 'succeeded', reference: 'ch_id', key: 'k-2xx' });
+    assert.deepEqual(await client(gateway({ status: 201, body: { id: 'ch_id' } })).charge({ amountCents: 1, currency: 'usd' }, { idempotencyKey: 'k-2xx' }), {
+      status: 'succeeded',
+      reference: 'ch_id',
+      key: 'k-2xx',
+    });
   });
   test('a success replays for the same key without a request', async () => {
     const g = gateway({ status: 200, body: { reference: 'ch_1' } });
@@ -49,11 +64,22 @@ describe('answers', () => {
     assert.equal(g.requests.length, 1);
   });
   test('402 or error.type card_error: declined, reason = decline_code ?? code; the key is free again', async () => {
-    const g = gateway({ status: 402, body: { error: { type: 'card_error', decline_code: 'insufficient_funds' } } }, { status: 200, body: { reference: 'ch_2' } });
+    const g = gateway(
+      { status: 402, body: { error: { type: 'card_error', decline_code: 'insufficient_funds' } } },
+      { status: 200, body: { reference: 'ch_2' } },
+    );
     const c = client(g);
-    assert.deepEqual(await c.charge({ amountCents: 1, currency: 'usd' }, { idempotencyKey: 'k-decl' }), { status: 'declined', reason: 'insufficient_funds', key: 'k-decl' });
+    assert.deepEqual(await c.charge({ amountCents: 1, currency: 'usd' }, { idempotencyKey: 'k-decl' }), {
+      status: 'declined',
+      reason: 'insufficient_funds',
+      key: 'k-decl',
+    });
     assert.equal(g.requests.length, 1, 'a decline is not retried');
-    assert.deepEqual(await c.charge({ amountCents: 1, currency: 'usd' }, { idempotencyKey: 'k-decl' }), { status: 'succeeded', reference: 'ch_2', key: 'k-decl' });
+    assert.deepEqual(await c.charge({ amountCents: 1, currency: 'usd' }, { idempotencyKey: 'k-decl' }), {
+      status: 'succeeded',
+      reference: 'ch_2',
+      key: 'k-decl',
+    });
   });
   test('422 error.type idempotency_error: rejects with IdempotencyKeyReuseError', async () => {
     const g = gateway({ status: 422, body: { error: { type: 'idempotency_error' } } });
@@ -89,11 +115,16 @@ describe('answers', () => {
   });
   test('a connection lost after sending: unknown', async () => {
     const lost = Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNRESET' } });
-    assert.deepEqual(await client(gateway(lost)).charge({ amountCents: 1, currency: 'usd' }, { idempotencyKey: 'k-lost' }), { status: 'unknown', key: 'k-lost' });
+    assert.deepEqual(await client(gateway(lost)).charge({ amountCents: 1, currency: 'usd' }, { idempotencyKey: 'k-lost' }), {
+      status: 'unknown',
+      key: 'k-lost',
+    });
   });
   test('any other 4xx: rejects with CheckoutRequestError (status, body); not retried', async () => {
     const g = gateway({ status: 400, body: { error: { message: 'amount too small' } } });
-    const e = await client(g).charge({ amountCents: 1, currency: 'usd' }, { idempotencyKey: 'k-400' }).catch((x) => x);
+    const e = await client(g)
+      .charge({ amountCents: 1, currency: 'usd' }, { idempotencyKey: 'k-400' })
+      .catch((x) => x);
     assert.ok(e instanceof CheckoutRequestError && e.status === 400);
     assert.deepEqual(e.body, { error: { message: 'amount too small' } });
     assert.equal(g.requests.length, 1);

@@ -94,7 +94,10 @@ describe('resilientFetch: which responses are retried', () => {
     }
   });
   test('Stripe-Should-Retry overrides the status rule both ways', async () => {
-    const s = await scripted([{ status: 409, headers: { 'stripe-should-retry': 'true' } }, { status: 503, headers: { 'stripe-should-retry': 'false' } }]);
+    const s = await scripted([
+      { status: 409, headers: { 'stripe-should-retry': 'true' } },
+      { status: 503, headers: { 'stripe-should-retry': 'false' } },
+    ]);
     try {
       const res = await resilientFetch(`${s.url}/x`, undefined, isolated());
       assert.equal(res.status, 503);
@@ -144,7 +147,11 @@ describe('resilientFetch: time', () => {
     try {
       const t0 = Date.now();
       await assert.rejects(
-        resilientFetch(`${s.url}/x`, undefined, { ...isolated(), retry: { maxAttempts: 50, baseDelayMs: 40, maxDelayMs: 40, jitter: 'none' }, deadlineMs: 150 }),
+        resilientFetch(`${s.url}/x`, undefined, {
+          ...isolated(),
+          retry: { maxAttempts: 50, baseDelayMs: 40, maxDelayMs: 40, jitter: 'none' },
+          deadlineMs: 150,
+        }),
         (e) => e.code === 'DEADLINE_EXCEEDED',
       );
       assert.ok(Date.now() - t0 < 1_000);
@@ -158,7 +165,11 @@ describe('resilientFetch: time', () => {
     try {
       const ac = new AbortController();
       const reason = new Error('user left the page');
-      const p = resilientFetch(`${s.url}/x`, { signal: ac.signal }, { ...isolated(), retry: { maxAttempts: 5, baseDelayMs: 10_000, maxDelayMs: 10_000, jitter: 'none' } });
+      const p = resilientFetch(
+        `${s.url}/x`,
+        { signal: ac.signal },
+        { ...isolated(), retry: { maxAttempts: 5, baseDelayMs: 10_000, maxDelayMs: 10_000, jitter: 'none' } },
+      );
       setTimeout(() => ac.abort(reason), 50);
       await assert.rejects(p, (e) => e === reason);
       await new Promise((r) => setTimeout(r, 30));
@@ -198,10 +209,16 @@ describe('resilientFetch: breakers and budget', () => {
     }
   });
   test('bad options are TypeError/RangeError naming the option', async () => {
-    await assert.rejects(resilientFetch('http://127.0.0.1:9/', undefined, { attemptTimeoutMs: -1 }), (e) => e instanceof RangeError && /attemptTimeoutMs/.test(e.message) && isSteadfastError(e));
+    await assert.rejects(
+      resilientFetch('http://127.0.0.1:9/', undefined, { attemptTimeoutMs: -1 }),
+      (e) => e instanceof RangeError && /attemptTimeoutMs/.test(e.message) && isSteadfastError(e),
+    );
     await assert.rejects(resilientFetch('http://127.0.0.1:9/', undefined, { breaker: 'yes' }), (e) => e instanceof TypeError && /breaker/.test(e.message));
     await assert.rejects(resilientFetch(42), (e) => e instanceof TypeError && /input/.test(e.message));
-    await assert.rejects(resilientFetch('http://127.0.0.1:9/', undefined, { retry: { jitter: 'wild' } }), (e) => e instanceof RangeError && /jitter/.test(e.message));
+    await assert.rejects(
+      resilientFetch('http://127.0.0.1:9/', undefined, { retry: { jitter: 'wild' } }),
+      (e) => e instanceof RangeError && /jitter/.test(e.message),
+    );
   });
 });
 
@@ -254,7 +271,11 @@ describe('checkout client against the test gateway', () => {
   test('resilientFetch reports a keyed POST timeout as OutcomeUnknownError with the key', async () => {
     gw.forceNext('debitThenTimeout');
     await assert.rejects(
-      resilientFetch(`${gw.url}/v1/charges`, { method: 'POST', headers: { 'Idempotency-Key': 'unk-2' }, body: JSON.stringify({ amountCents: 5, currency: 'usd' }) }, { breaker: false, budget: false, retry: { ...fast, maxAttempts: 1 }, attemptTimeoutMs: 100 }),
+      resilientFetch(
+        `${gw.url}/v1/charges`,
+        { method: 'POST', headers: { 'Idempotency-Key': 'unk-2' }, body: JSON.stringify({ amountCents: 5, currency: 'usd' }) },
+        { breaker: false, budget: false, retry: { ...fast, maxAttempts: 1 }, attemptTimeoutMs: 100 },
+      ),
       (e) => e instanceof OutcomeUnknownError && e.key === 'unk-2' && e.cause?.name === 'TimeoutError',
     );
   });
@@ -273,7 +294,10 @@ describe('checkout client against the test gateway', () => {
     const s = await scripted([{ status: 400, body: { error: { type: 'invalid_request_error' } } }]);
     try {
       const c = createCheckoutClient({ endpoint: `${s.url}/v1/charges`, retry: fast });
-      await assert.rejects(c.charge({ amountCents: 300, currency: 'usd' }, { idempotencyKey: 'bad-1' }), (e) => e instanceof CheckoutRequestError && e.status === 400);
+      await assert.rejects(
+        c.charge({ amountCents: 300, currency: 'usd' }, { idempotencyKey: 'bad-1' }),
+        (e) => e instanceof CheckoutRequestError && e.status === 400,
+      );
       assert.equal(s.seen.length, 1);
       assert.equal(c.store.peek('bad-1'), undefined, 'a rejected request frees its key');
     } finally {
@@ -361,7 +385,17 @@ describe('network errors as the engines report them', () => {
       'Failed to fetch',
       null,
       undefined,
-      new Proxy({}, { get() { throw new Error('hostile'); }, getPrototypeOf() { throw new Error('hostile'); } }),
+      new Proxy(
+        {},
+        {
+          get() {
+            throw new Error('hostile');
+          },
+          getPrototypeOf() {
+            throw new Error('hostile');
+          },
+        },
+      ),
     ].entries()) {
       assert.equal(isFetchNetworkError(e), false, `case ${i}`);
     }
@@ -369,7 +403,10 @@ describe('network errors as the engines report them', () => {
   });
   test('undici: "fetch failed" with a system error as its cause, as Node 24 really throws it', async () => {
     const port = await deadPort();
-    const e = await fetch(`http://127.0.0.1:${port}/`).then(() => undefined, (err) => err);
+    const e = await fetch(`http://127.0.0.1:${port}/`).then(
+      () => undefined,
+      (err) => err,
+    );
     assert.equal(e?.message, 'fetch failed');
     assert.equal(e?.cause?.code, 'ECONNREFUSED');
     assert.equal(isFetchNetworkError(e), true);
@@ -385,7 +422,10 @@ describe('nothing sent vs maybe sent', () => {
   test('a refused connection: resilientFetch rethrows it (no OutcomeUnknownError); the checkout answers unavailable and frees the key', async () => {
     const port = await deadPort();
     const url = `http://127.0.0.1:${port}/v1/charges`;
-    const e = await resilientFetch(url, { method: 'POST', body: '{}' }, { ...isolated(), idempotencyKey: 'refused-1' }).then(() => undefined, (err) => err);
+    const e = await resilientFetch(url, { method: 'POST', body: '{}' }, { ...isolated(), idempotencyKey: 'refused-1' }).then(
+      () => undefined,
+      (err) => err,
+    );
     assert.ok(e && !(e instanceof OutcomeUnknownError), `got ${e?.name}`);
     assert.equal(e.cause?.code, 'ECONNREFUSED');
     const c = createCheckoutClient({ endpoint: url, retry: fast, breaker: false });
@@ -404,7 +444,14 @@ describe('nothing sent vs maybe sent', () => {
       return calls === 1 ? fetch(`${s.url}/v1/charges`, init) : fetch(`http://127.0.0.1:${port}/`, init);
     };
     try {
-      const e = await resilientFetch(`${s.url}/v1/charges`, { method: 'POST', body: '{}' }, { ...isolated(), fetch: fetchImpl, idempotencyKey: 'mixed-1', attemptTimeoutMs: 50 }).then(() => undefined, (err) => err);
+      const e = await resilientFetch(
+        `${s.url}/v1/charges`,
+        { method: 'POST', body: '{}' },
+        { ...isolated(), fetch: fetchImpl, idempotencyKey: 'mixed-1', attemptTimeoutMs: 50 },
+      ).then(
+        () => undefined,
+        (err) => err,
+      );
       assert.ok(e instanceof OutcomeUnknownError, `got ${e?.name}: ${e?.message}`);
       assert.equal(e.attempts, 3);
       assert.equal(s.seen.length, 1, 'the first attempt reached the server');
@@ -417,7 +464,10 @@ describe('nothing sent vs maybe sent', () => {
     const had = Object.getOwnPropertyDescriptor(globalThis, 'navigator');
     Object.defineProperty(globalThis, 'navigator', { value: { onLine: false }, configurable: true, writable: true });
     try {
-      await assert.rejects(resilientFetch(`${s.url}/x`, undefined, isolated()), (e) => e instanceof OfflineError && e.code === 'OFFLINE' && isSteadfastError(e));
+      await assert.rejects(
+        resilientFetch(`${s.url}/x`, undefined, isolated()),
+        (e) => e instanceof OfflineError && e.code === 'OFFLINE' && isSteadfastError(e),
+      );
       const c = createCheckoutClient({ endpoint: `${s.url}/v1/charges`, retry: fast });
       const out = await c.charge({ amountCents: 100, currency: 'usd' }, { idempotencyKey: 'off-1' });
       assert.equal(out.status, 'unavailable');
@@ -433,7 +483,12 @@ describe('nothing sent vs maybe sent', () => {
   test('a ReadableStream body is sent once (not retried) unless bufferBody', async () => {
     const s = await scripted([{ status: 503 }, { status: 200 }]);
     try {
-      const body = new ReadableStream({ start(c) { c.enqueue(new TextEncoder().encode('{"a":1}')); c.close(); } });
+      const body = new ReadableStream({
+        start(c) {
+          c.enqueue(new TextEncoder().encode('{"a":1}'));
+          c.close();
+        },
+      });
       const res = await resilientFetch(`${s.url}/x`, { method: 'PUT', body, duplex: 'half' }, isolated());
       assert.equal(res.status, 503, 'a PUT is retryable, but its stream could be read once');
       assert.equal(s.seen.length, 1);
@@ -465,11 +520,33 @@ describe('nothing sent vs maybe sent', () => {
 describe('withRetry: async classifiers', () => {
   test('an isRetryable that rejects rejects the call (never silently "no retry")', async () => {
     const boom = new Error('classifier failed');
-    await assert.rejects(withRetry(() => { throw new Error('x'); }, { ...fast, isRetryable: async () => { throw boom; } }), (e) => e === boom);
+    await assert.rejects(
+      withRetry(
+        () => {
+          throw new Error('x');
+        },
+        {
+          ...fast,
+          isRetryable: async () => {
+            throw boom;
+          },
+        },
+      ),
+      (e) => e === boom,
+    );
   });
   test('an isRetryable Promise resolving false stops at once', async () => {
     let calls = 0;
-    await assert.rejects(withRetry(() => { calls += 1; throw new Error('x'); }, { ...fast, isRetryable: () => Promise.resolve(false) }), /x/);
+    await assert.rejects(
+      withRetry(
+        () => {
+          calls += 1;
+          throw new Error('x');
+        },
+        { ...fast, isRetryable: () => Promise.resolve(false) },
+      ),
+      /x/,
+    );
     assert.equal(calls, 1);
   });
   test('a store whose isTransient returns a Promise parks the key (it cannot wait: unknown is the safe answer)', async () => {
@@ -482,7 +559,9 @@ describe('withRetry: async classifiers', () => {
 describe('reconcile: the settle window', () => {
   const unknownStore = async (clock, options) => {
     const store = new IdempotencyStore({ clock });
-    await store.run('k', () => Promise.reject(new OutcomeUnknownError('k', 0, { attempts: 2, lastAttemptAt: clock(), settleAfterMs: 1_000 })), options).catch(() => {});
+    await store
+      .run('k', () => Promise.reject(new OutcomeUnknownError('k', 0, { attempts: 2, lastAttemptAt: clock(), settleAfterMs: 1_000 })), options)
+      .catch(() => {});
     return store;
   };
   test('the lookup receives the record; "failed" inside the window is deferred, after it applied; "done" at once', async () => {
@@ -517,17 +596,25 @@ describe('reconcile: the settle window', () => {
     now = 119_999;
     assert.equal((await reconcile(store, () => ({ status: 'failed' }), { clock })).deferred, 1);
     assert.equal((await reconcile(store, () => ({ status: 'failed' }), { clock, settleAfterMs: 5_000 })).failed, 1);
-    await assert.rejects(reconcile(store, () => undefined, { settleAfterMs: -1 }), (e) => e instanceof RangeError && /settleAfterMs/.test(e.message));
+    await assert.rejects(
+      reconcile(store, () => undefined, { settleAfterMs: -1 }),
+      (e) => e instanceof RangeError && /settleAfterMs/.test(e.message),
+    );
   });
   test('chargeCustomer records attempts and its settleAfterMs on an unknown key', async () => {
     const store = new IdempotencyStore();
     const breaker = new CircuitBreaker({ failureThreshold: 100, openDurationMs: 1 });
     const gateway = () => Promise.reject(Object.assign(new Error('timeout'), { name: 'TimeoutError' }));
-    await chargeCustomer({ idempotencyKey: 'cc-1', amountCents: 5, currency: 'usd' }, { store, breaker, gateway, policy: fast, settleAfterMs: 4_000 }).catch(() => {});
+    await chargeCustomer({ idempotencyKey: 'cc-1', amountCents: 5, currency: 'usd' }, { store, breaker, gateway, policy: fast, settleAfterMs: 4_000 }).catch(
+      () => {},
+    );
     const rec = store.peek('cc-1');
     assert.equal(rec?.attempts, 3);
     assert.equal(rec?.settleAfterMs, 4_000);
-    await assert.rejects(chargeCustomer({ idempotencyKey: 'cc-2', amountCents: 5, currency: 'usd' }, { store, breaker, gateway, policy: fast, settleAfterMs: -5 }), RangeError);
+    await assert.rejects(
+      chargeCustomer({ idempotencyKey: 'cc-2', amountCents: 5, currency: 'usd' }, { store, breaker, gateway, policy: fast, settleAfterMs: -5 }),
+      RangeError,
+    );
   });
   test('a shared store keeps the same metadata', async () => {
     const store = createSharedIdempotencyStore();
@@ -548,7 +635,8 @@ describe('checkout.reconcile()', () => {
   after(async () => {
     await gw.close();
   });
-  const client = (extra = {}) => createCheckoutClient({ endpoint: `${gw.url}/v1/charges`, retry: { ...fast, maxAttempts: 1 }, attemptTimeoutMs: 200, ...extra });
+  const client = (extra = {}) =>
+    createCheckoutClient({ endpoint: `${gw.url}/v1/charges`, retry: { ...fast, maxAttempts: 1 }, attemptTimeoutMs: 200, ...extra });
 
   test('re-sends the same key: a decline settles it declined and frees the key', async () => {
     gw.forceNext('status503');
@@ -585,7 +673,13 @@ describe('checkout.reconcile()', () => {
     await c.charge({ amountCents: 2, currency: 'usd' }, { idempotencyKey: 'all-2' });
     assert.deepEqual(c.store.unknownKeys(), ['all-1', 'all-2']);
     const outs = await c.reconcile();
-    assert.deepEqual(outs.map((o) => [o.key, o.status]), [['all-1', 'succeeded'], ['all-2', 'succeeded']]);
+    assert.deepEqual(
+      outs.map((o) => [o.key, o.status]),
+      [
+        ['all-1', 'succeeded'],
+        ['all-2', 'succeeded'],
+      ],
+    );
   });
 });
 
@@ -598,18 +692,30 @@ test('createCheckoutClient({ settleAfterMs }) is the window an unknown keeps; th
     const dflt = createCheckoutClient({ endpoint: `${s.url}/v1/charges`, retry: { ...fast, maxAttempts: 1 }, attemptTimeoutMs: 300, breaker: false });
     await dflt.charge({ amountCents: 1, currency: 'usd' }, { idempotencyKey: 'sw-2' });
     assert.equal(dflt.store.peek('sw-2')?.settleAfterMs, 600);
-    assert.throws(() => createCheckoutClient({ endpoint: s.url, settleAfterMs: -1 }), (e) => e instanceof RangeError && /settleAfterMs/.test(e.message));
-    assert.throws(() => createCheckoutClient({ endpoint: s.url, settleAfterMs: '1' }), (e) => e instanceof TypeError && /settleAfterMs/.test(e.message));
+    assert.throws(
+      () => createCheckoutClient({ endpoint: s.url, settleAfterMs: -1 }),
+      (e) => e instanceof RangeError && /settleAfterMs/.test(e.message),
+    );
+    assert.throws(
+      () => createCheckoutClient({ endpoint: s.url, settleAfterMs: '1' }),
+      (e) => e instanceof TypeError && /settleAfterMs/.test(e.message),
+    );
   } finally {
     await s.close();
   }
 });
 
-test('a dropped keyed POST parks the key with the client\'s own settleAfterMs (not resilientFetch\'s default)', async () => {
+test("a dropped keyed POST parks the key with the client's own settleAfterMs (not resilientFetch's default)", async () => {
   const gw = await startGateway({ seed: 5 });
   try {
     gw.forceNext('debitThenReset');
-    const c = createCheckoutClient({ endpoint: `${gw.url}/v1/charges`, retry: { ...fast, maxAttempts: 1 }, attemptTimeoutMs: 300, settleAfterMs: 9_000, breaker: false });
+    const c = createCheckoutClient({
+      endpoint: `${gw.url}/v1/charges`,
+      retry: { ...fast, maxAttempts: 1 },
+      attemptTimeoutMs: 300,
+      settleAfterMs: 9_000,
+      breaker: false,
+    });
     assert.equal((await c.charge({ amountCents: 3, currency: 'usd' }, { idempotencyKey: 'sw-3' })).status, 'unknown');
     const rec = c.store.peek('sw-3');
     assert.equal(rec?.settleAfterMs, 9_000);

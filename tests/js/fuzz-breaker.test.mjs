@@ -23,9 +23,21 @@ import {
 // Property 2: call sequences over one CircuitBreaker, with callbacks that throw or re-enter.
 
 const breakerOp = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ op: fc.constant('exec'), outcome: fc.constantFrom('ok', 'reject', 'throwSync', 'rejectNonError', 'plainValue', 'rejectCounted'), fallback: fc.constantFrom('none', 'none', 'value', 'throws') }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      op: fc.constant('exec'),
+      outcome: fc.constantFrom('ok', 'reject', 'throwSync', 'rejectNonError', 'plainValue', 'rejectCounted'),
+      fallback: fc.constantFrom('none', 'none', 'value', 'throws'),
+    }),
+  },
   { weight: 3, arbitrary: fc.record({ op: fc.constant('advance'), ms: fc.oneof(int(0, 2000), fc.constantFrom(0, 1, 999, 1000, 1001, 1e7)) }) },
-  fc.record({ op: fc.constant('concurrent'), n: int(2, 5), outcomes: fc.array(fc.boolean(), { minLength: 5, maxLength: 5 }), order: fc.array(int(0, 4), { minLength: 5, maxLength: 5 }) }),
+  fc.record({
+    op: fc.constant('concurrent'),
+    n: int(2, 5),
+    outcomes: fc.array(fc.boolean(), { minLength: 5, maxLength: 5 }),
+    order: fc.array(int(0, 4), { minLength: 5, maxLength: 5 }),
+  }),
   fc.constant({ op: 'isolate' }),
   fc.constant({ op: 'reset' }),
   fc.record({ op: fc.constant('openUntil'), v: fc.oneof(weirdData, int(0, 1e6)) }),
@@ -35,9 +47,16 @@ const breakerOp = fc.oneof(
 test(`fuzz 2: CircuitBreaker call sequences, throwing and re-entrant callbacks (${runs('breaker')} cases)`, { timeout: 600_000 }, async () => {
   const arb = fc.record({
     shape: fc.oneof(
-      fc.record({ windowSize: int(1, 8), failureRateThreshold: fc.double({ min: 0, max: 1, noNaN: true }), minimumCalls: fc.option(int(1, 8), { nil: undefined }), openDurationMs: int(0, 1500), probesToClose: int(1, 3) })
+      fc
+        .record({
+          windowSize: int(1, 8),
+          failureRateThreshold: fc.double({ min: 0, max: 1, noNaN: true }),
+          minimumCalls: fc.option(int(1, 8), { nil: undefined }),
+          openDurationMs: int(0, 1500),
+          probesToClose: int(1, 3),
+        })
         .filter((s) => s.minimumCalls === undefined || s.minimumCalls <= s.windowSize)
-        .map((s) => (s.minimumCalls === undefined ? (({ minimumCalls, ...r }) => r)(s) : s)),
+        .map((s) => (s.minimumCalls === undefined ? (({ minimumCalls: _omit, ...r }) => r)(s) : s)),
       fc.record({ failureThreshold: int(1, 4), openDurationMs: int(0, 1500), probesToClose: int(1, 3) }),
     ),
     onStateChange: fc.constantFrom('none', 'record', 'throw', 'reenter', 'reenterReset'),
@@ -113,7 +132,8 @@ test(`fuzz 2: CircuitBreaker call sequences, throwing and re-entrant callbacks (
             const r = await attempt(where, () => b.execute(fn, fallback), [boom]);
             if (state === 'open' || before) {
               assert.equal(called, 0, 'an open breaker called fn');
-              if (fallback === undefined && r.ok === false && !(r.error instanceof UserBoom)) assert.ok(r.error instanceof CircuitOpenError, `open breaker rejected with ${r.error?.name}`);
+              if (fallback === undefined && r.ok === false && !(r.error instanceof UserBoom))
+                assert.ok(r.error instanceof CircuitOpenError, `open breaker rejected with ${r.error?.name}`);
               if (fallback !== undefined) assert.ok(fbCalled === 1 || (r.ok === false && r.error instanceof UserBoom), 'fallback not called');
             }
             if (state === 'closed' && !before && !(r.ok === false && r.error instanceof UserBoom && r.error.message.includes('onStateChange'))) {

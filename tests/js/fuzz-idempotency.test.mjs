@@ -31,9 +31,24 @@ import {
 
 const KEYS = ['k1', 'k2', 'k3', 'order-42'];
 const storeOp = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ op: fc.constant('run'), k: int(0, 3), fp: fc.constantFrom(undefined, 'a', 'b'), behavior: fc.constantFrom('ok', 'okSync', 'transient', 'definitive', 'throwSync', 'throwString', 'reenter', 'deferred', 'timeout', 'isTransientThrows') }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      op: fc.constant('run'),
+      k: int(0, 3),
+      fp: fc.constantFrom(undefined, 'a', 'b'),
+      behavior: fc.constantFrom('ok', 'okSync', 'transient', 'definitive', 'throwSync', 'throwString', 'reenter', 'deferred', 'timeout', 'isTransientThrows'),
+    }),
+  },
   { weight: 2, arbitrary: fc.record({ op: fc.constant('settle'), i: int(0, 3), outcome: fc.constantFrom('ok', 'transient', 'definitive') }) },
-  { weight: 2, arbitrary: fc.record({ op: fc.constant('resolve'), k: int(0, 3), outcome: fc.oneof(fc.constantFrom({ status: 'done', result: 'R' }, { status: 'failed' }), valueSpec) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      op: fc.constant('resolve'),
+      k: int(0, 3),
+      outcome: fc.oneof(fc.constantFrom({ status: 'done', result: 'R' }, { status: 'failed' }), valueSpec),
+    }),
+  },
   { weight: 2, arbitrary: fc.record({ op: fc.constant('peek'), k: int(0, 3) }) },
   { weight: 2, arbitrary: fc.record({ op: fc.constant('advance'), ms: fc.oneof(int(0, 300), fc.constantFrom(1e9)) }) },
   fc.record({ op: fc.constant('badKey'), key: fc.oneof(weirdData, fc.constantFrom('', 'a'.repeat(256), 'ключ', 'tab\t', '\u007f')), which: int(0, 2) }),
@@ -100,7 +115,7 @@ test(`fuzz 3: IdempotencyStore call sequences against a model (${runs('store')} 
                 case 'throwSync':
                   throw boom;
                 case 'throwString':
-                  throw 'a string'; // eslint-disable-line no-throw-literal
+                  throw 'a string';
                 case 'reenter': {
                   // The key is in flight: a duplicate is refused, peek says in flight, resolve refuses.
                   const dup = store.run(key, ok, op.fp === undefined ? undefined : { fingerprint: op.fp });
@@ -115,7 +130,8 @@ test(`fuzz 3: IdempotencyStore call sequences against a model (${runs('store')} 
                     store.resolve(key, { status: 'done', result: 1 });
                     reentrantFailures.push('re-entrant resolve accepted');
                   } catch (e) {
-                    if (!(e instanceof IdempotencyStateError && e.code === 'KEY_WRONG_STATE')) reentrantFailures.push(`re-entrant resolve: ${e?.name} ${e?.code}`);
+                    if (!(e instanceof IdempotencyStateError && e.code === 'KEY_WRONG_STATE'))
+                      reentrantFailures.push(`re-entrant resolve: ${e?.name} ${e?.code}`);
                   }
                   return Promise.resolve(result);
                 }
@@ -224,7 +240,9 @@ test(`fuzz 3: IdempotencyStore call sequences against a model (${runs('store')} 
           case 'badKey': {
             const key = build(op.key, 'key');
             const valid = typeof key === 'string' && key.length >= 1 && key.length <= 255 && /^[\x20-\x7e]+$/.test(key);
-            const r = await attempt(where, () => (op.which === 0 ? store.run(key, ok) : op.which === 1 ? store.peek(key) : store.resolve(key, { status: 'failed' })));
+            const r = await attempt(where, () =>
+              op.which === 0 ? store.run(key, ok) : op.which === 1 ? store.peek(key) : store.resolve(key, { status: 'failed' }),
+            );
             if (!valid && op.which === 1 && typeof key === 'string' && r.ok) {
               // Minor inconsistency (reported): peek() of an invalid string key answers undefined instead of INVALID_KEY.
               assert.equal(r.value, undefined);
@@ -243,7 +261,11 @@ test(`fuzz 3: IdempotencyStore call sequences against a model (${runs('store')} 
         const modelUnknown = [...model].filter(([, r]) => r.status === 'unknown');
         assert.deepEqual(new Set(unknown), new Set(modelUnknown.map(([k]) => k)));
         const starts = unknown.map((k) => model.get(k).startedAt);
-        assert.deepEqual(starts, [...starts].sort((a, b) => a - b), 'unknownKeys not oldest first');
+        assert.deepEqual(
+          starts,
+          [...starts].sort((a, b) => a - b),
+          'unknownKeys not oldest first',
+        );
         const liveCount = [...model.keys()].filter((k) => live(k) !== undefined).length;
         assert.ok(store.size >= liveCount && store.size <= model.size, `size ${store.size}, live ${liveCount}, model ${model.size}`);
       }

@@ -16,19 +16,7 @@
 // This file: property 1, every entry point with random option objects. The harness, the budget and
 // the arbitraries the fuzz-*.test.mjs files share: ./fuzz/harness.mjs.
 import { test } from 'node:test';
-import {
-  TARGETS,
-  TARGET_NAMES,
-  assertExecuted,
-  attempt,
-  buildOptions,
-  count,
-  fc,
-  freshWorks,
-  optionsSpec,
-  params,
-  runs,
-} from './fuzz/harness.mjs';
+import { TARGETS, TARGET_NAMES, assertExecuted, attempt, buildOptions, count, fc, freshWorks, optionsSpec, params, runs } from './fuzz/harness.mjs';
 
 test(`fuzz 1: every entry point with random option objects (${runs('options')} cases)`, { timeout: 600_000 }, async () => {
   const arb = fc.oneof(...TARGET_NAMES.map((name) => fc.record({ target: fc.constant(name), spec: optionsSpec(TARGETS[name].keys, TARGETS[name].valid) })));

@@ -30,7 +30,14 @@ import {
 
 test(`fuzz 6: chargeCustomer + reconcile on one store and breaker (${runs('pipeline')} cases)`, { timeout: 600_000 }, async () => {
   const arb = fc.record({
-    charges: fc.array(fc.record({ k: int(0, 5), amount: fc.oneof(int(1, 5), fc.constantFrom(0, -1, 1.5, NaN, 2 ** 53)), script: fc.array(fc.constantFrom('ok', '503', 'debitTimeout', 'decline', 'throwSync'), { minLength: 1, maxLength: 3 }) }), { minLength: 1, maxLength: 25 }),
+    charges: fc.array(
+      fc.record({
+        k: int(0, 5),
+        amount: fc.oneof(int(1, 5), fc.constantFrom(0, -1, 1.5, NaN, 2 ** 53)),
+        script: fc.array(fc.constantFrom('ok', '503', 'debitTimeout', 'decline', 'throwSync'), { minLength: 1, maxLength: 3 }),
+      }),
+      { minLength: 1, maxLength: 25 },
+    ),
     lookup: fc.constantFrom('truth', 'throws', 'garbage', 'undefined', 'reenter'),
     concurrency: fc.oneof(int(1, 4), weirdData),
   });
@@ -128,7 +135,9 @@ test('regression: parseRetryAfter(non-string) is a TypeError, not a wasm trap or
   const before = memory.buffer.byteLength;
   try {
     parseRetryAfter({ length: 64 * 1024 * 1024 }, 0);
-  } catch {}
+  } catch {
+    // a typed refusal is as good as a bounded success here; only the memory growth is checked
+  }
   assert.ok(memory.buffer.byteLength - before < 1024 * 1024, `one call grew wasm memory by ${memory.buffer.byteLength - before} bytes, never freed`);
 });
 
@@ -158,7 +167,10 @@ test('regression: timers longer than 2^31-1 ms are not turned into 1 ms (maxElap
 test('regression: openUntil(Infinity) is refused (its toJSON() could not be restored)', () => {
   const o = { failureThreshold: 2, openDurationMs: 100 };
   const b = new CircuitBreaker(o);
-  assert.throws(() => b.openUntil(Infinity), (e) => e instanceof RangeError && /untilMs/.test(e.message));
+  assert.throws(
+    () => b.openUntil(Infinity),
+    (e) => e instanceof RangeError && /untilMs/.test(e.message),
+  );
   b.openUntil(Date.now() + 60_000);
   const snap = b.toJSON();
   assert.equal(new CircuitBreaker({ ...o, state: snap }).currentState, 'open');

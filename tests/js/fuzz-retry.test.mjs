@@ -27,7 +27,10 @@ import {
 test(`fuzz 4: RetryBudget sequences (${runs('budget')} cases)`, { timeout: 600_000 }, async () => {
   const arb = fc.record({
     shape: fc.oneof(
-      fc.record({ capacity: fc.oneof(int(0, 5), fc.double({ min: 0, max: 5, noNaN: true })), refillPerSec: fc.oneof(int(0, 20), fc.double({ min: 0, max: 20, noNaN: true })) }),
+      fc.record({
+        capacity: fc.oneof(int(0, 5), fc.double({ min: 0, max: 5, noNaN: true })),
+        refillPerSec: fc.oneof(int(0, 20), fc.double({ min: 0, max: 20, noNaN: true })),
+      }),
       fc.record({ ratio: fc.double({ min: 0, max: 3, noNaN: true }), minRetriesPerSec: int(0, 5), windowMs: int(1, 5000) }, { requiredKeys: ['ratio'] }),
     ),
     ops: fc.array(fc.oneof(fc.constant('consume'), fc.constant('request'), int(0, 3000), fc.constantFrom(1e9, 0.001, 0.5)), { minLength: 1, maxLength: 60 }),
@@ -71,7 +74,12 @@ test(`fuzz 4: RetryBudget sequences (${runs('budget')} cases)`, { timeout: 600_0
 
 const attemptOutcome = fc.oneof(
   fc.constant({ kind: 'ok' }),
-  fc.record({ kind: fc.constant('reject'), status: fc.constantFrom(undefined, 400, 402, 404, 408, 409, 429, 500, 503, 599, 600, NaN, 'x', 1e9), retryAfterMs: fc.option(fc.oneof(weirdNumber, int(0, 3)), { nil: undefined }), code: fc.constantFrom(undefined, 'ECONNRESET', 'EPERM', 42) }),
+  fc.record({
+    kind: fc.constant('reject'),
+    status: fc.constantFrom(undefined, 400, 402, 404, 408, 409, 429, 500, 503, 599, 600, NaN, 'x', 1e9),
+    retryAfterMs: fc.option(fc.oneof(weirdNumber, int(0, 3)), { nil: undefined }),
+    code: fc.constantFrom(undefined, 'ECONNRESET', 'EPERM', 42),
+  }),
   fc.record({ kind: fc.constant('throwSync'), status: fc.constantFrom(undefined, 503) }),
   fc.constant({ kind: 'rejectNonError' }),
 );
@@ -133,7 +141,7 @@ test(`fuzz 5: withRetry with scripted failures and hostile hooks (${runs('retry'
         ...(c.isRetryable === 'default'
           ? {}
           : {
-              isRetryable: (e) => {
+              isRetryable: () => {
                 if (c.isRetryable === 'throws') throw new UserBoom('isRetryable');
                 return c.isRetryable === 'always' ? true : 1;
               },
@@ -162,7 +170,10 @@ test(`fuzz 5: withRetry with scripted failures and hostile hooks (${runs('retry'
           values.push(v);
           return Promise.resolve(v);
         }
-        const e = o.kind === 'rejectNonError' ? Object.freeze(new UserBoom('frozen')) : new UserBoom(`attempt ${calls}`, { status: o.status, retryAfterMs: o.retryAfterMs, code: o.code });
+        const e =
+          o.kind === 'rejectNonError'
+            ? Object.freeze(new UserBoom('frozen'))
+            : new UserBoom(`attempt ${calls}`, { status: o.status, retryAfterMs: o.retryAfterMs, code: o.code });
         thrown.push(e);
         if (o.kind === 'throwSync') throw e;
         return Promise.reject(e);

@@ -52,7 +52,9 @@ async function gateway(t, options) {
 function fakeClock(start = 1_700_000_000_000) {
   let now = start;
   const clock = () => now;
-  clock.advance = (ms) => { now += ms; };
+  clock.advance = (ms) => {
+    now += ms;
+  };
   return clock;
 }
 
@@ -82,7 +84,10 @@ test('validates options and names the bad one', async () => {
   ];
   for (const [options, ErrorType, message] of cases) {
     const started = startGateway(options);
-    started.then((gw) => gw.close(), () => {}); // never leak a server if validation regresses
+    started.then(
+      (gw) => gw.close(),
+      () => {},
+    ); // never leak a server if validation regresses
     await assert.rejects(started, (err) => err instanceof ErrorType && message.test(err.message), JSON.stringify(options));
   }
 });
@@ -112,7 +117,13 @@ test('successful charge: 200, ledger, chargesByKey, GET charge and settlements',
 
   await charge(gw, 'order-2', { amountCents: 100, currency: 'eur' });
   const all = await getJson(gw, '/v1/settlements');
-  assert.deepEqual(all.body.map((s) => [s.idempotencyKey, s.amountCents, s.currency]), [['order-1', 4999, 'usd'], ['order-2', 100, 'eur']]);
+  assert.deepEqual(
+    all.body.map((s) => [s.idempotencyKey, s.amountCents, s.currency]),
+    [
+      ['order-1', 4999, 'usd'],
+      ['order-2', 100, 'eur'],
+    ],
+  );
   const one = await getJson(gw, '/v1/settlements?idempotencyKey=order-2');
   assert.equal(one.body.length, 1);
   assert.deepEqual(Object.keys(one.body[0]).sort(), ['amountCents', 'at', 'currency', 'id', 'idempotencyKey']);
@@ -123,7 +134,13 @@ test('successful charge: 200, ledger, chargesByKey, GET charge and settlements',
 
 test('unknown routes and methods get 404 JSON', async (t) => {
   const gw = await gateway(t);
-  for (const [method, path] of [['GET', '/'], ['GET', '/v1/charges'], ['DELETE', '/v1/charges/ch_1'], ['POST', '/v1/refunds'], ['PUT', '/v1/settlements']]) {
+  for (const [method, path] of [
+    ['GET', '/'],
+    ['GET', '/v1/charges'],
+    ['DELETE', '/v1/charges/ch_1'],
+    ['POST', '/v1/refunds'],
+    ['PUT', '/v1/settlements'],
+  ]) {
     const res = await fetch(`${gw.url}${path}`, { method });
     assert.equal(res.status, 404, `${method} ${path}`);
     assert.equal((await res.json()).error.type, 'invalid_request_error');
@@ -216,8 +233,15 @@ test('idempotency keys expire after 24 h of gateway clock time', async (t) => {
 
 test('validation errors are 400 and not stored (same key may be retried with a fixed body)', async (t) => {
   const gw = await gateway(t);
-  const bad = ['{not json', '[1,2]', { amountCents: 0, currency: 'usd' }, { amountCents: 1.5, currency: 'usd' },
-    { amountCents: '100', currency: 'usd' }, { amountCents: 100, currency: 'us' }, { amountCents: 100 }];
+  const bad = [
+    '{not json',
+    '[1,2]',
+    { amountCents: 0, currency: 'usd' },
+    { amountCents: 1.5, currency: 'usd' },
+    { amountCents: '100', currency: 'usd' },
+    { amountCents: 100, currency: 'us' },
+    { amountCents: 100 },
+  ];
   for (const body of bad) {
     const r = await charge(gw, 'k1', body);
     assert.equal(r.status, 400, JSON.stringify(body));
@@ -345,14 +369,22 @@ test('outage window: every request gets 503 with no processing', async (t) => {
   assert.equal((await charge(gw, 'b')).status, 503);
   clock.advance(1);
   assert.equal((await charge(gw, 'b')).status, 200);
-  assert.deepEqual(gw.ledger().map((e) => e.idempotencyKey), ['a', 'b']);
+  assert.deepEqual(
+    gw.ledger().map((e) => e.idempotencyKey),
+    ['a', 'b'],
+  );
   assert.equal(gw.stats().outage503, 4);
 });
 
 test('outage as a function of elapsed time', async (t) => {
   let down = false;
   const seen = [];
-  const gw = await gateway(t, { outage: (elapsed) => { seen.push(elapsed); return down; } });
+  const gw = await gateway(t, {
+    outage: (elapsed) => {
+      seen.push(elapsed);
+      return down;
+    },
+  });
   assert.equal((await charge(gw, 'a')).status, 200);
   down = true;
   assert.equal((await charge(gw, 'b')).status, 503);
@@ -371,8 +403,19 @@ test('forceNext: FIFO, count, overrides probabilities, validates arguments', asy
   assert.throws(() => gw.forceNext('explode'), RangeError);
   assert.throws(() => gw.forceNext(500), TypeError);
   assert.throws(() => gw.forceNext('slow', 0), RangeError);
-  assert.deepEqual([...FAULT_NAMES].sort(), ['debitThenReset', 'debitThenTimeout', 'decline', 'processAfterGiveUp', 'resetBeforeProcessing', 'slow',
-    'status429', 'status500', 'status502', 'status503', 'status504']);
+  assert.deepEqual([...FAULT_NAMES].sort(), [
+    'debitThenReset',
+    'debitThenTimeout',
+    'decline',
+    'processAfterGiveUp',
+    'resetBeforeProcessing',
+    'slow',
+    'status429',
+    'status500',
+    'status502',
+    'status503',
+    'status504',
+  ]);
 });
 
 async function faultSequence(seed) {
@@ -416,7 +459,10 @@ test('reset() forgets ledger, keys, counters and re-seeds', async (t) => {
 test('200+ concurrent charges with distinct keys all succeed exactly once', async (t) => {
   const gw = await gateway(t);
   const results = await Promise.all(Array.from({ length: 250 }, (_, i) => charge(gw, `c${i}`)));
-  assert.ok(results.every((r) => r.status === 200), 'all 200');
+  assert.ok(
+    results.every((r) => r.status === 200),
+    'all 200',
+  );
   assert.equal(gw.ledger().length, 250);
   assert.ok([...gw.chargesByKey().values()].every((n) => n === 1));
   assert.equal(new Set(results.map((r) => r.body.id)).size, 250);
@@ -447,7 +493,9 @@ test('malformed HTTP and oversized bodies do not crash the gateway', async (t) =
   const reply = await new Promise((resolve, reject) => {
     const socket = net.connect(gw.port, '127.0.0.1', () => socket.write('THIS IS NOT HTTP\r\n\r\n'));
     let data = '';
-    socket.on('data', (d) => { data += d; });
+    socket.on('data', (d) => {
+      data += d;
+    });
     socket.on('close', () => resolve(data));
     socket.on('error', reject);
   });
@@ -500,8 +548,12 @@ test('close() with a held response lets the process exit promptly', async () => 
   const started = Date.now();
   const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  child.stdout.on('data', (d) => { out += d; });
-  child.stderr.on('data', (d) => { out += d; });
+  child.stdout.on('data', (d) => {
+    out += d;
+  });
+  child.stderr.on('data', (d) => {
+    out += d;
+  });
   const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
   const code = await new Promise((resolve) => child.on('exit', (c) => resolve(c)));
   clearTimeout(killer);
@@ -550,7 +602,7 @@ test('keepAlive: false closes every connection; passthrough answers its own rout
   });
   const ping = await fetch(`${gw.url}/__ping`);
   assert.equal(ping.status, 204);
-  assert.equal(gw.requests(), 0, 'a passthrough request is not the gateway\'s');
+  assert.equal(gw.requests(), 0, "a passthrough request is not the gateway's");
   const out = await charge(gw, 'ka-1');
   assert.equal(out.status, 200);
   assert.equal(out.headers.get('connection'), 'close');

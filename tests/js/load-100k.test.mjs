@@ -13,24 +13,30 @@ const LOAD = fileURLToPath(new URL('../soak/load.mjs', import.meta.url));
 const CALLS = 100_000;
 const mb = (b) => `${(b / 1048576).toFixed(1)} MB`;
 
-test(`load: ${CALLS.toLocaleString('en-US')} concurrent calls through one breaker and one store complete and leave no record`, { timeout: 120_000 }, async () => {
-  const { stdout } = await promisify(execFile)(process.execPath, ['--expose-gc', LOAD, '--json', String(CALLS), '3'], {
-    cwd: fileURLToPath(new URL('.', import.meta.url)),
-    maxBuffer: 1 << 20,
-  });
-  const { baseline, results } = JSON.parse(stdout.trim().split('\n').at(-1));
-  console.log(`load: baseline JS heap ${mb(baseline.heap)}, wasm ${mb(baseline.wasm)}`);
-  for (const r of results) {
-    console.log(`load: round ${r.round}: ${r.completed}/${r.calls} in ${r.ms} ms, peak in flight ${r.peakInFlight}, size ${r.sizeInFlight} → ${r.sizeDone} → ${r.sizeAfterExpiry}; JS heap peak ${mb(r.heapPeak)}, after GC ${mb(r.heapAfter)}; wasm ${mb(r.wasmAfter)}`);
-    assert.equal(r.completed, CALLS, `round ${r.round}: ${r.rejected} calls rejected`);
-    assert.equal(r.peakInFlight, CALLS, 'the calls were not all in flight together');
-    assert.equal(r.sizeInFlight, CALLS, 'the store did not hold every in-flight key');
-    assert.equal(r.sizeDone, CALLS);
-    assert.equal(r.sizeAfterExpiry, 0, 'records leaked past their TTL');
-    assert.equal(r.breaker, 'closed');
-    // Loose memory bounds (not timings): after GC the heap is back within 32 MB of the baseline.
-    assert.ok(r.heapAfter - baseline.heap < 32 * 1048576, `JS heap after GC ${mb(r.heapAfter)} vs baseline ${mb(baseline.heap)}`);
-  }
-  // The wasm memory is reused: the last round does not grow it past what the previous round needed.
-  assert.equal(results.at(-1).wasmAfter, results.at(-2).wasmAfter, 'wasm linear memory still growing round after round');
-});
+test(
+  `load: ${CALLS.toLocaleString('en-US')} concurrent calls through one breaker and one store complete and leave no record`,
+  { timeout: 120_000 },
+  async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--expose-gc', LOAD, '--json', String(CALLS), '3'], {
+      cwd: fileURLToPath(new URL('.', import.meta.url)),
+      maxBuffer: 1 << 20,
+    });
+    const { baseline, results } = JSON.parse(stdout.trim().split('\n').at(-1));
+    console.log(`load: baseline JS heap ${mb(baseline.heap)}, wasm ${mb(baseline.wasm)}`);
+    for (const r of results) {
+      console.log(
+        `load: round ${r.round}: ${r.completed}/${r.calls} in ${r.ms} ms, peak in flight ${r.peakInFlight}, size ${r.sizeInFlight} → ${r.sizeDone} → ${r.sizeAfterExpiry}; JS heap peak ${mb(r.heapPeak)}, after GC ${mb(r.heapAfter)}; wasm ${mb(r.wasmAfter)}`,
+      );
+      assert.equal(r.completed, CALLS, `round ${r.round}: ${r.rejected} calls rejected`);
+      assert.equal(r.peakInFlight, CALLS, 'the calls were not all in flight together');
+      assert.equal(r.sizeInFlight, CALLS, 'the store did not hold every in-flight key');
+      assert.equal(r.sizeDone, CALLS);
+      assert.equal(r.sizeAfterExpiry, 0, 'records leaked past their TTL');
+      assert.equal(r.breaker, 'closed');
+      // Loose memory bounds (not timings): after GC the heap is back within 32 MB of the baseline.
+      assert.ok(r.heapAfter - baseline.heap < 32 * 1048576, `JS heap after GC ${mb(r.heapAfter)} vs baseline ${mb(baseline.heap)}`);
+    }
+    // The wasm memory is reused: the last round does not grow it past what the previous round needed.
+    assert.equal(results.at(-1).wasmAfter, results.at(-2).wasmAfter, 'wasm linear memory still growing round after round');
+  },
+);

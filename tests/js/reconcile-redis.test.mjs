@@ -32,7 +32,7 @@ test('Redis: an unknown record keeps attempts, lastAttemptAt and settleAfterMs; 
   assert.equal(await store.peek('r-1'), undefined);
 });
 
-test('Redis: a lapsed lease counts its settle window from the lease\'s end, not the start', async () => {
+test("Redis: a lapsed lease counts its settle window from the lease's end, not the start", async () => {
   const store = createRedisIdempotencyStore({ client: conn.client, prefix: `lapse-${Date.now()}`, inFlightLeaseMs: 50 });
   let release;
   const hung = store.run('r-2', () => new Promise((ok) => (release = ok))); // the owner hangs mid-charge

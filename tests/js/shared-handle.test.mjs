@@ -47,7 +47,7 @@ async function scripted(h) {
   assert.deepEqual(await h.reset(), { state: 'closed', transition: 'none' });
 }
 
-test('the memory store\'s breaker handle answers state names', async () => {
+test("the memory store's breaker handle answers state names", async () => {
   await scripted(memoryStateStore().breaker('names', CONFIG));
 });
 
@@ -124,16 +124,25 @@ test('SharedCircuitBreaker runs on a hand-written store that speaks names only',
     openDurationMs: 200,
     onStateChange: (s) => states.push(s),
   });
-  await assert.rejects(b.execute(async () => {
-    throw new Error('down');
-  }), /down/);
+  await assert.rejects(
+    b.execute(async () => {
+      throw new Error('down');
+    }),
+    /down/,
+  );
   assert.deepEqual(states, ['open']);
   assert.equal(b.currentState, 'open');
   // The store's refusal carries its cooldown; an 'open' answer makes this process fail fast by
   // itself for a while (localCacheMs, 1000 for a non-memory store): no second round trip.
-  await assert.rejects(b.execute(async () => 'no'), (e) => e instanceof CircuitOpenError && e.retryAfterMs > 0 && e.retryAfterMs <= 200);
+  await assert.rejects(
+    b.execute(async () => 'no'),
+    (e) => e instanceof CircuitOpenError && e.retryAfterMs > 0 && e.retryAfterMs <= 200,
+  );
   const asked = log.length;
-  await assert.rejects(b.execute(async () => 'no'), CircuitOpenError);
+  await assert.rejects(
+    b.execute(async () => 'no'),
+    CircuitOpenError,
+  );
   assert.equal(log.length, asked, 'the open state was recognised: the process failed fast without asking the store');
   assert.equal(await b.state(), 'open');
   await b.reset();
@@ -141,7 +150,10 @@ test('SharedCircuitBreaker runs on a hand-written store that speaks names only',
   assert.equal(await b.execute(async () => 'ran'), 'ran');
   await b.isolate();
   assert.equal(await b.state(), 'isolated');
-  await assert.rejects(b.execute(async () => 'no'), CircuitOpenError);
+  await assert.rejects(
+    b.execute(async () => 'no'),
+    CircuitOpenError,
+  );
   assert.deepEqual(states, ['open', 'closed', 'isolated']);
 });
 
@@ -155,9 +167,11 @@ test('SharedCircuitBreaker reports the half-open probe of a hand-written store',
     localCacheMs: 0,
     onStateChange: (s) => states.push(s),
   });
-  await b.execute(async () => {
-    throw new Error('down');
-  }).catch(() => undefined);
+  await b
+    .execute(async () => {
+      throw new Error('down');
+    })
+    .catch(() => undefined);
   await sleep(50);
   assert.equal(await b.execute(async () => 'probe ok'), 'probe ok');
   assert.deepEqual(states, ['open', 'half-open', 'closed']);

@@ -29,9 +29,20 @@ test('memory store: breakers with one name share one state in the process', asyn
   await assert.rejects(a.execute(fail), /503/);
   await assert.rejects(b.execute(fail), /503/);
   let ran = false;
-  await assert.rejects(a.execute(async () => { ran = true; }), CircuitOpenError);
+  await assert.rejects(
+    a.execute(async () => {
+      ran = true;
+    }),
+    CircuitOpenError,
+  );
   assert.equal(ran, false);
-  assert.equal(await a.execute(async () => 1, () => 'fallback'), 'fallback');
+  assert.equal(
+    await a.execute(
+      async () => 1,
+      () => 'fallback',
+    ),
+    'fallback',
+  );
   assert.deepEqual(seen, ['open']);
   await b.reset();
   assert.equal(await a.execute(async () => 'ok'), 'ok');
@@ -60,7 +71,11 @@ test('memory store: idempotency answers like IdempotencyStore, asynchronously', 
   assert.equal((await s.peek('slow')).status, 'in-flight');
   release('done');
   assert.equal(await slow, 'done');
-  await assert.rejects(s.run('t', async () => { throw Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' }); }));
+  await assert.rejects(
+    s.run('t', async () => {
+      throw Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' });
+    }),
+  );
   await assert.rejects(s.run('t', charge), (e) => e.code === 'OUTCOME_UNKNOWN');
   assert.deepEqual(await s.unknownKeys(), ['t']);
   assert.equal((await s.peek('t')).status, 'unknown');
@@ -113,7 +128,11 @@ test('persistentCheckoutKey: one key per cart across "reloads", settled outcomes
   assert.deepEqual(seen, [first.key]);
   // A charge that ended in an unknown outcome is refused until resumed.
   const other = await persistentCheckoutKey({ cartId: 'c2', storage, locks: null });
-  const lost = { charge: async () => { throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }); } };
+  const lost = {
+    charge: async () => {
+      throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+    },
+  };
   await assert.rejects(other.charge(lost, { amountCents: 1, currency: 'usd' }));
   assert.deepEqual(await other.charge(client, { amountCents: 1, currency: 'usd' }), { status: 'unknown', key: other.key });
   assert.equal((await other.charge(client, { amountCents: 1, currency: 'usd' }, { resume: true })).status, 'succeeded');

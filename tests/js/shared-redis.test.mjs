@@ -144,7 +144,9 @@ test('breaker twin: the Lua script and the wasm core give the same answer to the
     await close();
   }
   assert.ok(timingSkips <= 6, `${timingSkips} of ${TWIN_CONFIGS.length * 3} breakers ended early on a clock split: too loaded to judge`);
-  t.diagnostic(`${steps} operations on ${TWIN_CONFIGS.length * 3} breakers (${trips} trips, ${stale} stale reports ignored): identical answers; ${timingSkips} ended early on a stall`);
+  t.diagnostic(
+    `${steps} operations on ${TWIN_CONFIGS.length * 3} breakers (${trips} trips, ${stale} stale reports ignored): identical answers; ${timingSkips} ended early on a stall`,
+  );
   figures.twin = { steps, breakers: TWIN_CONFIGS.length * 3, trips, stale, timingSkips };
 });
 
@@ -182,7 +184,13 @@ for (const adapter of ADAPTERS) {
       t.diagnostic(`calls before everyone failed fast: ${calls} (per-process breakers: up to 80); started after the trip: ${late}`);
       t.diagnostic(`trip → fail fast in every process: max ${Math.max(...lag).toFixed(2)} ms (per process ${lag.map((x) => x.toFixed(2)).join(', ')})`);
       t.diagnostic(`a fast-failing call took ${Math.max(...fast).toFixed(2)} ms at most (one Redis round trip)`);
-      figures[`${adapter}.trip`] = { calls, lateStarts: late, maxPropagationMs: +Math.max(...lag).toFixed(2), perProcessMs: lag.map((x) => +x.toFixed(2)), fastFailMs: +Math.max(...fast).toFixed(2) };
+      figures[`${adapter}.trip`] = {
+        calls,
+        lateStarts: late,
+        maxPropagationMs: +Math.max(...lag).toFixed(2),
+        perProcessMs: lag.map((x) => +x.toFixed(2)),
+        fastFailMs: +Math.max(...fast).toFixed(2),
+      };
     });
 
     test('half-open: exactly one probe cluster-wide under concurrency', { timeout: 30_000 }, async (t) => {
@@ -204,7 +212,7 @@ for (const adapter of ADAPTERS) {
         assert.equal(calls, 1, `100 concurrent calls in 4 processes after the cooldown: exactly one probe (probe ${probeOk ? 'succeeds' : 'fails'})`);
         assert.equal(results.filter((r) => r === 'fast-fail').length, 99);
         const states = await Promise.all(pods.map((p) => p.call('state', { name })));
-        assert.deepEqual(states, Array(4).fill(probeOk ? 'closed' : 'open'), 'every process sees the probe\'s verdict');
+        assert.deepEqual(states, Array(4).fill(probeOk ? 'closed' : 'open'), "every process sees the probe's verdict");
         rounds.push({ calls, fastFails: 99 });
       }
       t.diagnostic('2 rounds × 100 concurrent calls in 4 processes: 1 probe each (failed probe re-opens, good probe closes)');
@@ -220,7 +228,10 @@ for (const adapter of ADAPTERS) {
         const key = `race-${adapter}-${i}`;
         gateway.forceNext('slow'); // the winner's call takes 200 ms: the loser arrives mid-flight
         const startAt = now() + 30;
-        const [a, b] = await Promise.all([pods[0].call('charge', { key, gateway: gateway.url, startAt }), pods[1].call('charge', { key, gateway: gateway.url, startAt })]);
+        const [a, b] = await Promise.all([
+          pods[0].call('charge', { key, gateway: gateway.url, startAt }),
+          pods[1].call('charge', { key, gateway: gateway.url, startAt }),
+        ]);
         assert.equal([a, b].filter((r) => r.called).length, 1, `race ${i}: one process ran the charge`);
         const loser = a.called ? b : a;
         assert.equal(loser.error?.code, 'DUPLICATE_IN_FLIGHT', `race ${i}: the other was refused as in flight`);
@@ -262,7 +273,11 @@ for (const adapter of ADAPTERS) {
         assert.equal(r.called, false);
         assert.equal(r.error.code, 'OUTCOME_UNKNOWN', 'after the lease: unknown, refused');
       }
-      assert.deepEqual((await pods[2].call('unknownKeys')).filter((k) => k === key), [key], 'listed for reconciliation');
+      assert.deepEqual(
+        (await pods[2].call('unknownKeys')).filter((k) => k === key),
+        [key],
+        'listed for reconciliation',
+      );
       assert.equal((await restarted.call('peek', { key })).status, 'unknown');
       assert.equal(gateway.requests(), requests, 'no other process called the gateway');
 
@@ -275,7 +290,9 @@ for (const adapter of ADAPTERS) {
       assert.equal(gateway.chargesByKey().get(key), 1, 'one debit in all');
       await restarted.stop();
       gateway.reset();
-      t.diagnostic(`killed with SIGKILL mid-charge: 4 processes refused (in flight), after the ${leaseMs} ms lease 5 refused (unknown, incl. a fresh process); resolved once, replayed; 1 debit`);
+      t.diagnostic(
+        `killed with SIGKILL mid-charge: 4 processes refused (in flight), after the ${leaseMs} ms lease 5 refused (unknown, incl. a fresh process); resolved once, replayed; 1 debit`,
+      );
       figures[`${adapter}.killed`] = { leaseMs, refusedInFlight: 4, refusedUnknown: 5, debits: 1 };
     });
   });
@@ -293,7 +310,16 @@ for (const adapter of ADAPTERS) {
     const timeoutMs = 150;
     const store = createRedisIdempotencyStore({ client, prefix: 'outage', timeoutMs, onStoreError });
     const local = createRedisBreaker({ client, prefix: 'outage', timeoutMs, onStoreError, name: 'gw', failureThreshold: 2, openDurationMs: 1000 });
-    const strict = createRedisBreaker({ client, prefix: 'outage', timeoutMs, onStoreError, name: 'gw', failureThreshold: 2, openDurationMs: 1000, whenUnavailable: 'reject' });
+    const strict = createRedisBreaker({
+      client,
+      prefix: 'outage',
+      timeoutMs,
+      onStoreError,
+      name: 'gw',
+      failureThreshold: 2,
+      openDurationMs: 1000,
+      whenUnavailable: 'reject',
+    });
     let charges = 0;
     const charge = async () => {
       charges += 1;
@@ -329,7 +355,12 @@ for (const adapter of ADAPTERS) {
       assert.ok(viaStrict.error instanceof StateStoreUnavailableError, "whenUnavailable 'reject': typed error");
       latencies.hung.push(viaLocal.ms, viaStrict.ms);
       // The local breaker still protects: two failures trip it, the third call fails fast.
-      for (let i = 0; i < 2; i += 1) await local.execute(async () => { throw new Error('HTTP 503'); }).catch(() => {});
+      for (let i = 0; i < 2; i += 1)
+        await local
+          .execute(async () => {
+            throw new Error('HTTP 503');
+          })
+          .catch(() => {});
       const tripped = await timed(() => local.execute(async () => 'x'));
       assert.ok(tripped.error instanceof CircuitOpenError, 'the local fallback trips on its own outcomes');
       own.resume();
@@ -345,7 +376,10 @@ for (const adapter of ADAPTERS) {
       await sleep(30);
       await own.stop('SIGKILL');
       assert.deepEqual(await inFlight, { id: 'ch_3' }, 'the charge that ran is returned');
-      assert.ok(events.some((e) => e.op === 'complete'), 'the lost completion is reported');
+      assert.ok(
+        events.some((e) => e.op === 'complete'),
+        'the lost completion is reported',
+      );
 
       // 3. Dead Redis (connection refused / reconnecting).
       for (let i = 0; i < 5; i += 1) {
@@ -366,7 +400,9 @@ for (const adapter of ADAPTERS) {
       await close();
     }
     const fmt = (xs) => `median ${quantile(xs, 0.5).toFixed(1)} ms, max ${Math.max(...xs).toFixed(1)} ms`;
-    t.diagnostic(`hung Redis (SIGSTOP), timeoutMs ${timeoutMs}: ${fmt(latencies.hung)}; dead Redis: ${fmt(latencies.dead)}; ${events.length} onStoreError events`);
+    t.diagnostic(
+      `hung Redis (SIGSTOP), timeoutMs ${timeoutMs}: ${fmt(latencies.hung)}; dead Redis: ${fmt(latencies.dead)}; ${events.length} onStoreError events`,
+    );
     figures[`${adapter}.outage`] = {
       timeoutMs,
       hungMs: { median: +quantile(latencies.hung, 0.5).toFixed(1), max: +Math.max(...latencies.hung).toFixed(1) },
@@ -381,16 +417,26 @@ test('options are validated with messages that name them', async () => {
   try {
     assert.throws(() => createRedisBreaker({ client, windowSize: 5, failureRateThreshold: 0.5, openDurationMs: 10 }), /name must be a non-empty string/);
     assert.throws(() => createRedisBreaker({ client, name: 'x', windowSize: 5, failureRateThreshold: 2, openDurationMs: 10 }), /failureRateThreshold/);
-    assert.throws(() => createRedisBreaker({ client: {}, name: 'x', failureThreshold: 1, openDurationMs: 10 }), /client must be a node-redis or ioredis client/);
+    assert.throws(
+      () => createRedisBreaker({ client: {}, name: 'x', failureThreshold: 1, openDurationMs: 10 }),
+      /client must be a node-redis or ioredis client/,
+    );
     assert.throws(() => createRedisBreaker({ client, name: 'x', failureThreshold: 1, openDurationMs: 10, whenUnavailable: 'maybe' }), /whenUnavailable/);
     assert.throws(() => createRedisIdempotencyStore({ client, timeoutMs: 0 }), /timeoutMs/);
     const store = createRedisIdempotencyStore({ client, prefix: 'validation' });
-    await assert.rejects(store.run('', async () => 1), /idempotency key must be 1 to 255/);
+    await assert.rejects(
+      store.run('', async () => 1),
+      /idempotency key must be 1 to 255/,
+    );
     await assert.rejects(store.resolve('nope', { status: 'failed' }), (e) => e.code === 'KEY_NOT_FOUND');
     await store.run('done-key', async () => 1);
     await assert.rejects(store.resolve('done-key', { status: 'failed' }), (e) => e.code === 'KEY_WRONG_STATE');
     // A definitive failure frees the key; a done key replays the JSON copy of its result.
-    await assert.rejects(store.run('declined', async () => { throw Object.assign(new Error('declined'), { status: 402 }); }));
+    await assert.rejects(
+      store.run('declined', async () => {
+        throw Object.assign(new Error('declined'), { status: 402 });
+      }),
+    );
     assert.equal(await store.peek('declined'), undefined);
     assert.deepEqual(await store.run('declined', async () => ({ at: 2 })), { at: 2 });
   } finally {

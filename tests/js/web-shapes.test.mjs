@@ -14,11 +14,20 @@ test('breaker toJSON() and store peek() write the shapes the Rust API reads', as
   const clock = () => 5000;
   const rate = new CircuitBreaker({ windowSize: 4, failureRateThreshold: 0.9, openDurationMs: 1000, clock });
   await rate.execute(async () => 1);
-  await rate.execute(async () => { throw new Error('x'); }).catch(() => {});
+  await rate
+    .execute(async () => {
+      throw new Error('x');
+    })
+    .catch(() => {});
   await rate.execute(async () => 2);
   assert.equal(JSON.stringify(rate), shapes.breakerRate);
   const cons = new CircuitBreaker({ failureThreshold: 2, openDurationMs: 1000, clock });
-  for (let i = 0; i < 2; i++) await cons.execute(async () => { throw new Error('x'); }).catch(() => {});
+  for (let i = 0; i < 2; i++)
+    await cons
+      .execute(async () => {
+        throw new Error('x');
+      })
+      .catch(() => {});
   assert.equal(JSON.stringify(cons), shapes.breakerConsecutiveOpen);
   // A snapshot written by Rust (the same string) restores in JS.
   const restored = new CircuitBreaker({ failureThreshold: 2, openDurationMs: 1000, clock, state: JSON.parse(shapes.breakerConsecutiveOpen) });
@@ -28,7 +37,11 @@ test('breaker toJSON() and store peek() write the shapes the Rust API reads', as
   let release;
   const running = store.run('in-flight', () => new Promise((ok) => (release = ok)));
   await store.run('done', async () => 'ch_1');
-  await store.run('unknown', async () => { throw Object.assign(new Error('HTTP 503'), { status: 503 }); }).catch(() => {});
+  await store
+    .run('unknown', async () => {
+      throw Object.assign(new Error('HTTP 503'), { status: 503 });
+    })
+    .catch(() => {});
   assert.equal(JSON.stringify(store.peek('in-flight')), shapes.recordInFlight);
   assert.equal(JSON.stringify(store.peek('done')), shapes.recordDone);
   assert.equal(JSON.stringify(store.peek('unknown')), shapes.recordUnknown);

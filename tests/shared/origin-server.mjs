@@ -5,7 +5,13 @@ import { createServer, request } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 
-const MIME = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8', '.wasm': 'application/wasm', '.json': 'application/json' };
+const MIME = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.wasm': 'application/wasm',
+  '.json': 'application/json',
+};
 
 export async function serveOrigin(root, gatewayUrl) {
   const base = resolve(root);
@@ -35,6 +41,10 @@ export async function serveOrigin(root, gatewayUrl) {
   await new Promise((ok, fail) => server.once('error', fail).listen(0, '127.0.0.1', ok));
   return {
     url: `http://127.0.0.1:${server.address().port}`,
-    close: () => new Promise((ok) => { server.closeAllConnections(); server.close(ok); }),
+    close: () =>
+      new Promise((ok) => {
+        server.closeAllConnections();
+        server.close(ok);
+      }),
   };
 }

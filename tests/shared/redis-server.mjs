@@ -43,9 +43,13 @@ export async function startRedis() {
   const bin = redisServerPath();
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'steadfast-redis-'));
-  const child = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no', '--loglevel', 'warning'], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const child = spawn(
+    bin,
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no', '--loglevel', 'warning'],
+    {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
   let exited = false;
   const exit = new Promise((ok) => child.once('exit', () => ok((exited = true))));
   for (let i = 0; ; i += 1) {

@@ -34,7 +34,12 @@ globalThis.__tabs = {
   },
   async call() {
     let ran = false;
-    const r = await breaker.execute(async () => { ran = true; return 'ok'; }).catch((e) => e.name);
+    const r = await breaker
+      .execute(async () => {
+        ran = true;
+        return 'ok';
+      })
+      .catch((e) => e.name);
     return { r, ran };
   },
   checkoutState: () => checkout.state(),

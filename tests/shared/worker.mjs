@@ -74,15 +74,17 @@ const commands = {
     let calls = 0;
     const results = await Promise.all(
       Array.from({ length: concurrency }, () =>
-        b.execute(async () => {
-          calls += 1;
-          await sleep(callMs);
-          if (!ok) throw new Error('HTTP 503');
-          return 'ok';
-        }).then(
-          () => 'ok',
-          (e) => (e instanceof CircuitOpenError ? 'fast-fail' : 'failed'),
-        ),
+        b
+          .execute(async () => {
+            calls += 1;
+            await sleep(callMs);
+            if (!ok) throw new Error('HTTP 503');
+            return 'ok';
+          })
+          .then(
+            () => 'ok',
+            (e) => (e instanceof CircuitOpenError ? 'fast-fail' : 'failed'),
+          ),
       ),
     );
     return { calls, results };

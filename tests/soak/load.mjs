@@ -74,9 +74,11 @@ for (let round = 1; round <= rounds; round++) {
   // them and leaves nothing behind itself.
   now += TTL + 1;
   const sizeExpiredBeforeSweep = store.size;
-  await store.run(newIdempotencyKey(), async () => {
-    throw Object.assign(new Error('declined'), { status: 402 });
-  }).catch(() => {});
+  await store
+    .run(newIdempotencyKey(), async () => {
+      throw Object.assign(new Error('declined'), { status: 402 });
+    })
+    .catch(() => {});
   const sizeAfterExpiry = store.size;
   await settleGc();
   results.push({
@@ -101,7 +103,9 @@ const report = { node: process.versions.node, baseline, results };
 if (json) {
   console.log(JSON.stringify(report));
 } else {
-  console.log(`load: ${calls.toLocaleString('en-US')} concurrent chargeCustomer calls × ${rounds} rounds, one store (ttlMs ${TTL}) and one breaker, Node ${process.versions.node}`);
+  console.log(
+    `load: ${calls.toLocaleString('en-US')} concurrent chargeCustomer calls × ${rounds} rounds, one store (ttlMs ${TTL}) and one breaker, Node ${process.versions.node}`,
+  );
   console.log(`  baseline                 JS heap ${mb(baseline.heap)}, wasm linear memory ${mb(baseline.wasm)}`);
   for (const r of results) {
     console.log(

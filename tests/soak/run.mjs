@@ -15,7 +15,13 @@ const f = await runSoak({
   concurrency,
   seed,
   // Two outages in the long run: a short blip and a longer one that trips the breaker for a while.
-  outages: charges >= 20_000 ? [{ at: 0.3, durationMs: 1_000 }, { at: 0.7, durationMs: 3_000 }] : DEFAULTS.outages,
+  outages:
+    charges >= 20_000
+      ? [
+          { at: 0.3, durationMs: 1_000 },
+          { at: 0.7, durationMs: 3_000 },
+        ]
+      : DEFAULTS.outages,
   log: (line) => console.log(line),
 });
 console.log(format(f));

@@ -24,15 +24,7 @@
 // (processAfterGiveUp: held processLateMs, then debited). A "failed" believed too early is then a
 // debit nobody knows about: a lost charge. The settle window (reconcile's deferral) is what prevents it.
 import { startGateway } from '../support/gateway.mjs';
-import {
-  chargeCustomer,
-  reconcile,
-  IdempotencyStore,
-  CircuitBreaker,
-  CircuitOpenError,
-  isTransientError,
-  newIdempotencyKey,
-} from 'steadfast';
+import { chargeCustomer, reconcile, IdempotencyStore, CircuitBreaker, CircuitOpenError, isTransientError, newIdempotencyKey } from 'steadfast';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -312,7 +304,9 @@ export async function runSoak(options = {}) {
   const unknownBefore = unknownCount();
   const countBy = (s) => charges.reduce((n, c) => n + (c.status === s ? 1 : 0), 0);
   const errorsPhase1 = countBy('error');
-  log(`soak: phase 1 done in ${(phase1Ms / 1000).toFixed(1)} s: ${countBy('succeeded')} succeeded, ${countBy('declined')} declined, ${unknownBefore} unknown, ${errorsPhase1} errors`);
+  log(
+    `soak: phase 1 done in ${(phase1Ms / 1000).toFixed(1)} s: ${countBy('succeeded')} succeeded, ${countBy('declined')} declined, ${unknownBefore} unknown, ${errorsPhase1} errors`,
+  );
 
   // Phase 2: reconcile unknown keys against the settlement listing at once (requests the client gave up
   // on may still land); a `failed` verdict is final (not charged, never resubmitted); deferred keys are
@@ -345,7 +339,15 @@ export async function runSoak(options = {}) {
       }
     }
     counters.deferred += report.deferred;
-    rounds.push({ round, checked: report.checked, done: report.done, failed: report.failed, deferred: report.deferred, stillUnknown: report.stillUnknown, unknownAfter: unknownCount() });
+    rounds.push({
+      round,
+      checked: report.checked,
+      done: report.done,
+      failed: report.failed,
+      deferred: report.deferred,
+      stillUnknown: report.stillUnknown,
+      unknownAfter: unknownCount(),
+    });
     log(`soak: reconcile round ${round}: ${JSON.stringify(rounds.at(-1))}`);
     if (unknownCount() > 0) await sleep(Math.min(Number.isFinite(report.retryAfterMs) ? report.retryAfterMs : 250, 5_000) + 20);
   }
@@ -464,13 +466,18 @@ export function format(f) {
     `  other errors              ${n(f.errors)}`,
     `  double charges            ${n(f.doubleCharges)}   (keys debited twice ${f.keysDebitedTwice}, logical charges debited twice ${f.chargesDebitedTwice}, debits for unknown keys ${f.foreignDebits})`,
     `  lost charges              ${n(f.lost)}   (client total ${n(f.clientTotalCents)} ¢ vs ledger total ${n(f.ledgerTotalCents)} ¢, ${n(f.ledgerEntries)} ledger entries)`,
-    `  faults injected           ${Object.entries(f.gateway.faults).map(([k, v]) => `${k} ${n(v)}`).join(', ')}`,
+    `  faults injected           ${Object.entries(f.gateway.faults)
+      .map(([k, v]) => `${k} ${n(v)}`)
+      .join(', ')}`,
     `  outage                    ${f.outageMs} ms, ${n(f.gateway.outage503)} requests answered 503; breaker ${JSON.stringify(f.breakerTransitions)}, ${n(f.circuitOpenRejections)} CircuitOpenError (resubmitted)`,
     `  gateway                   ${n(f.gateway.debits)} debits, ${n(f.gateway.replays)} replays, ${n(f.gateway.conflicts)} 409 in-flight conflicts, ${f.gateway.mismatches} key mismatches`,
     `  Retry-After on 429        ${n(f.retryAfter.checked)} retries checked, ${f.retryAfter.violations} slept less than ${f.retryAfter.floorMs} ms`,
     `  idle wait before ledger   ${f.idleWaitMs.join(', ')} ms`,
   ];
-  for (const r of f.reconcileRounds) lines.push(`    round ${r.round}: checked ${r.checked}, done ${r.done}, failed ${r.failed}, deferred ${r.deferred}, still unknown ${r.stillUnknown} → unknown ${r.unknownAfter}`);
+  for (const r of f.reconcileRounds)
+    lines.push(
+      `    round ${r.round}: checked ${r.checked}, done ${r.done}, failed ${r.failed}, deferred ${r.deferred}, still unknown ${r.stillUnknown} → unknown ${r.unknownAfter}`,
+    );
   for (const v of f.violations) lines.push(`  VIOLATION ${v.key} ${v.amountCents}: ${v.why}`);
   return lines.join('\n');
 }

@@ -1,9 +1,17 @@
 // Types for tests/support/gateway.mjs (local Stripe-like test payment gateway). See the JSDoc header there.
 
 export type FaultName =
-  | 'debitThenTimeout' | 'debitThenReset' | 'resetBeforeProcessing'
-  | 'status500' | 'status502' | 'status503' | 'status504' | 'status429'
-  | 'slow' | 'decline' | 'processAfterGiveUp';
+  | 'debitThenTimeout'
+  | 'debitThenReset'
+  | 'resetBeforeProcessing'
+  | 'status500'
+  | 'status502'
+  | 'status503'
+  | 'status504'
+  | 'status429'
+  | 'slow'
+  | 'decline'
+  | 'processAfterGiveUp';
 
 export declare const FAULT_NAMES: readonly FaultName[];
 

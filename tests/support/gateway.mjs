@@ -78,8 +78,16 @@ import http from 'node:http';
 import { createHash } from 'node:crypto';
 
 export const FAULT_NAMES = Object.freeze([
-  'debitThenTimeout', 'debitThenReset', 'resetBeforeProcessing',
-  'status500', 'status502', 'status503', 'status504', 'status429', 'slow', 'decline',
+  'debitThenTimeout',
+  'debitThenReset',
+  'resetBeforeProcessing',
+  'status500',
+  'status502',
+  'status503',
+  'status504',
+  'status429',
+  'slow',
+  'decline',
   'processAfterGiveUp',
 ]);
 const FAULT_SETTINGS = { retryAfterSeconds: 1, slowMs: 200, timeoutHoldMs: 30_000, processLateMs: 500 };
@@ -170,7 +178,10 @@ function validateOptions(options) {
 function canonicalJson(value) {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (isPlainObject(value)) {
-    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`).join(',')}}`;
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(value);
 }
@@ -399,7 +410,11 @@ export async function startGateway(options) {
       }
       if (rec.fingerprint !== fp) {
         counters.mismatches += 1;
-        return send(res, 422, errorBody('idempotency_error', 'idempotency_key_reused', 'Keys for idempotent requests can only be used with the same parameters.'));
+        return send(
+          res,
+          422,
+          errorBody('idempotency_error', 'idempotency_key_reused', 'Keys for idempotent requests can only be used with the same parameters.'),
+        );
       }
       counters.replays += 1;
       return send(res, rec.status, rec.body, { 'Idempotent-Replayed': 'true' });
@@ -445,8 +460,12 @@ export async function startGateway(options) {
   function handleGet(url, res) {
     if (url.pathname === '/v1/settlements') {
       const key = url.searchParams.get('idempotencyKey');
-      const list = key === null ? ledgerEntries : byKey.get(key) ?? [];
-      return send(res, 200, list.map((e) => ({ ...e })));
+      const list = key === null ? ledgerEntries : (byKey.get(key) ?? []);
+      return send(
+        res,
+        200,
+        list.map((e) => ({ ...e })),
+      );
     }
     const m = /^\/v1\/charges\/([^/]+)$/.exec(url.pathname);
     const entry = m ? byId.get(decodeURIComponent(m[1])) : undefined;
@@ -548,7 +567,14 @@ export async function startGateway(options) {
      * `inFlight` counts processAfterGiveUp requests still held (`lateHeld`): they will debit.
      */
     stats() {
-      return { ...counters, faults: { ...counters.faults }, inFlight: processing.size + counters.lateHeld, storedKeys: records.size, openSockets: sockets.size, pendingTimers: timers.size };
+      return {
+        ...counters,
+        faults: { ...counters.faults },
+        inFlight: processing.size + counters.lateHeld,
+        storedKeys: records.size,
+        openSockets: sockets.size,
+        pendingTimers: timers.size,
+      };
     },
     /** Map idempotencyKey -> number of debits. A correct client never makes a value > 1. */
     chargesByKey: () => new Map([...byKey].map(([k, list]) => [k, list.length])),

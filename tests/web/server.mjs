@@ -25,7 +25,10 @@ const CORS = {
 function readBody(req) {
   return new Promise((ok, fail) => {
     let b = '';
-    req.on('data', (c) => (b += c)).on('end', () => ok(b)).on('error', fail);
+    req
+      .on('data', (c) => (b += c))
+      .on('end', () => ok(b))
+      .on('error', fail);
   });
 }
 

@@ -44,7 +44,7 @@ export class SharedCircuitBreaker {
     for (const k of Object.keys(opts)) if (!SHARED_ONLY.has(k)) breakerOptions[k] = opts[k];
     const [store, name, clock, state] = ['store', 'name', 'clock', 'state'].map((k) => o.own(opts, k));
     if (typeof name !== 'string' || name.length === 0) throw o.typeError(where, 'name', 'a non-empty string', name);
-    if (clock !== undefined) throw o.typeError(where, 'clock', 'absent: a shared breaker runs on the store\'s clock', clock);
+    if (clock !== undefined) throw o.typeError(where, 'clock', "absent: a shared breaker runs on the store's clock", clock);
     if (state !== undefined) throw o.typeError(where, 'state', 'absent: the state lives in the store', state);
     this.#isFailure = o.fn(opts, 'isFailure', where) ?? always;
     this.#onStateChange = o.fn(opts, 'onStateChange', where);

@@ -42,7 +42,8 @@ export class SharedIdempotencyStore {
     const inFlightLeaseMs = positive(opts, 'inFlightLeaseMs', where, d.inFlightLeaseMs);
     const unknownTtlMs = positive(opts, 'unknownTtlMs', where, d.unknownTtlMs);
     const maxRecords = o.num(opts, 'maxRecords', where) ?? d.maxRecords;
-    if (!Number.isSafeInteger(maxRecords) || maxRecords < 1 || maxRecords > 2 ** 30) throw o.rangeError(where, 'maxRecords', 'an integer from 1 to 1073741824', maxRecords);
+    if (!Number.isSafeInteger(maxRecords) || maxRecords < 1 || maxRecords > 2 ** 30)
+      throw o.rangeError(where, 'maxRecords', 'an integer from 1 to 1073741824', maxRecords);
     this.#isTransient = o.fn(opts, 'isTransient', where) ?? isTransientError;
     this.#onStoreError = o.fn(opts, 'onStoreError', where);
     this.#onLateCompletion = o.fn(opts, 'onLateCompletion', where);

@@ -224,7 +224,11 @@ export function redisStateStore(options) {
         if (status === 'unknown') {
           const rec = { status, startedAt: num(at), error: payload ?? '' };
           // What reconcile needs (absent on records written before it was kept, and on begin's answer).
-          for (const [i, field] of [[3, 'lastAttemptAt'], [4, 'attempts'], [5, 'settleAfterMs']]) {
+          for (const [i, field] of [
+            [3, 'lastAttemptAt'],
+            [4, 'attempts'],
+            [5, 'settleAfterMs'],
+          ]) {
             if (r[i] !== undefined && r[i] !== null && r[i] !== '') rec[field] = num(r[i]);
           }
           return rec;
@@ -247,11 +251,19 @@ export function redisStateStore(options) {
           return record(await call('peek', key, [unknownTtlMs]));
         },
         async resolve(key, outcome, result, startedAt) {
-          return String(await call('resolve', key, [outcome, outcome === 'done' ? encode(result) : '', ttlMs, startedAt === undefined ? '' : String(startedAt), unknownTtlMs]));
+          return String(
+            await call('resolve', key, [
+              outcome,
+              outcome === 'done' ? encode(result) : '',
+              ttlMs,
+              startedAt === undefined ? '' : String(startedAt),
+              unknownTtlMs,
+            ]),
+          );
         },
         async unknownKeys() {
           const keys = [];
-          for (let offset = 0; ; ) {
+          for (let offset = 0; ;) {
             const [removed, ...page] = await call('unknown', '', [offset, UNKNOWN_PAGE, unknownTtlMs]);
             for (const k of page) keys.push(String(k));
             if (page.length + Number(removed) < UNKNOWN_PAGE) return keys;

@@ -257,7 +257,9 @@ export async function persistentCheckoutKey(options) {
         write({ ...read(), status: outcome.status === 'unavailable' ? 'new' : outcome.status, outcome, settledAt: Date.now() });
         return outcome;
       };
-      const onLeave = () => { leaving = true; };
+      const onLeave = () => {
+        leaving = true;
+      };
       globalThis.addEventListener?.('beforeunload', onLeave);
       try {
         return await exclusive(lockName, { ifAvailable: true }, run);

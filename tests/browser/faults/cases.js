@@ -53,7 +53,10 @@ function checker() {
 /** The test server's control routes (same origin as the gateway). */
 export function controls(base) {
   const call = async (path, body) => {
-    const res = await fetch(`${base}${path}`, body === undefined ? { cache: 'no-store' } : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(
+      `${base}${path}`,
+      body === undefined ? { cache: 'no-store' } : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) },
+    );
     if (!res.ok) throw new Error(`${path}: HTTP ${res.status} ${await res.text()}`);
     return res.json();
   };
@@ -120,275 +123,372 @@ function rfc850(ms) {
  * Each starts from a reset gateway and ends with it idle.
  */
 export const CASES = [
-  ['a dropped connection is a transient network error in this engine', async (t, x) => {
-    let error;
-    try {
-      await fetch(`${x.base}/__drop`, { cache: 'no-store' });
-    } catch (e) {
-      error = e;
-    }
-    t.ok(error !== undefined, 'fetch rejected');
-    t.equal(error?.name, 'TypeError', 'the Fetch standard rejects with a TypeError');
-    t.ok(x.sf.isFetchNetworkError(error), `isFetchNetworkError(${JSON.stringify(error?.message)})`);
-    t.ok(x.sf.isTransientError(error), 'isTransientError');
-    t.note(`network error message: ${JSON.stringify(error?.message)}`);
-  }],
+  [
+    'a dropped connection is a transient network error in this engine',
+    async (t, x) => {
+      let error;
+      try {
+        await fetch(`${x.base}/__drop`, { cache: 'no-store' });
+      } catch (e) {
+        error = e;
+      }
+      t.ok(error !== undefined, 'fetch rejected');
+      t.equal(error?.name, 'TypeError', 'the Fetch standard rejects with a TypeError');
+      t.ok(x.sf.isFetchNetworkError(error), `isFetchNetworkError(${JSON.stringify(error?.message)})`);
+      t.ok(x.sf.isTransientError(error), 'isTransientError');
+      t.note(`network error message: ${JSON.stringify(error?.message)}`);
+    },
+  ],
 
   // The README's example is a GET. Firefox re-sends a GET/HEAD whose connection dropped before any
   // response byte by itself, beneath fetch (up to 10 requests in all; Chromium and WebKit never do, and
   // no engine re-sends a POST): there the caller may see fewer attempts for the same 3 requests. So the
   // GET asserts what holds everywhere, and a POST (re-sent by no engine) proves withRetry's own retries.
-  ['withRetry around fetch (the README example) retries a dropped connection', async (t, x) => {
-    for (const method of ['GET', 'POST']) {
-      const id = uid();
-      const calls = [];
-      const body = await x.sf.withRetry(
-        async ({ attempt }) => {
+  [
+    'withRetry around fetch (the README example) retries a dropped connection',
+    async (t, x) => {
+      for (const method of ['GET', 'POST']) {
+        const id = uid();
+        const calls = [];
+        const body = await x.sf.withRetry(async ({ attempt }) => {
           calls.push(attempt);
           const res = await fetch(`${x.base}/__flaky/${id}?drop=2`, { method, cache: 'no-store', body: method === 'POST' ? '{}' : undefined });
           if (!res.ok) throw Object.assign(new Error(`HTTP ${res.status}`), { status: res.status });
           return res.json();
-        },
-        fast,
-      );
-      t.equal(body.n, 3, `${method}: the third request was answered`);
-      t.equal((await x.c.flakyCount(id)).n, 3, `${method}: the server saw three requests`);
-      if (method === 'POST') t.deepEqual(calls, [1, 2, 3], 'POST: withRetry made all three attempts');
-      else {
-        t.deepEqual(calls, Array.from({ length: calls.length }, (_, i) => i + 1), 'GET: attempts counted from 1');
-        if (calls.length < 3) t.note(`GET: the engine re-sent the dropped request itself ${3 - calls.length} time(s); withRetry saw ${calls.length} attempt(s)`);
+        }, fast);
+        t.equal(body.n, 3, `${method}: the third request was answered`);
+        t.equal((await x.c.flakyCount(id)).n, 3, `${method}: the server saw three requests`);
+        if (method === 'POST') t.deepEqual(calls, [1, 2, 3], 'POST: withRetry made all three attempts');
+        else {
+          t.deepEqual(
+            calls,
+            Array.from({ length: calls.length }, (_, i) => i + 1),
+            'GET: attempts counted from 1',
+          );
+          if (calls.length < 3)
+            t.note(`GET: the engine re-sent the dropped request itself ${3 - calls.length} time(s); withRetry saw ${calls.length} attempt(s)`);
+        }
       }
-    }
-  }],
+    },
+  ],
 
   // As above: Firefox may absorb a GET's dropped connections itself (then resilientFetch sees none);
   // a PUT (idempotent, so resilientFetch retries it; re-sent by no engine) shows its own retries.
-  ['resilientFetch retries a GET whose connection dropped', async (t, x) => {
-    for (const method of ['GET', 'PUT']) {
+  [
+    'resilientFetch retries a GET whose connection dropped',
+    async (t, x) => {
+      for (const method of ['GET', 'PUT']) {
+        const id = uid();
+        const retried = [];
+        const init = method === 'PUT' ? { method, body: '{}' } : undefined;
+        const res = await x.sf.resilientFetch(`${x.base}/__flaky/${id}?drop=2`, init, {
+          breaker: false,
+          budget: false,
+          retry: fast,
+          onRetry: (i) => retried.push(i.error),
+        });
+        t.equal(res.status, 200, `${method}: answered`);
+        t.equal((await res.json()).n, 3, `${method}: two dropped requests, then the answer`);
+        t.equal((await x.c.flakyCount(id)).n, 3, `${method}: the server saw three requests`);
+        t.ok(
+          retried.every((e) => x.sf.isFetchNetworkError(e)),
+          `${method}: retried on the engine's network error: ${retried.map((e) => e?.message)}`,
+        );
+        if (method === 'PUT') t.equal(retried.length, 2, 'PUT: resilientFetch retried both dropped connections');
+        else if (retried.length < 2) t.note(`GET: the engine re-sent the dropped request itself ${2 - retried.length} time(s)`);
+      }
+    },
+  ],
+
+  [
+    'resilientFetch: a keyed POST whose connection dropped after the debit rejects OutcomeUnknownError',
+    async (t, x) => {
+      const key = `drop-${uid()}`;
+      await x.c.force('debitThenReset');
+      const e = await t.rejects(
+        x.sf.resilientFetch(`${x.base}/v1/charges`, post(key), { breaker: false, budget: false, retry: { ...fast, maxAttempts: 1 } }),
+        (err) => err instanceof x.sf.OutcomeUnknownError,
+        'OutcomeUnknownError',
+      );
+      t.equal(e.key, key);
+      t.equal(e.attempts, 1);
+      t.ok(typeof e.lastAttemptAt === 'number' && e.settleAfterMs > 0, 'carries what reconciliation needs');
+      t.ok(x.sf.isFetchNetworkError(e.cause), `cause is the engine's network error: ${e.cause?.message}`);
+      t.equal((await x.c.ledger(key)).length, 1, 'the money did move');
+    },
+  ],
+
+  [
+    'resilientFetch: a keyed POST retried after a drop gets the replay, one debit',
+    async (t, x) => {
+      const key = `replay-${uid()}`;
+      await x.c.force('debitThenReset');
+      const res = await x.sf.resilientFetch(`${x.base}/v1/charges`, post(key), { breaker: false, budget: false, retry: fast });
+      t.equal(res.status, 200);
+      t.equal(res.headers.get('idempotent-replayed'), 'true');
+      t.equal((await x.c.ledger(key)).length, 1);
+    },
+  ],
+
+  [
+    'checkout: debit then drop → unknown, key parked, a second click blocked, reconcile() finds the debit',
+    async (t, x) => {
+      const key = `cart-${uid()}`;
+      await x.c.force('debitThenReset');
+      await x.c.force('status503', 2);
+      const checkout = x.client({ retry: fast });
+      const first = await checkout.charge(ORDER, { idempotencyKey: key });
+      t.deepEqual(first, { status: 'unknown', key });
+      const rec = checkout.store.peek(key);
+      t.equal(rec?.status, 'unknown');
+      t.equal(rec?.attempts, 3, 'the record knows its attempts');
+      t.ok(rec?.lastAttemptAt >= rec?.startedAt && rec?.settleAfterMs > 0, 'and when the last one left, and its settle window');
+      const before = (await x.c.stats()).requests;
+      t.deepEqual(await checkout.charge(ORDER, { idempotencyKey: key }), { status: 'unknown', key }, 'a second click');
+      t.equal((await x.c.stats()).requests, before, 'the second click sent nothing');
+      const debits = await x.c.ledger(key);
+      t.equal(debits.length, 1, 'the money moved once');
+      const settled = await checkout.reconcile(key);
+      t.deepEqual(settled, { status: 'succeeded', reference: debits[0].id, key }, 'reconcile() re-sent the same key: replayed');
+      t.equal((await x.c.ledger(key)).length, 1, 'still one debit');
+      const after = (await x.c.stats()).requests;
+      t.deepEqual(await checkout.charge(ORDER, { idempotencyKey: key }), settled, 'the next click replays');
+      t.equal((await x.c.stats()).requests, after, 'from the store');
+    },
+  ],
+
+  [
+    'checkout: debit then hang → unknown at the attempt timeout; a settlement lookup settles it done',
+    async (t, x) => {
+      const key = `hang-${uid()}`;
+      await x.c.force('debitThenTimeout');
+      const checkout = x.client({ retry: { ...fast, maxAttempts: 1 }, attemptTimeoutMs: 250 });
+      t.deepEqual(await checkout.charge(ORDER, { idempotencyKey: key }), { status: 'unknown', key });
+      const report = await x.sf.reconcile(checkout.store, settlementLookup(x.base));
+      t.equal(report.done, 1);
+      t.equal(report.failed, 0);
+      const again = await checkout.charge(ORDER, { idempotencyKey: key });
+      t.equal(again.status, 'succeeded');
+      t.equal((await x.c.ledger(key)).length, 1);
+    },
+  ],
+
+  [
+    'a slow gateway (processed after the client gave up): reconciliation never frees the key early',
+    async (t, x) => {
+      const key = `late-${uid()}`;
+      await x.c.force('processAfterGiveUp'); // held (unregistered) until released below
+      const checkout = x.client({ retry: { ...fast, maxAttempts: 1 }, attemptTimeoutMs: 500 });
+      t.deepEqual(await checkout.charge(ORDER, { idempotencyKey: key }), { status: 'unknown', key });
+      t.equal((await x.c.ledger(key)).length, 0, 'no debit yet: a lookup now says "never happened"');
+      const early = await x.sf.reconcile(checkout.store, settlementLookup(x.base));
+      t.equal(early.failed, 0, 'the "failed" answer was not believed');
+      t.equal(early.deferred, 1, 'it was deferred');
+      t.ok(early.retryAfterMs > 0 && early.retryAfterMs <= 1_000, `until the settle window (2 × 500 ms) passes: ${early.retryAfterMs}`);
+      t.equal(checkout.store.peek(key)?.status, 'unknown', 'the key stays parked');
+      t.equal((await x.c.release()).released, 1, 'the gateway processes it after all');
+      await x.c.until(
+        () => x.c.ledger(key),
+        (l) => l.length === 1,
+      );
+      const late = await x.sf.reconcile(checkout.store, settlementLookup(x.base));
+      t.equal(late.done, 1, 'the late debit is found');
+      t.equal((await checkout.charge(ORDER, { idempotencyKey: key })).status, 'succeeded');
+      t.equal((await x.c.ledger(key)).length, 1);
+    },
+  ],
+
+  [
+    'processed after the client gave up: reconcile() re-sends the same key while the first is held, one debit',
+    async (t, x) => {
+      const key = `late2-${uid()}`;
+      await x.c.force('processAfterGiveUp');
+      const checkout = x.client({ retry: { ...fast, maxAttempts: 1 }, attemptTimeoutMs: 150 });
+      t.equal((await checkout.charge(ORDER, { idempotencyKey: key })).status, 'unknown');
+      const settled = await checkout.reconcile(key);
+      t.equal(settled.status, 'succeeded', 'the re-sent key was processed');
+      t.equal((await x.c.release()).released, 1, 'then the held first request is processed');
+      await x.c.waitIdle();
+      const s = await x.c.stats();
+      t.equal(s.replays, 1, 'the held request, processed late, was answered from the key');
+      t.equal((await x.c.ledger(key)).length, 1, 'one debit');
+    },
+  ],
+
+  [
+    'checkout: 503, 503, then success: one key on every attempt, one debit',
+    async (t, x) => {
+      const key = `blip-${uid()}`;
+      await x.c.force('status503', 2);
+      const seen = [];
+      const checkout = x.client({ retry: fast, onAttempt: (a) => seen.push(a) });
+      const out = await checkout.charge(ORDER, { idempotencyKey: key });
+      t.equal(out.status, 'succeeded');
+      t.deepEqual(
+        seen.map((a) => a.attempt),
+        [1, 2, 3],
+      );
+      t.ok(
+        seen.every((a) => a.key === key),
+        'the same key',
+      );
+      t.equal((await x.c.ledger(key)).length, 1);
+    },
+  ],
+
+  [
+    'checkout: 429 with Retry-After is honoured',
+    async (t, x) => {
+      const key = `rl-${uid()}`;
+      await x.c.force('status429');
+      const at = [];
+      const checkout = x.client({ retry: { ...fast, maxDelayMs: 5_000 }, onAttempt: () => at.push(Date.now()) });
+      t.equal((await checkout.charge(ORDER, { idempotencyKey: key })).status, 'succeeded');
+      t.equal(at.length, 2);
+      t.ok(at[1] - at[0] >= 950, `waited ${at[1] - at[0]} ms for Retry-After: 1`);
+    },
+  ],
+
+  [
+    'checkout: an open circuit answers unavailable (nothing sent, key free), never a rejection',
+    async (t, x) => {
+      await x.c.force('status503', 3);
+      const checkout = x.client({ retry: { ...fast, maxAttempts: 1 }, breaker: { failureThreshold: 1, openDurationMs: 60_000 } });
+      const first = await checkout.charge(ORDER, { idempotencyKey: `cb1-${uid()}` });
+      t.equal(first.status, 'unknown', 'a 503 answer: it may have been processed');
+      const before = (await x.c.stats()).requests;
+      const key = `cb2-${uid()}`;
+      const second = await checkout.charge(ORDER, { idempotencyKey: key });
+      t.equal(second.status, 'unavailable');
+      t.equal(second.reason, 'circuit-open');
+      t.ok(second.retryAfterMs > 0, `retryAfterMs ${second.retryAfterMs}`);
+      t.equal((await x.c.stats()).requests, before, 'nothing was sent');
+      t.equal(checkout.store.peek(key), undefined, 'the key is free');
+    },
+  ],
+
+  [
+    'checkout: 12 charges against a failing gateway all resolve; breaker: false sends every one',
+    async (t, x) => {
+      await x.c.force('status503', 100);
+      const withBreaker = x.client({ retry: { ...fast, maxAttempts: 1 } });
+      const statuses = [];
+      for (let i = 0; i < 12; i++) statuses.push((await withBreaker.charge(ORDER)).status);
+      t.ok(
+        statuses.slice(0, 10).every((s) => s === 'unknown'),
+        statuses.join(),
+      );
+      t.deepEqual(statuses.slice(10), ['unavailable', 'unavailable'], 'charges 11+ meet the open circuit');
+      const before = (await x.c.stats()).requests;
+      const without = x.client({ retry: { ...fast, maxAttempts: 1 }, breaker: false });
+      const outs = [];
+      for (let i = 0; i < 12; i++) outs.push((await without.charge(ORDER)).status);
+      t.ok(
+        outs.every((s) => s === 'unknown'),
+        outs.join(),
+      );
+      t.equal((await x.c.stats()).requests - before, 12, 'breaker: false sent every charge');
+      await x.c.reset();
+    },
+  ],
+
+  [
+    'resilientFetch: QUERY is retried like GET; TRACE is refused before anything is sent',
+    async (t, x) => {
       const id = uid();
-      const retried = [];
-      const init = method === 'PUT' ? { method, body: '{}' } : undefined;
-      const res = await x.sf.resilientFetch(`${x.base}/__flaky/${id}?drop=2`, init, { breaker: false, budget: false, retry: fast, onRetry: (i) => retried.push(i.error) });
-      t.equal(res.status, 200, `${method}: answered`);
-      t.equal((await res.json()).n, 3, `${method}: two dropped requests, then the answer`);
-      t.equal((await x.c.flakyCount(id)).n, 3, `${method}: the server saw three requests`);
-      t.ok(retried.every((e) => x.sf.isFetchNetworkError(e)), `${method}: retried on the engine's network error: ${retried.map((e) => e?.message)}`);
-      if (method === 'PUT') t.equal(retried.length, 2, 'PUT: resilientFetch retried both dropped connections');
-      else if (retried.length < 2) t.note(`GET: the engine re-sent the dropped request itself ${2 - retried.length} time(s)`);
-    }
-  }],
+      let retries = 0;
+      const res = await x.sf.resilientFetch(
+        `${x.base}/__flaky/${id}?drop=2`,
+        { method: 'QUERY', body: '{"q":1}', headers: { 'content-type': 'application/json' } },
+        { breaker: false, budget: false, retry: fast, onRetry: () => (retries += 1) },
+      );
+      t.equal(res.status, 200);
+      const seen = await x.c.flakyCount(id);
+      t.ok(retries >= 1 && seen.n === 3, `QUERY was retried (${retries} retries, ${seen.n} requests)`);
+      t.equal(seen.methods.at(-1), 'QUERY');
+      const trace = uid();
+      await t.rejects(
+        x.sf.resilientFetch(`${x.base}/__flaky/${trace}`, { method: 'TRACE' }, { breaker: false, budget: false, retry: fast }),
+        (e) => e instanceof TypeError,
+        'TRACE',
+      );
+      t.equal((await x.c.flakyCount(trace)).n, 0, 'nothing sent');
+    },
+  ],
 
-  ['resilientFetch: a keyed POST whose connection dropped after the debit rejects OutcomeUnknownError', async (t, x) => {
-    const key = `drop-${uid()}`;
-    await x.c.force('debitThenReset');
-    const e = await t.rejects(
-      x.sf.resilientFetch(`${x.base}/v1/charges`, post(key), { breaker: false, budget: false, retry: { ...fast, maxAttempts: 1 } }),
-      (err) => err instanceof x.sf.OutcomeUnknownError,
-      'OutcomeUnknownError',
-    );
-    t.equal(e.key, key);
-    t.equal(e.attempts, 1);
-    t.ok(typeof e.lastAttemptAt === 'number' && e.settleAfterMs > 0, 'carries what reconciliation needs');
-    t.ok(x.sf.isFetchNetworkError(e.cause), `cause is the engine's network error: ${e.cause?.message}`);
-    t.equal((await x.c.ledger(key)).length, 1, 'the money did move');
-  }],
+  [
+    'resilientFetch: bufferBody makes a ReadableStream body retryable for a keyed POST',
+    async (t, x) => {
+      const id = uid();
+      const bytes = new TextEncoder().encode('{"amountCents":4999,"currency":"usd"}');
+      const stream = new ReadableStream({
+        start(ctl) {
+          ctl.enqueue(bytes.slice(0, 10));
+          ctl.enqueue(bytes.slice(10));
+          ctl.close();
+        },
+      });
+      const res = await x.sf.resilientFetch(
+        `${x.base}/__flaky/${id}?fail=1`,
+        { method: 'POST', body: stream, headers: { 'content-type': 'application/json' } },
+        { breaker: false, budget: false, retry: fast, idempotencyKey: 'auto', bufferBody: true },
+      );
+      t.equal(res.status, 200);
+      const seen = await x.c.flakyCount(id);
+      t.equal(seen.n, 2, 'a 503, then the retry');
+      t.deepEqual(seen.bodies, [new TextDecoder().decode(bytes), new TextDecoder().decode(bytes)], 'the same bytes both times');
+    },
+  ],
 
-  ['resilientFetch: a keyed POST retried after a drop gets the replay, one debit', async (t, x) => {
-    const key = `replay-${uid()}`;
-    await x.c.force('debitThenReset');
-    const res = await x.sf.resilientFetch(`${x.base}/v1/charges`, post(key), { breaker: false, budget: false, retry: fast });
-    t.equal(res.status, 200);
-    t.equal(res.headers.get('idempotent-replayed'), 'true');
-    t.equal((await x.c.ledger(key)).length, 1);
-  }],
+  [
+    'withRetry: an isRetryable that returns a Promise is awaited',
+    async (t, x) => {
+      let calls = 0;
+      const out = await x.sf.withRetry(
+        () => {
+          calls += 1;
+          if (calls < 3) throw new Error('flaky');
+          return 'ok';
+        },
+        { ...fast, isRetryable: async (e) => e.message === 'flaky' },
+      );
+      t.equal(out, 'ok');
+      t.equal(calls, 3);
+    },
+  ],
 
-  ['checkout: debit then drop → unknown, key parked, a second click blocked, reconcile() finds the debit', async (t, x) => {
-    const key = `cart-${uid()}`;
-    await x.c.force('debitThenReset');
-    await x.c.force('status503', 2);
-    const checkout = x.client({ retry: fast });
-    const first = await checkout.charge(ORDER, { idempotencyKey: key });
-    t.deepEqual(first, { status: 'unknown', key });
-    const rec = checkout.store.peek(key);
-    t.equal(rec?.status, 'unknown');
-    t.equal(rec?.attempts, 3, 'the record knows its attempts');
-    t.ok(rec?.lastAttemptAt >= rec?.startedAt && rec?.settleAfterMs > 0, 'and when the last one left, and its settle window');
-    const before = (await x.c.stats()).requests;
-    t.deepEqual(await checkout.charge(ORDER, { idempotencyKey: key }), { status: 'unknown', key }, 'a second click');
-    t.equal((await x.c.stats()).requests, before, 'the second click sent nothing');
-    const debits = await x.c.ledger(key);
-    t.equal(debits.length, 1, 'the money moved once');
-    const settled = await checkout.reconcile(key);
-    t.deepEqual(settled, { status: 'succeeded', reference: debits[0].id, key }, 'reconcile() re-sent the same key: replayed');
-    t.equal((await x.c.ledger(key)).length, 1, 'still one debit');
-    const after = (await x.c.stats()).requests;
-    t.deepEqual(await checkout.charge(ORDER, { idempotencyKey: key }), settled, 'the next click replays');
-    t.equal((await x.c.stats()).requests, after, 'from the store');
-  }],
+  [
+    'withRetry: the context and onRetry info are frozen on every attempt',
+    async (t, x) => {
+      const frozen = [];
+      let calls = 0;
+      await x.sf.withRetry(
+        (ctx) => {
+          frozen.push(Object.isFrozen(ctx));
+          calls += 1;
+          if (calls < 3) throw Object.assign(new Error('503'), { status: 503 });
+          return 1;
+        },
+        { ...fast, maxElapsedMs: 5_000, onRetry: (info) => frozen.push(Object.isFrozen(info)) },
+      );
+      t.deepEqual(frozen, [true, true, true, true, true], 'ctx 1, info 1, ctx 2, info 2, ctx 3');
+    },
+  ],
 
-  ['checkout: debit then hang → unknown at the attempt timeout; a settlement lookup settles it done', async (t, x) => {
-    const key = `hang-${uid()}`;
-    await x.c.force('debitThenTimeout');
-    const checkout = x.client({ retry: { ...fast, maxAttempts: 1 }, attemptTimeoutMs: 250 });
-    t.deepEqual(await checkout.charge(ORDER, { idempotencyKey: key }), { status: 'unknown', key });
-    const report = await x.sf.reconcile(checkout.store, settlementLookup(x.base));
-    t.equal(report.done, 1);
-    t.equal(report.failed, 0);
-    const again = await checkout.charge(ORDER, { idempotencyKey: key });
-    t.equal(again.status, 'succeeded');
-    t.equal((await x.c.ledger(key)).length, 1);
-  }],
-
-  ['a slow gateway (processed after the client gave up): reconciliation never frees the key early', async (t, x) => {
-    const key = `late-${uid()}`;
-    await x.c.force('processAfterGiveUp'); // held (unregistered) until released below
-    const checkout = x.client({ retry: { ...fast, maxAttempts: 1 }, attemptTimeoutMs: 500 });
-    t.deepEqual(await checkout.charge(ORDER, { idempotencyKey: key }), { status: 'unknown', key });
-    t.equal((await x.c.ledger(key)).length, 0, 'no debit yet: a lookup now says "never happened"');
-    const early = await x.sf.reconcile(checkout.store, settlementLookup(x.base));
-    t.equal(early.failed, 0, 'the "failed" answer was not believed');
-    t.equal(early.deferred, 1, 'it was deferred');
-    t.ok(early.retryAfterMs > 0 && early.retryAfterMs <= 1_000, `until the settle window (2 × 500 ms) passes: ${early.retryAfterMs}`);
-    t.equal(checkout.store.peek(key)?.status, 'unknown', 'the key stays parked');
-    t.equal((await x.c.release()).released, 1, 'the gateway processes it after all');
-    await x.c.until(() => x.c.ledger(key), (l) => l.length === 1);
-    const late = await x.sf.reconcile(checkout.store, settlementLookup(x.base));
-    t.equal(late.done, 1, 'the late debit is found');
-    t.equal((await checkout.charge(ORDER, { idempotencyKey: key })).status, 'succeeded');
-    t.equal((await x.c.ledger(key)).length, 1);
-  }],
-
-  ['processed after the client gave up: reconcile() re-sends the same key while the first is held, one debit', async (t, x) => {
-    const key = `late2-${uid()}`;
-    await x.c.force('processAfterGiveUp');
-    const checkout = x.client({ retry: { ...fast, maxAttempts: 1 }, attemptTimeoutMs: 150 });
-    t.equal((await checkout.charge(ORDER, { idempotencyKey: key })).status, 'unknown');
-    const settled = await checkout.reconcile(key);
-    t.equal(settled.status, 'succeeded', 'the re-sent key was processed');
-    t.equal((await x.c.release()).released, 1, 'then the held first request is processed');
-    await x.c.waitIdle();
-    const s = await x.c.stats();
-    t.equal(s.replays, 1, 'the held request, processed late, was answered from the key');
-    t.equal((await x.c.ledger(key)).length, 1, 'one debit');
-  }],
-
-  ['checkout: 503, 503, then success: one key on every attempt, one debit', async (t, x) => {
-    const key = `blip-${uid()}`;
-    await x.c.force('status503', 2);
-    const seen = [];
-    const checkout = x.client({ retry: fast, onAttempt: (a) => seen.push(a) });
-    const out = await checkout.charge(ORDER, { idempotencyKey: key });
-    t.equal(out.status, 'succeeded');
-    t.deepEqual(seen.map((a) => a.attempt), [1, 2, 3]);
-    t.ok(seen.every((a) => a.key === key), 'the same key');
-    t.equal((await x.c.ledger(key)).length, 1);
-  }],
-
-  ['checkout: 429 with Retry-After is honoured', async (t, x) => {
-    const key = `rl-${uid()}`;
-    await x.c.force('status429');
-    const at = [];
-    const checkout = x.client({ retry: { ...fast, maxDelayMs: 5_000 }, onAttempt: () => at.push(Date.now()) });
-    t.equal((await checkout.charge(ORDER, { idempotencyKey: key })).status, 'succeeded');
-    t.equal(at.length, 2);
-    t.ok(at[1] - at[0] >= 950, `waited ${at[1] - at[0]} ms for Retry-After: 1`);
-  }],
-
-  ['checkout: an open circuit answers unavailable (nothing sent, key free), never a rejection', async (t, x) => {
-    await x.c.force('status503', 3);
-    const checkout = x.client({ retry: { ...fast, maxAttempts: 1 }, breaker: { failureThreshold: 1, openDurationMs: 60_000 } });
-    const first = await checkout.charge(ORDER, { idempotencyKey: `cb1-${uid()}` });
-    t.equal(first.status, 'unknown', 'a 503 answer: it may have been processed');
-    const before = (await x.c.stats()).requests;
-    const key = `cb2-${uid()}`;
-    const second = await checkout.charge(ORDER, { idempotencyKey: key });
-    t.equal(second.status, 'unavailable');
-    t.equal(second.reason, 'circuit-open');
-    t.ok(second.retryAfterMs > 0, `retryAfterMs ${second.retryAfterMs}`);
-    t.equal((await x.c.stats()).requests, before, 'nothing was sent');
-    t.equal(checkout.store.peek(key), undefined, 'the key is free');
-  }],
-
-  ['checkout: 12 charges against a failing gateway all resolve; breaker: false sends every one', async (t, x) => {
-    await x.c.force('status503', 100);
-    const withBreaker = x.client({ retry: { ...fast, maxAttempts: 1 } });
-    const statuses = [];
-    for (let i = 0; i < 12; i++) statuses.push((await withBreaker.charge(ORDER)).status);
-    t.ok(statuses.slice(0, 10).every((s) => s === 'unknown'), statuses.join());
-    t.deepEqual(statuses.slice(10), ['unavailable', 'unavailable'], 'charges 11+ meet the open circuit');
-    const before = (await x.c.stats()).requests;
-    const without = x.client({ retry: { ...fast, maxAttempts: 1 }, breaker: false });
-    const outs = [];
-    for (let i = 0; i < 12; i++) outs.push((await without.charge(ORDER)).status);
-    t.ok(outs.every((s) => s === 'unknown'), outs.join());
-    t.equal((await x.c.stats()).requests - before, 12, 'breaker: false sent every charge');
-    await x.c.reset();
-  }],
-
-  ['resilientFetch: QUERY is retried like GET; TRACE is refused before anything is sent', async (t, x) => {
-    const id = uid();
-    let retries = 0;
-    const res = await x.sf.resilientFetch(`${x.base}/__flaky/${id}?drop=2`, { method: 'QUERY', body: '{"q":1}', headers: { 'content-type': 'application/json' } }, { breaker: false, budget: false, retry: fast, onRetry: () => (retries += 1) });
-    t.equal(res.status, 200);
-    const seen = await x.c.flakyCount(id);
-    t.ok(retries >= 1 && seen.n === 3, `QUERY was retried (${retries} retries, ${seen.n} requests)`);
-    t.equal(seen.methods.at(-1), 'QUERY');
-    const trace = uid();
-    await t.rejects(x.sf.resilientFetch(`${x.base}/__flaky/${trace}`, { method: 'TRACE' }, { breaker: false, budget: false, retry: fast }), (e) => e instanceof TypeError, 'TRACE');
-    t.equal((await x.c.flakyCount(trace)).n, 0, 'nothing sent');
-  }],
-
-  ['resilientFetch: bufferBody makes a ReadableStream body retryable for a keyed POST', async (t, x) => {
-    const id = uid();
-    const bytes = new TextEncoder().encode('{"amountCents":4999,"currency":"usd"}');
-    const stream = new ReadableStream({ start(ctl) { ctl.enqueue(bytes.slice(0, 10)); ctl.enqueue(bytes.slice(10)); ctl.close(); } });
-    const res = await x.sf.resilientFetch(`${x.base}/__flaky/${id}?fail=1`, { method: 'POST', body: stream, headers: { 'content-type': 'application/json' } }, { breaker: false, budget: false, retry: fast, idempotencyKey: 'auto', bufferBody: true });
-    t.equal(res.status, 200);
-    const seen = await x.c.flakyCount(id);
-    t.equal(seen.n, 2, 'a 503, then the retry');
-    t.deepEqual(seen.bodies, [new TextDecoder().decode(bytes), new TextDecoder().decode(bytes)], 'the same bytes both times');
-  }],
-
-  ['withRetry: an isRetryable that returns a Promise is awaited', async (t, x) => {
-    let calls = 0;
-    const out = await x.sf.withRetry(
-      () => {
-        calls += 1;
-        if (calls < 3) throw new Error('flaky');
-        return 'ok';
-      },
-      { ...fast, isRetryable: async (e) => e.message === 'flaky' },
-    );
-    t.equal(out, 'ok');
-    t.equal(calls, 3);
-  }],
-
-  ['withRetry: the context and onRetry info are frozen on every attempt', async (t, x) => {
-    const frozen = [];
-    let calls = 0;
-    await x.sf.withRetry(
-      (ctx) => {
-        frozen.push(Object.isFrozen(ctx));
-        calls += 1;
-        if (calls < 3) throw Object.assign(new Error('503'), { status: 503 });
-        return 1;
-      },
-      { ...fast, maxElapsedMs: 5_000, onRetry: (info) => frozen.push(Object.isFrozen(info)) },
-    );
-    t.deepEqual(frozen, [true, true, true, true, true], 'ctx 1, info 1, ctx 2, info 2, ctx 3');
-  }],
-
-  ['parseRetryAfter reads an RFC 850 two-digit year relative to now', async (t, x) => {
-    const now = Date.now();
-    const inTen = Math.ceil(now / 1000) * 1000 + 10_000;
-    t.equal(x.sf.parseRetryAfter(rfc850(inTen), now), inTen - now, `${rfc850(inTen)} is this century`);
-    t.equal(x.sf.parseRetryAfter('Sunday, 06-Nov-94 08:49:37 GMT', now), 0, "'94 is 1994, in the past, not 2094");
-    // 49 years ahead is still ahead (a fixed 1970 pivot would read it as last century, in the past).
-    const ahead = new Date(now);
-    ahead.setUTCFullYear(ahead.getUTCFullYear() + 49);
-    const wait = x.sf.parseRetryAfter(rfc850(ahead.getTime()), now);
-    t.ok(wait > 48 * 365 * 86_400_000, `${rfc850(ahead.getTime())} is 49 years ahead: ${wait} ms`);
-  }],
+  [
+    'parseRetryAfter reads an RFC 850 two-digit year relative to now',
+    async (t, x) => {
+      const now = Date.now();
+      const inTen = Math.ceil(now / 1000) * 1000 + 10_000;
+      t.equal(x.sf.parseRetryAfter(rfc850(inTen), now), inTen - now, `${rfc850(inTen)} is this century`);
+      t.equal(x.sf.parseRetryAfter('Sunday, 06-Nov-94 08:49:37 GMT', now), 0, "'94 is 1994, in the past, not 2094");
+      // 49 years ahead is still ahead (a fixed 1970 pivot would read it as last century, in the past).
+      const ahead = new Date(now);
+      ahead.setUTCFullYear(ahead.getUTCFullYear() + 49);
+      const wait = x.sf.parseRetryAfter(rfc850(ahead.getTime()), now);
+      t.ok(wait > 48 * 365 * 86_400_000, `${rfc850(ahead.getTime())} is 49 years ahead: ${wait} ms`);
+    },
+  ],
 ];
 
 /**

@@ -10,7 +10,13 @@ function check() {
     t.count += 1;
     if (!v) t.failures.push(m);
   };
-  t.result = (name, extra) => ({ name, ok: t.failures.length === 0, assertions: t.count, ...(t.failures.length ? { error: t.failures.join('; ') } : {}), ...extra });
+  t.result = (name, extra) => ({
+    name,
+    ok: t.failures.length === 0,
+    assertions: t.count,
+    ...(t.failures.length ? { error: t.failures.join('; ') } : {}),
+    ...extra,
+  });
   return t;
 }
 

@@ -33,7 +33,14 @@ const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
  */
 export const FAULT_SETTINGS = Object.freeze({ retryAfterSeconds: 1, slowMs: 300, timeoutHoldMs: 5_000, processLateMs: 60_000 });
 
-const MIME = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8', '.json': 'application/json', '.wasm': 'application/wasm', '.ts': 'text/plain' };
+const MIME = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.json': 'application/json',
+  '.wasm': 'application/wasm',
+  '.ts': 'text/plain',
+};
 
 function readJson(req) {
   return new Promise((ok, fail) => {
@@ -71,7 +78,12 @@ export async function startFaultServer({ packageDir = join(ROOT, 'tests', 'node_
     if (file !== base && !file.startsWith(base + sep)) return reply(res, 403, { error: 'outside root' });
     try {
       const body = await readFile(file);
-      res.writeHead(200, { 'content-type': MIME[extname(file)] ?? 'application/octet-stream', 'content-length': body.length, 'cache-control': 'no-store', connection: 'close' });
+      res.writeHead(200, {
+        'content-type': MIME[extname(file)] ?? 'application/octet-stream',
+        'content-length': body.length,
+        'cache-control': 'no-store',
+        connection: 'close',
+      });
       res.end(body);
     } catch {
       reply(res, 404, { error: `no ${rel}` });

@@ -96,9 +96,11 @@ export async function runSoak(sf, { base, charges = 2_000, concurrency = 24, see
     }
   };
   let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < charges) await settle(list[next++]);
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < charges) await settle(list[next++]);
+    }),
+  );
   await c.waitIdle(50);
   await c.force('processAfterGiveUp', lateCharges);
   // Five at a time: fewer than the browser's six connections per origin, so none waits in its queue.
@@ -169,7 +171,9 @@ export async function runSoak(sf, { base, charges = 2_000, concurrency = 24, see
     } else if (x.status === 'declined' || x.status === 'not-charged') {
       if (d.length !== 0) {
         const r = x.record;
-        const timing = r ? `; last attempt at +0, window ${r.settleAfterMs} ms, attempts ${r.attempts}, believed by +${x.decidedBy - r.lastAttemptAt} ms, debited at +${d[0].at - r.lastAttemptAt} ms` : '';
+        const timing = r
+          ? `; last attempt at +0, window ${r.settleAfterMs} ms, attempts ${r.attempts}, believed by +${x.decidedBy - r.lastAttemptAt} ms, debited at +${d[0].at - r.lastAttemptAt} ms`
+          : '';
         why = `${x.status} (via ${x.via}) but ${d.length} debits${timing}`;
       }
     } else {
@@ -211,7 +215,13 @@ export async function runSoak(sf, { base, charges = 2_000, concurrency = 24, see
     conflicts: stats.conflicts,
     violations,
   };
-  figures.ok = doubles + foreign === 0 && lost === 0 && unknownAfter === 0 && counts.rejected === 0 && clientCents === ledgerCents && figures.succeeded + figures.declined + figures.notCharged === total;
+  figures.ok =
+    doubles + foreign === 0 &&
+    lost === 0 &&
+    unknownAfter === 0 &&
+    counts.rejected === 0 &&
+    clientCents === ledgerCents &&
+    figures.succeeded + figures.declined + figures.notCharged === total;
   await c.configure({ seed: 12, faults: {} }); // leave the gateway as the cases expect it
   return figures;
 }
@@ -226,7 +236,10 @@ export function formatSoak(f, where) {
     `  unknown ${n(f.unknownBefore)} → ${n(f.unknownAfter)} after ${f.rounds.length} reconcile rounds (${n(f.deferred)} "failed" answers deferred inside the settle window)`,
     `  final: ${n(f.succeeded)} succeeded (${n(f.succeededViaReconcile)} via reconciliation), ${n(f.declined)} declined, ${n(f.notCharged)} not charged`,
     `  double charges ${f.doubleCharges}, lost ${f.lost}; client ${n(f.clientCents)} ¢ vs ledger ${n(f.ledgerCents)} ¢`,
-    `  faults: ${Object.entries(f.faults).filter(([, v]) => v > 0).map(([k, v]) => `${k} ${v}`).join(', ')}`,
+    `  faults: ${Object.entries(f.faults)
+      .filter(([, v]) => v > 0)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
     ...f.rounds.map((r) => `    round ${JSON.stringify(r)}`),
     ...f.violations.map((v) => `  VIOLATION ${v.key}: ${v.why}`),
   ].join('\n');

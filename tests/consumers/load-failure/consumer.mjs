@@ -2,20 +2,33 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 
 let n = 0;
-const ok = (value, message) => { assert.ok(value, message); n += 1; };
+const ok = (value, message) => {
+  assert.ok(value, message);
+  n += 1;
+};
 
 // The import itself must succeed although the .wasm is broken.
 const s = await import('steadfast');
 ok(true, 'import resolved');
 
-const failure = await s.ready.then(() => undefined, (e) => e);
+const failure = await s.ready.then(
+  () => undefined,
+  (e) => e,
+);
 ok(failure instanceof s.WasmUnavailableError, `ready rejects with WasmUnavailableError, got ${failure}`);
 ok(failure.code === 'WASM_UNAVAILABLE' && failure.name === 'WasmUnavailableError' && failure.reason === 'load', 'code, name, reason');
 ok(failure.cause instanceof WebAssembly.CompileError, 'the cause is the CompileError');
 ok(/steadfast_core_bg\.wasm/.test(failure.message), `the message says what to check: ${failure.message}`);
 ok(s.isSteadfastError(failure, 'WASM_UNAVAILABLE'), 'isSteadfastError(e, code)');
 
-const thrown = (fn) => { try { fn(); } catch (e) { return e; } return undefined; };
+const thrown = (fn) => {
+  try {
+    fn();
+  } catch (e) {
+    return e;
+  }
+  return undefined;
+};
 for (const [what, call] of [
   ['new CircuitBreaker', () => new s.CircuitBreaker({ failureThreshold: 1, openDurationMs: 1 })],
   ['new RetryBudget', () => new s.RetryBudget({ capacity: 1, refillPerSec: 1 })],
@@ -31,7 +44,12 @@ for (const [what, call] of [
   ok(e instanceof s.WasmUnavailableError && e !== failure, `${what} throws a fresh WasmUnavailableError, got ${e}`);
   ok(e.message.includes(what.replace('new ', '')) || e.message.includes('needs the WebAssembly core'), `${what}: the message names the call: ${e.message}`);
 }
-const rejected = await s.withRetry(() => 1).then(() => undefined, (e) => e);
+const rejected = await s
+  .withRetry(() => 1)
+  .then(
+    () => undefined,
+    (e) => e,
+  );
 ok(rejected instanceof s.WasmUnavailableError, `withRetry rejects (never throws) with WasmUnavailableError, got ${rejected}`);
 
 // What does not need the core keeps working.

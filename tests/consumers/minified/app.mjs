@@ -2,7 +2,10 @@ import assert from 'node:assert/strict';
 import * as s from 'steadfast';
 
 let n = 0;
-const eq = (a, b, m) => { assert.equal(a, b, m); n += 1; };
+const eq = (a, b, m) => {
+  assert.equal(a, b, m);
+  n += 1;
+};
 
 await s.ready;
 const breaker = new s.CircuitBreaker({ failureThreshold: 1, openDurationMs: 60_000 });
@@ -30,6 +33,9 @@ const cases = [
   [new s.BulkheadRejectedError(1, 0), 'BulkheadRejectedError'],
 ];
 for (const [error, name] of cases) eq(error.name, name, `${name} after minification`);
-const timedOut = await s.timeout(1).execute(() => new Promise(() => {})).catch((e) => e);
+const timedOut = await s
+  .timeout(1)
+  .execute(() => new Promise(() => {}))
+  .catch((e) => e);
 eq(timedOut.name, 'TimeoutError', 'a thrown TimeoutError');
 console.log(`minified: ${n} assertions`);

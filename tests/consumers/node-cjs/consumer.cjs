@@ -9,7 +9,10 @@ const { withRetry, CircuitBreaker, CircuitOpenError, isSteadfastError, version }
 
 const PLANNED = 20;
 let checks = 0;
-const check = (fn, ...args) => { fn(...args); checks += 1; };
+const check = (fn, ...args) => {
+  fn(...args);
+  checks += 1;
+};
 
 async function main() {
   check(assert.equal, require.resolve('steadfast'), path.join(__dirname, 'node_modules', 'steadfast', 'index.node.js'));
@@ -19,11 +22,14 @@ async function main() {
   // withRetry: 503 once, then success; the second attempt reports attempt 2.
   const seen = [];
   const retries = [];
-  const value = await withRetry(async ({ attempt }) => {
-    seen.push(attempt);
-    if (attempt === 1) throw Object.assign(new Error('Service Unavailable'), { status: 503 });
-    return 'ok';
-  }, { maxAttempts: 4, baseDelayMs: 1, maxDelayMs: 4, onRetry: (info) => retries.push(info) });
+  const value = await withRetry(
+    async ({ attempt }) => {
+      seen.push(attempt);
+      if (attempt === 1) throw Object.assign(new Error('Service Unavailable'), { status: 503 });
+      return 'ok';
+    },
+    { maxAttempts: 4, baseDelayMs: 1, maxDelayMs: 4, onRetry: (info) => retries.push(info) },
+  );
   check(assert.equal, value, 'ok');
   check(assert.deepEqual, seen, [1, 2]);
   check(assert.equal, retries.length, 1);
@@ -44,13 +50,27 @@ async function main() {
   check(assert.equal, breaker.currentState, 'open');
 
   let called = false;
-  const refused = await breaker.execute(() => { called = true; }).then(() => assert.fail('must reject'), (e) => e);
+  const refused = await breaker
+    .execute(() => {
+      called = true;
+    })
+    .then(
+      () => assert.fail('must reject'),
+      (e) => e,
+    );
   check(assert.ok, refused instanceof CircuitOpenError);
   check(assert.equal, refused.code, 'CIRCUIT_OPEN');
   check(assert.equal, refused.retryAfterMs, 10_000);
   check(assert.ok, isSteadfastError(refused));
   check(assert.equal, called, false, 'an open circuit must not call fn');
-  check(assert.equal, await breaker.execute(() => 'live', () => 'cached'), 'cached');
+  check(
+    assert.equal,
+    await breaker.execute(
+      () => 'live',
+      () => 'cached',
+    ),
+    'cached',
+  );
 
   now += 10_000;
   check(assert.equal, breaker.currentState, 'half-open');

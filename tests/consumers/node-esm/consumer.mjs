@@ -17,7 +17,10 @@ import {
 
 const PLANNED = 24;
 let checks = 0;
-const check = (fn, ...args) => { fn(...args); checks += 1; };
+const check = (fn, ...args) => {
+  fn(...args);
+  checks += 1;
+};
 
 // It is this project's install, through the `node` export condition (not a path import, not ../pkg).
 const resolved = fileURLToPath(import.meta.resolve('steadfast'));
@@ -50,8 +53,16 @@ const order = { idempotencyKey: key, amountCents: 4999, currency: 'usd' };
 const result = await chargeCustomer(order, deps);
 check(assert.deepEqual, result, { reference: 'ch_2', amountCents: 4999 });
 check(assert.equal, gatewayCalls, 2, 'one transient failure, then success: two gateway calls');
-check(assert.deepEqual, attempts.map((a) => a.attempt), [1, 2]);
-check(assert.ok, attempts.every((a) => a.key === key), `every attempt carries ${key}: ${JSON.stringify(attempts)}`);
+check(
+  assert.deepEqual,
+  attempts.map((a) => a.attempt),
+  [1, 2],
+);
+check(
+  assert.ok,
+  attempts.every((a) => a.key === key),
+  `every attempt carries ${key}: ${JSON.stringify(attempts)}`,
+);
 check(assert.equal, new Set(attempts.map((a) => a.key)).size, 1);
 check(assert.deepEqual, store.peek(key), { status: 'done', result });
 check(assert.equal, breaker.currentState, 'closed');
@@ -79,8 +90,10 @@ const decline = async () => {
   declinedCalls += 1;
   throw Object.assign(new Error('card_declined'), { status: 402 });
 };
-const declined = await chargeCustomer({ idempotencyKey: declinedKey, amountCents: 100, currency: 'usd' },
-  { ...deps, gateway: decline }).then(() => assert.fail('a decline must reject'), (e) => e);
+const declined = await chargeCustomer({ idempotencyKey: declinedKey, amountCents: 100, currency: 'usd' }, { ...deps, gateway: decline }).then(
+  () => assert.fail('a decline must reject'),
+  (e) => e,
+);
 check(assert.equal, declined.status, 402);
 check(assert.equal, declinedCalls, 1, 'a 402 must not be retried');
 check(assert.equal, isTransientError(declined), false);

@@ -7,7 +7,10 @@ import { withRetry, CircuitBreaker, IdempotencyStore, RetryBudget, pipeline } fr
 import { instrument } from 'steadfast/otel';
 
 let n = 0;
-const eq = (a, b, m) => { assert.deepEqual(a, b, m); n += 1; };
+const eq = (a, b, m) => {
+  assert.deepEqual(a, b, m);
+  n += 1;
+};
 
 context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
 const spans = new InMemorySpanExporter();
@@ -39,26 +42,42 @@ await tracer.startActiveSpan('checkout', async (span) => {
 
 const [checkout] = spans.getFinishedSpans();
 eq(checkout.name, 'checkout', 'the span was exported');
-eq(checkout.events.map((e) => e.name), [
-  'steadfast.retry',
-  'steadfast.retry',
-  'steadfast.give_up',
-  'steadfast.budget.refused',
-  'steadfast.give_up',
-  'steadfast.breaker.state_change',
-  'steadfast.idempotency',
-  'steadfast.idempotency',
-  'steadfast.idempotency',
-], 'span events in order');
-eq(checkout.events[0].attributes, { 'steadfast.attempt': 1, 'error.type': 'Error', 'steadfast.delay_ms': checkout.events[0].attributes['steadfast.delay_ms'] }, 'retry event attributes');
+eq(
+  checkout.events.map((e) => e.name),
+  [
+    'steadfast.retry',
+    'steadfast.retry',
+    'steadfast.give_up',
+    'steadfast.budget.refused',
+    'steadfast.give_up',
+    'steadfast.breaker.state_change',
+    'steadfast.idempotency',
+    'steadfast.idempotency',
+    'steadfast.idempotency',
+  ],
+  'span events in order',
+);
+eq(
+  checkout.events[0].attributes,
+  { 'steadfast.attempt': 1, 'error.type': 'Error', 'steadfast.delay_ms': checkout.events[0].attributes['steadfast.delay_ms'] },
+  'retry event attributes',
+);
 eq(checkout.events[2].attributes['steadfast.reason'], 'attempts');
 eq(checkout.events[4].attributes['steadfast.reason'], 'budget');
 eq(checkout.events[5].attributes['steadfast.breaker.state'], 'open');
-eq(checkout.events.slice(6).map((e) => e.attributes['steadfast.idempotency.outcome']), ['run', 'done', 'replay']);
+eq(
+  checkout.events.slice(6).map((e) => e.attributes['steadfast.idempotency.outcome']),
+  ['run', 'done', 'replay'],
+);
 
 await reader.forceFlush();
 const exported = metricExporter.getMetrics().at(-1);
-const metrics = new Map(exported.scopeMetrics.filter((s) => s.scope.name === 'steadfast').flatMap((s) => s.metrics).map((m) => [m.descriptor.name, m]));
+const metrics = new Map(
+  exported.scopeMetrics
+    .filter((s) => s.scope.name === 'steadfast')
+    .flatMap((s) => s.metrics)
+    .map((m) => [m.descriptor.name, m]),
+);
 const sum = (name, attr, value) =>
   (metrics.get(name)?.dataPoints ?? []).filter((p) => attr === undefined || p.attributes[attr] === value).reduce((a, p) => a + p.value, 0);
 eq(sum('steadfast.retry.count'), 2, 'retries counted');
@@ -77,8 +96,18 @@ await tracer.startActiveSpan('after-stop', async (span) => {
 });
 eq(spans.getFinishedSpans().find((s) => s.name === 'after-stop').events.length, 0, 'no events after stop()');
 await reader.forceFlush();
-const later = new Map(metricExporter.getMetrics().at(-1).scopeMetrics.flatMap((s) => s.metrics).map((m) => [m.descriptor.name, m]));
-eq(later.get('steadfast.retry.count').dataPoints.reduce((a, p) => a + p.value, 0), 2, 'no counts after stop()');
+const later = new Map(
+  metricExporter
+    .getMetrics()
+    .at(-1)
+    .scopeMetrics.flatMap((s) => s.metrics)
+    .map((m) => [m.descriptor.name, m]),
+);
+eq(
+  later.get('steadfast.retry.count').dataPoints.reduce((a, p) => a + p.value, 0),
+  2,
+  'no counts after stop()',
+);
 
 await meterProvider.shutdown();
 await tracerProvider.shutdown();

@@ -15,7 +15,10 @@ const stray = [];
 for (const line of readFileSync(outputFile, 'utf8').split('\n')) {
   const m = line.match(/^(.*?)\((\d+),(\d+)\): error (TS\d+):/);
   if (!m) continue;
-  if (!m[1].endsWith('type-errors.ts')) { stray.push(line); continue; }
+  if (!m[1].endsWith('type-errors.ts')) {
+    stray.push(line);
+    continue;
+  }
   const n = Number(m[2]);
   if (!got.has(n)) got.set(n, []);
   got.get(n).push(m[4]);

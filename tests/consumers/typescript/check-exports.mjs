@@ -11,8 +11,12 @@ for (const [, kind, name] of dts.matchAll(/^export\s+(?:declare\s+)?(function|cl
 const runtime = new Set(Object.keys(await import('steadfast')));
 const consumer = readFileSync('every-export.ts', 'utf8');
 const imported = new Set(
-  [...consumer.matchAll(/import\s+(?:type\s+)?\{([^}]*)\}\s+from\s+'steadfast'/g)]
-    .flatMap(([, names]) => names.split(',').map((n) => n.trim().replace(/^type\s+/, '')).filter(Boolean)),
+  [...consumer.matchAll(/import\s+(?:type\s+)?\{([^}]*)\}\s+from\s+'steadfast'/g)].flatMap(([, names]) =>
+    names
+      .split(',')
+      .map((n) => n.trim().replace(/^type\s+/, ''))
+      .filter(Boolean),
+  ),
 );
 
 const problems = [];

@@ -152,7 +152,6 @@ import type {
   PersistentCheckoutKey,
 } from 'steadfast';
 
-
 export type TypeChecks = [
   Expect<Equal<BreakerStoreState, 'closed' | 'open' | 'half-open' | 'isolated'>>,
   Expect<Equal<BreakerStoreTransition, 'none' | 'closed' | 'open' | 'half-open' | 'isolated'>>,
@@ -356,8 +355,15 @@ export async function main(): Promise<number> {
     new OfflineError(),
   ];
   const codes: SteadfastErrorCode[] = errors.map((error) => error.code);
-  check(errors.every((error) => isSteadfastError(error) && error instanceof Error), 'every error is branded');
-  check(codes.join() === 'INVALID_OPTION,CIRCUIT_OPEN,DUPLICATE_IN_FLIGHT,OUTCOME_UNKNOWN,KEY_REUSED,RETRY_BUDGET_EXHAUSTED,DEADLINE_EXCEEDED,KEY_NOT_FOUND,CHECKOUT_REJECTED,OFFLINE', codes.join());
+  check(
+    errors.every((error) => isSteadfastError(error) && error instanceof Error),
+    'every error is branded',
+  );
+  check(
+    codes.join() ===
+      'INVALID_OPTION,CIRCUIT_OPEN,DUPLICATE_IN_FLIGHT,OUTCOME_UNKNOWN,KEY_REUSED,RETRY_BUDGET_EXHAUSTED,DEADLINE_EXCEEDED,KEY_NOT_FOUND,CHECKOUT_REJECTED,OFFLINE',
+    codes.join(),
+  );
   const thrown: unknown = errors[1];
   if (isSteadfastError(thrown)) {
     const code: SteadfastErrorCode = thrown.code;
@@ -381,7 +387,14 @@ export async function main(): Promise<number> {
   };
   const retryOptions: FetchRetryOptions = { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2, jitter: 'full' };
   const registry = new BreakerRegistry({ failureThreshold: 5, openDurationMs: 1_000 });
-  const fetchOptions: ResilientFetchOptions = { fetch: stubFetch, retry: retryOptions, breaker: registry, budget: false, idempotencyKey: 'auto', attemptTimeoutMs: 1_000 };
+  const fetchOptions: ResilientFetchOptions = {
+    fetch: stubFetch,
+    retry: retryOptions,
+    breaker: registry,
+    budget: false,
+    idempotencyKey: 'auto',
+    attemptTimeoutMs: 1_000,
+  };
   const init: FetchInit = { method: 'POST', body: '{}' };
   const response: FetchResponse = await resilientFetch('https://pay.example.test/v1/charges', init, fetchOptions);
   check(response.status === 200 && sentKeys.length === 2 && sentKeys[0] !== null && sentKeys[0] === sentKeys[1], `resilientFetch keys: ${sentKeys.join()}`);
@@ -389,7 +402,13 @@ export async function main(): Promise<number> {
 
   // The checkout client over the same stub.
   sentKeys.length = 0;
-  const clientOptions: CheckoutClientOptions = { endpoint: 'https://pay.example.test/v1/charges', fetch: stubFetch, retry: retryOptions, breaker: { failureThreshold: 5, openDurationMs: 1_000 }, onAttempt: () => undefined };
+  const clientOptions: CheckoutClientOptions = {
+    endpoint: 'https://pay.example.test/v1/charges',
+    fetch: stubFetch,
+    retry: retryOptions,
+    breaker: { failureThreshold: 5, openDurationMs: 1_000 },
+    onAttempt: () => undefined,
+  };
   const client: CheckoutClient = createCheckoutClient(clientOptions);
   const request: ChargeRequest = { amountCents: 500, currency: 'usd', note: 'every-export' };
   const outcome: ChargeOutcome = await client.charge(request, { idempotencyKey: 'order-every-export' });
@@ -402,7 +421,10 @@ export async function main(): Promise<number> {
   // Shared state: memory store, a Redis store whose client never answers, tabs, a persisted key.
   checks += await issue16();
   const shared = await sharedState();
-  check(shared.join() === 'closed,0,open 1,ran,closed,STORE_FULL 1,ch_1,SharedIdempotencyStore,STORE_UNAVAILABLE,redis (node-redis),local fallback,new,key', `shared state: ${shared.join()}`);
+  check(
+    shared.join() === 'closed,0,open 1,ran,closed,STORE_FULL 1,ch_1,SharedIdempotencyStore,STORE_UNAVAILABLE,redis (node-redis),local fallback,new,key',
+    `shared state: ${shared.join()}`,
+  );
   return checks;
 }
 
@@ -438,8 +460,18 @@ export async function sharedState(): Promise<string[]> {
     idempotency: (o) => store.idempotency(o),
   };
   const countedStates: string[] = [];
-  const counted = new SharedCircuitBreaker({ name: 'counted', store: counting, failureThreshold: 1, openDurationMs: 60_000, onStateChange: (s) => void countedStates.push(s) });
-  await counted.execute(async () => { throw new Error('down'); }).catch(() => undefined);
+  const counted = new SharedCircuitBreaker({
+    name: 'counted',
+    store: counting,
+    failureThreshold: 1,
+    openDurationMs: 60_000,
+    onStateChange: (s) => void countedStates.push(s),
+  });
+  await counted
+    .execute(async () => {
+      throw new Error('down');
+    })
+    .catch(() => undefined);
   out.push(`${countedStates.join('/')} ${trips}`);
   const events: StoreErrorEvent[] = [];
   const options: SharedBreakerOptions = { name: 'every-export', store, failureThreshold: 2, openDurationMs: 1000, onStoreError: (e) => events.push(e) };
@@ -449,10 +481,12 @@ export async function sharedState(): Promise<string[]> {
   const bound: RunOptions = { fingerprint: 'order-1', scope: 'customer-1' };
   const small = new IdempotencyStore<number>({ maxRecords: 1 });
   void small.run('a', () => new Promise<number>(() => undefined), bound);
-  const full = await small.run('b', async () => 1).then(
-    () => 'no error',
-    (e: unknown) => (e instanceof StoreFullError ? `${e.code} ${e.maxRecords}` : 'other'),
-  );
+  const full = await small
+    .run('b', async () => 1)
+    .then(
+      () => 'no error',
+      (e: unknown) => (e instanceof StoreFullError ? `${e.code} ${e.maxRecords}` : 'other'),
+    );
   out.push(full);
   const idem: SharedIdempotencyStore<{ id: string }> = createSharedIdempotencyStore<{ id: string }>(idemOptions);
   out.push((await idem.run('k', async () => ({ id: 'ch_1' }))).id, String(new SharedIdempotencyStore().constructor.name));
@@ -481,7 +515,6 @@ export async function sharedState(): Promise<string[]> {
   out.push(status, checkout.key.length > 0 ? 'key' : 'no key');
   return out;
 }
-
 
 export type ThrottleTypeChecks = [
   Expect<Equal<ReturnType<typeof retryErrorClass>, 'timeout' | 'throttled' | 'serverError'>>,
@@ -534,14 +567,22 @@ export async function issue16(): Promise<number> {
   ok(defaulted === 1 && DEFAULT_RETRY_POLICY.maxAttempts === 3, 'withRetry(fn) with the default policy');
 
   // Fallback typing is T | F on both breakers and on policies.
-  const viaFallback = await breaker.execute(async () => 1, () => 'cached' as const);
+  const viaFallback = await breaker.execute(
+    async () => 1,
+    () => 'cached' as const,
+  );
   const union: Expect<Equal<typeof viaFallback, number | 'cached'>> = true;
   ok(union && viaFallback === 1, 'execute(fn, fallback): T | F');
   const guarded = pipeline({ fallback: fallback('cached' as const), retry: { maxAttempts: 2, baseDelayMs: 0, maxDelayMs: 0 }, timeout: 1_000, breaker });
   const piped = await guarded.execute(async (ctx: PolicyContext) => ctx.attempt);
   const pipedType: Expect<Equal<typeof piped, number | 'cached'>> = true;
   ok(pipedType && piped === 1, 'pipeline result: T | F');
-  const stages: PipelineStages = { bulkhead: bulkhead(2, 2), retry: retry(DEFAULT_RETRY_POLICY), timeout: timeout(1_000), idempotency: idempotency(new IdempotencyStore()) };
+  const stages: PipelineStages = {
+    bulkhead: bulkhead(2, 2),
+    retry: retry(DEFAULT_RETRY_POLICY),
+    timeout: timeout(1_000),
+    idempotency: idempotency(new IdempotencyStore()),
+  };
   const opts: PolicyExecuteOptions = { idempotencyKey: 'order-ts-1' };
   ok((await pipeline(stages).execute(() => 'once', opts)) === 'once', 'pipeline with every stage');
   const wrapped: Policy = wrap(breaker, retry(), timeout(1_000));
@@ -565,7 +606,12 @@ export async function issue16(): Promise<number> {
     events.onBudgetRefused((e: BudgetRefusedEvent) => void seen.push(`refused ${e.attempt}`)),
     events.onIdempotency((e: IdempotencyEvent) => void seen.push(e.outcome)),
   ];
-  await withRetry(async () => { throw Object.assign(new Error('503'), { status: 503 }); }, { maxAttempts: 2, baseDelayMs: 0, maxDelayMs: 0 }).catch(() => undefined);
+  await withRetry(
+    async () => {
+      throw Object.assign(new Error('503'), { status: 503 });
+    },
+    { maxAttempts: 2, baseDelayMs: 0, maxDelayMs: 0 },
+  ).catch(() => undefined);
   for (const off of offs) off();
   ok(seen.join() === 'retry 1,giveUp attempts', `events: ${seen.join()}`);
   return n;

@@ -126,8 +126,35 @@ async function freshWorks(where) {
 
 const weirdNumber = fc.oneof(
   fc.constantFrom(
-    NaN, Infinity, -Infinity, -0, 0, -1, 1, 0.5, 0.999, 1.5, 2, 3, 10, 100, 1000, 1001, 2 ** 31 - 1, 2 ** 31, 2 ** 32,
-    2 ** 53, 2 ** 53 + 2, 1e21, 1e308, -1e308, 5e-324, 1e6, 1e6 + 1, 4294967295, 4294967296,
+    NaN,
+    Infinity,
+    -Infinity,
+    -0,
+    0,
+    -1,
+    1,
+    0.5,
+    0.999,
+    1.5,
+    2,
+    3,
+    10,
+    100,
+    1000,
+    1001,
+    2 ** 31 - 1,
+    2 ** 31,
+    2 ** 32,
+    2 ** 53,
+    2 ** 53 + 2,
+    1e21,
+    1e308,
+    -1e308,
+    5e-324,
+    1e6,
+    1e6 + 1,
+    4294967295,
+    4294967296,
   ),
   fc.double(),
   fc.integer({ min: -5, max: 5000 }),
@@ -158,23 +185,26 @@ function build(spec, where = 'value') {
     case 'date':
       return new Date(0);
     case 'throwingProxy':
-      return new Proxy({}, {
-        get() {
-          throw new UserBoom(`${where} proxy get`);
+      return new Proxy(
+        {},
+        {
+          get() {
+            throw new UserBoom(`${where} proxy get`);
+          },
+          has() {
+            throw new UserBoom(`${where} proxy has`);
+          },
+          ownKeys() {
+            throw new UserBoom(`${where} proxy ownKeys`);
+          },
+          getOwnPropertyDescriptor() {
+            throw new UserBoom(`${where} proxy descriptor`);
+          },
+          getPrototypeOf() {
+            throw new UserBoom(`${where} proxy prototype`);
+          },
         },
-        has() {
-          throw new UserBoom(`${where} proxy has`);
-        },
-        ownKeys() {
-          throw new UserBoom(`${where} proxy ownKeys`);
-        },
-        getOwnPropertyDescriptor() {
-          throw new UserBoom(`${where} proxy descriptor`);
-        },
-        getPrototypeOf() {
-          throw new UserBoom(`${where} proxy prototype`);
-        },
-      });
+      );
     case 'revokedProxy': {
       const { proxy, revoke } = Proxy.revocable({}, {});
       revoke();
@@ -256,8 +286,26 @@ function buildOptions(spec, where) {
 const int = (min, max) => fc.integer({ min, max });
 const TARGETS = {
   CircuitBreaker: {
-    keys: ['windowSize', 'failureRateThreshold', 'minimumCalls', 'failureThreshold', 'openDurationMs', 'probesToClose', 'clock', 'onStateChange', 'isFailure', 'state'],
-    valid: { windowSize: int(1, 20), failureRateThreshold: fc.double({ min: 0, max: 1, noNaN: true }), minimumCalls: int(1, 20), failureThreshold: int(1, 5), openDurationMs: int(0, 1000), probesToClose: int(1, 3) },
+    keys: [
+      'windowSize',
+      'failureRateThreshold',
+      'minimumCalls',
+      'failureThreshold',
+      'openDurationMs',
+      'probesToClose',
+      'clock',
+      'onStateChange',
+      'isFailure',
+      'state',
+    ],
+    valid: {
+      windowSize: int(1, 20),
+      failureRateThreshold: fc.double({ min: 0, max: 1, noNaN: true }),
+      minimumCalls: int(1, 20),
+      failureThreshold: int(1, 5),
+      openDurationMs: int(0, 1000),
+      probesToClose: int(1, 3),
+    },
     async call(o) {
       const b = new CircuitBreaker(o);
       return b;
@@ -272,7 +320,13 @@ const TARGETS = {
   },
   RetryBudget: {
     keys: ['capacity', 'refillPerSec', 'ratio', 'minRetriesPerSec', 'windowMs', 'clock'],
-    valid: { capacity: int(0, 10), refillPerSec: int(0, 10), ratio: fc.double({ min: 0, max: 2, noNaN: true }), minRetriesPerSec: int(0, 10), windowMs: int(1, 10_000) },
+    valid: {
+      capacity: int(0, 10),
+      refillPerSec: int(0, 10),
+      ratio: fc.double({ min: 0, max: 2, noNaN: true }),
+      minRetriesPerSec: int(0, 10),
+      windowMs: int(1, 10_000),
+    },
     call: async (o) => new RetryBudget(o),
     async use(b) {
       b.recordRequest();
@@ -283,7 +337,14 @@ const TARGETS = {
   },
   RetryQuota: {
     keys: ['preset', 'capacity', 'timeoutCost', 'throttledCost', 'serverErrorCost', 'successRefund'],
-    valid: { preset: fc.constantFrom('steadfast', 'aws'), capacity: int(1, 100), timeoutCost: int(0, 20), throttledCost: int(0, 20), serverErrorCost: int(0, 20), successRefund: int(0, 5) },
+    valid: {
+      preset: fc.constantFrom('steadfast', 'aws'),
+      capacity: int(1, 100),
+      timeoutCost: int(0, 20),
+      throttledCost: int(0, 20),
+      serverErrorCost: int(0, 20),
+      successRefund: int(0, 5),
+    },
     call: async (o) => new steadfast.RetryQuota(o),
     async use(q) {
       assert.equal(typeof q.tryConsume({ status: 429 }), 'boolean');
@@ -296,7 +357,12 @@ const TARGETS = {
   },
   RateLimiter: {
     keys: ['preset', 'beta', 'scaleConstant', 'smooth', 'minRatePerSec', 'minCapacity', 'increasePerSec', 'maxHoldMs', 'clock'],
-    valid: { preset: fc.constantFrom('cubic', 'aws', 'aimd'), beta: fc.double({ min: 0.01, max: 0.99, noNaN: true }), minRatePerSec: int(1, 100), maxHoldMs: int(0, 1000) },
+    valid: {
+      preset: fc.constantFrom('cubic', 'aws', 'aimd'),
+      beta: fc.double({ min: 0.01, max: 0.99, noNaN: true }),
+      minRatePerSec: int(1, 100),
+      maxHoldMs: int(0, 1000),
+    },
     call: async (o) => new steadfast.RateLimiter(o),
     async use(l) {
       l.record({ throttled: true, retryAfterMs: 0 });
@@ -320,12 +386,19 @@ const TARGETS = {
   },
   withRetry: {
     keys: ['maxAttempts', 'baseDelayMs', 'maxDelayMs', 'maxElapsedMs', 'jitter', 'isRetryable', 'onRetry', 'random', 'clock', 'signal', 'budget'],
-    valid: { maxAttempts: int(1, 3), baseDelayMs: int(0, 1), maxDelayMs: int(0, 2), maxElapsedMs: int(1, 50), jitter: fc.constantFrom('full', 'equal', 'decorrelated', 'none') },
+    valid: {
+      maxAttempts: int(1, 3),
+      baseDelayMs: int(0, 1),
+      maxDelayMs: int(0, 2),
+      maxElapsedMs: int(1, 50),
+      jitter: fc.constantFrom('full', 'equal', 'decorrelated', 'none'),
+    },
     // The function succeeds at once, so an accepted policy never sleeps here (retries are property 5).
-    call: async (o) => withRetry(async (ctx) => {
-      assert.equal(ctx.attempt, 1);
-      return 'ok';
-    }, o),
+    call: async (o) =>
+      withRetry(async (ctx) => {
+        assert.equal(ctx.attempt, 1);
+        return 'ok';
+      }, o),
   },
   jitter: {
     keys: ['kind', 'a', 'base', 'max'],
@@ -344,7 +417,12 @@ const TARGETS = {
     valid: { idempotencyKey: fc.constantFrom('k1', 'order-42'), amountCents: int(1, 10_000), currency: fc.constantFrom('usd', 'eur') },
     async call(o) {
       // Valid deps, overridden by whichever deps the fuzzer generated (each key is present in about half the cases).
-      const deps = { store: new IdempotencyStore(), breaker: new CircuitBreaker({ ...VALID_RATE }), gateway: async (c) => ({ reference: 'r', amountCents: c.amountCents }), policy: { maxAttempts: 1, baseDelayMs: 0, maxDelayMs: 0 } };
+      const deps = {
+        store: new IdempotencyStore(),
+        breaker: new CircuitBreaker({ ...VALID_RATE }),
+        gateway: async (c) => ({ reference: 'r', amountCents: c.amountCents }),
+        policy: { maxAttempts: 1, baseDelayMs: 0, maxDelayMs: 0 },
+      };
       const mixed = o !== null && typeof o === 'object' ? o : {};
       return chargeCustomer(o, { ...deps, ...pick(mixed, ['store', 'breaker', 'gateway', 'policy']) });
     },
@@ -390,7 +468,13 @@ const TARGETS = {
   },
   resilientFetch: {
     keys: ['retry', 'attemptTimeoutMs', 'deadlineMs', 'breaker', 'budget', 'idempotencyKey', 'onRetry'],
-    valid: { attemptTimeoutMs: int(1, 1000), deadlineMs: int(1, 1000), idempotencyKey: fc.constantFrom('auto', 'k1'), breaker: fc.constant(false), budget: fc.constant(false) },
+    valid: {
+      attemptTimeoutMs: int(1, 1000),
+      deadlineMs: int(1, 1000),
+      idempotencyKey: fc.constantFrom('auto', 'k1'),
+      breaker: fc.constant(false),
+      budget: fc.constant(false),
+    },
     async call(o) {
       // A real fetch is never made: the fuzzed options get an in-process fetch that answers 200.
       const fetch = async () => new Response('{}', { status: 200 });
