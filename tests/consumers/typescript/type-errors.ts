@@ -53,10 +53,7 @@ store.run(key, async () => 'a string, not a ChargeResult'); // @expect TS2322|TS
 const peeked: ChargeResult = store.peek(key).result; // @expect TS18048|TS2532|TS2339
 
 // The pipeline: its result is a ChargeResult, not a string; the gateway must return one.
-const charged: string = await chargeCustomer(
-  { idempotencyKey: key, amountCents: 100, currency: 'usd' },
-  { store, breaker, policy, gateway: async () => ({ reference: 'r', amountCents: 100 }) },
-); // @expect TS2322
+const charged: string = await chargeCustomer({ idempotencyKey: key, amountCents: 100, currency: 'usd' }, { store, breaker, policy, gateway: async () => ({ reference: 'r', amountCents: 100 }) }); // @expect TS2322
 const badDeps: ChargeDeps = { store, breaker, policy, gateway: async () => ({ reference: 1, amountCents: 100 }) }; // @expect TS2322
 chargeCustomer({ idempotencyKey: key, amountCents: '100', currency: 'usd' }, badDeps); // @expect TS2322|TS2345
 
@@ -74,14 +71,8 @@ const code: SteadfastErrorCode = 'CIRCUIT_CLOSED'; // @expect TS2322|TS2820
 // Issue 16: exact types.
 const inferredFromFn: string = await withRetry(async () => 1); // @expect TS2322
 withRetry(async () => 1, { ...policy, retryOnResult: 1 }); // @expect TS2322
-const fromGateway: string = await chargeCustomer(
-  { idempotencyKey: key, amountCents: 1, currency: 'usd' },
-  { store: new IdempotencyStore(), breaker, gateway: async () => ({ reference: 'r', amountCents: 1 }) },
-); // @expect TS2322
-const notOnlyT: number = await breaker.execute(
-  async () => 1,
-  async () => 'cached',
-); // @expect TS2322
+const fromGateway: string = await chargeCustomer({ idempotencyKey: key, amountCents: 1, currency: 'usd' }, { store: new IdempotencyStore(), breaker, gateway: async () => ({ reference: 'r', amountCents: 1 }) }); // @expect TS2322
+const notOnlyT: number = await breaker.execute(async () => 1, async () => 'cached'); // @expect TS2322
 const notOnlyTPipeline: number = await pipeline({ fallback: fallback('cached') }).execute(async () => 1); // @expect TS2322
 isSteadfastError(new Error('x'), 'CIRCUIT_CLOSED'); // @expect TS2345
 const maybe: unknown = new CircuitOpenError();
