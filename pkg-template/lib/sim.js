@@ -4,7 +4,11 @@
 // chart. Every rule and every default of the outage model lives in Rust (src/core/sim); the
 // option layout comes from the core too (simOutageLayout), so there is no list here to drift.
 
-import { simHistogram, simJitter, simOutage, simOutageLayout, simOutageDefaults } from '../steadfast_sim.js';
+import { simHistogram, simJitter, simOutage, simOutageLayout, simOutageDefaults, simHistogramDefaults, simJitterDefaults } from '../steadfast_sim.js';
+
+// The core's defaults (src/core/sim: `Default` impls), read once on first use.
+let histogramDefaults;
+let jitterDefaults;
 import * as o from './options.js';
 
 /** Strategy names, by core id. `fixed` waits exactly baseDelayMs; `none` is 1 s, 2 s, 4 s … */
@@ -34,13 +38,14 @@ export function simulateHistogram(options) {
   const opts = o.object(options, where, true);
   const v = read(opts, where, ['clients', 'baseDelayMs', 'maxDelayMs', 'attempt', 'bucketMs', 'seed']);
   const strategies = strategyList(opts, where);
+  const [clients, baseDelayMs, maxDelayMs, attempt, bucketMs, seed] = (histogramDefaults ??= simHistogramDefaults());
   const values = {
-    clients: v.clients ?? 10_000,
-    baseDelayMs: v.baseDelayMs ?? 1_000,
-    maxDelayMs: v.maxDelayMs ?? 30_000,
-    attempt: v.attempt ?? 1,
-    bucketMs: v.bucketMs ?? 100,
-    seed: v.seed ?? 1,
+    clients: v.clients ?? clients,
+    baseDelayMs: v.baseDelayMs ?? baseDelayMs,
+    maxDelayMs: v.maxDelayMs ?? maxDelayMs,
+    attempt: v.attempt ?? attempt,
+    bucketMs: v.bucketMs ?? bucketMs,
+    seed: v.seed ?? seed,
   };
   const run = (name) => {
     const out = o.core(where, values, () =>
@@ -83,12 +88,13 @@ export function jitterStats(options) {
   const where = 'jitterStats';
   const opts = o.object(options, where, true);
   const v = read(opts, where, ['samples', 'attempt', 'baseDelayMs', 'maxDelayMs', 'seed']);
+  const [samples, attempt, baseDelayMs, maxDelayMs, seed] = (jitterDefaults ??= simJitterDefaults());
   const values = {
-    samples: v.samples ?? 20_000,
-    attempt: v.attempt ?? 4,
-    baseDelayMs: v.baseDelayMs ?? 1_000,
-    maxDelayMs: v.maxDelayMs ?? 30_000,
-    seed: v.seed ?? 1,
+    samples: v.samples ?? samples,
+    attempt: v.attempt ?? attempt,
+    baseDelayMs: v.baseDelayMs ?? baseDelayMs,
+    maxDelayMs: v.maxDelayMs ?? maxDelayMs,
+    seed: v.seed ?? seed,
   };
   const out = o.core(where, values, () => simJitter(values.samples, values.attempt, values.baseDelayMs, values.maxDelayMs, values.seed));
   const rows = JITTER_ROWS.map((variant, i) => ({

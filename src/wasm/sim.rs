@@ -177,6 +177,35 @@ pub fn sim_outage_layout() -> String {
     s
 }
 
+/// The histogram's defaults (the core's `HistogramOptions::default()`), in [`sim_histogram`]'s
+/// argument order: clients, baseDelayMs, maxDelayMs, attempt, bucketMs, seed.
+#[wasm_bindgen(js_name = simHistogramDefaults)]
+pub fn sim_histogram_defaults() -> Vec<f64> {
+    let d = HistogramOptions::default();
+    vec![
+        d.clients,
+        d.base_delay_ms,
+        d.max_delay_ms,
+        d.attempt,
+        d.bucket_ms,
+        d.seed,
+    ]
+}
+
+/// The jitter table's defaults (the core's `JitterOptions::default()`), in [`sim_jitter`]'s argument
+/// order: samples, attempt, baseDelayMs, maxDelayMs, seed.
+#[wasm_bindgen(js_name = simJitterDefaults)]
+pub fn sim_jitter_defaults() -> Vec<f64> {
+    let d = JitterOptions::default();
+    vec![
+        d.samples,
+        d.attempt,
+        d.base_delay_ms,
+        d.max_delay_ms,
+        d.seed,
+    ]
+}
+
 /// The default option values, in [`sim_outage_layout`] order.
 #[wasm_bindgen(js_name = simOutageDefaults)]
 pub fn sim_outage_defaults() -> Vec<f64> {
