@@ -2,7 +2,7 @@
 // machine (rate window or consecutive failures, one half-open probe, stale outcomes ignored) is
 // the Rust core's; this class asks it for a permit, runs the call, and reports the outcome.
 
-import { CircuitOpenError } from './errors.js';
+import { CircuitOpenError, rejectSoon } from './errors.js';
 import * as o from './options.js';
 import { emit, listening } from './events.js';
 import { NOT_CLOSED, STATES, TRANSITION, readBreakerOptions } from './breaker-options.js';
@@ -67,8 +67,9 @@ export class CircuitBreaker {
           return Promise.reject(e);
         }
       }
-      // A fresh, stackless error per rejection: catch code may tag it (see errors.js).
-      return Promise.reject(CircuitOpenError.fast(-1 - permit));
+      // A fresh, stackless error per rejection: catch code may tag it (see errors.js). Rejected on
+      // the next microtask, once the caller's handler is attached (see rejectSoon).
+      return rejectSoon(CircuitOpenError.fast(-1 - permit));
     }
     if (permit >= TRANSITION) {
       // This call is the half-open probe: it must run and report even if the listener throws, or

@@ -1,6 +1,6 @@
 // Issue 16: errors that survive production (fresh, taggable, literal names) and the loading API.
 import { test, describe } from 'node:test';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
 import {
@@ -53,6 +53,55 @@ describe('CircuitOpenError: a fresh object per rejection', () => {
     const e = await b.execute(() => 'x').catch((err) => err);
     assert.ok(e.retryAfterMs > 59_000 && e.retryAfterMs <= 60_000);
     assert.equal(JSON.parse(JSON.stringify(e)).retryAfterMs, e.retryAfterMs);
+  });
+});
+
+describe('open-breaker rejection is settled after the caller attaches its handler', () => {
+  test('a rejection nobody handles is still reported as unhandled', () => {
+    // In a child process: node:test fails the current test on an unhandled rejection, which is the
+    // very thing this checks. Node's default is to print it and exit 1.
+    const child = spawnSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `
+      const { CircuitBreaker } = await import('steadfast');
+      const b = new CircuitBreaker({ failureThreshold: 1, openDurationMs: 60_000 });
+      await b.execute(() => Promise.reject(new Error('down'))).catch(() => {});
+      b.execute(() => 'x'); // no handler, ever
+    `,
+      ],
+      { cwd: fileURLToPath(new URL('.', import.meta.url)), encoding: 'utf8' },
+    );
+    assert.equal(child.status, 1, child.stderr);
+    assert.match(child.stderr, /CircuitOpenError: Circuit is open/);
+  });
+
+  test('a handler attached later still receives it; fn is never called', async () => {
+    const b = await trip();
+    let called = 0;
+    const p = b.execute(() => called++);
+    p.catch(() => {}); // keep Node quiet while we wait a turn
+    await new Promise((resolve) => setImmediate(resolve));
+    await assert.rejects(p, CircuitOpenError);
+    assert.equal(called, 0);
+  });
+
+  test('does not depend on queueMicrotask (fake-timer libraries may replace it)', async () => {
+    const b = await trip();
+    const real = globalThis.queueMicrotask;
+    globalThis.queueMicrotask = () => {
+      throw new Error('faked queueMicrotask must not be used');
+    };
+    try {
+      await assert.rejects(
+        b.execute(() => 'x'),
+        CircuitOpenError,
+      );
+    } finally {
+      globalThis.queueMicrotask = real;
+    }
   });
 });
 
