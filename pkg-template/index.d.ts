@@ -901,7 +901,10 @@ export interface ResilientFetchOptions {
   readonly budget?: RetryBudget | RetryQuota | false;
   /** Paces every attempt (first included) and learns from 429s / Retry-After. Default: none. */
   readonly rateLimiter?: RateLimiter;
-  /** `true`: a process-wide `new RateLimiter()` per origin (unless `rateLimiter` is given). Default false. */
+  /**
+   * `true`: a process-wide `new RateLimiter()` per origin (unless `rateLimiter` is given), for at most
+   * 1,000 origins (the oldest never-throttled limiter is dropped first). Default false.
+   */
   readonly adaptive?: boolean;
   /** Send this Idempotency-Key (or make one with 'auto', once, before the first attempt). */
   readonly idempotencyKey?: string | 'auto';

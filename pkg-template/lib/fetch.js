@@ -183,10 +183,33 @@ function checkRequest(url, method, headers) {
   new Request(url.href, { method, headers });
 }
 
+/**
+ * The process-wide limiter of `origin`. Bounded like BreakerRegistry (DEFAULT_MAX_ORIGINS): URLs
+ * built from client input must not grow memory without bound. Past the bound the oldest limiter
+ * that never saw a throttle goes (it has learned nothing a new one would not); only when every
+ * one is pacing does the oldest pacing one go.
+ */
 function limiterFor(origin) {
   let l = sharedLimiters.get(origin);
-  if (l === undefined) sharedLimiters.set(origin, (l = new RateLimiter()));
+  if (l === undefined) {
+    if (sharedLimiters.size >= DEFAULT_MAX_ORIGINS) {
+      let victim = sharedLimiters.keys().next().value;
+      for (const [o, limiter] of sharedLimiters) {
+        if (!limiter.enabled) {
+          victim = o;
+          break;
+        }
+      }
+      sharedLimiters.delete(victim);
+    }
+    sharedLimiters.set(origin, (l = new RateLimiter()));
+  }
   return l;
+}
+
+/** @internal How many origins have a process-wide adaptive limiter (tests check the bound). */
+export function adaptiveLimiterOrigins() {
+  return sharedLimiters.size;
 }
 
 function attemptTimeout(ms) {

@@ -244,4 +244,34 @@ describe('RateLimiter', () => {
     assert.equal(out.status, 'succeeded');
     assert.equal(seen.enabled, true);
   });
+
+  test('adaptive: true keeps at most 1,000 origins, and a throttled origin outlives idle ones', async () => {
+    // The internal counter, through the same module instance the package loaded (same file URL).
+    const { adaptiveLimiterOrigins } = await import(new URL('../node_modules/steadfast/lib/fetch.js', import.meta.url).href);
+    const opts = { breaker: false, budget: false, adaptive: true, retry: { maxAttempts: 1, baseDelayMs: 0, maxDelayMs: 0 } };
+    // The throttled origin: a 429 with Retry-After: 60 switches its limiter on and holds its sends.
+    const held = await resilientFetch('https://throttled.example.test/', undefined, {
+      ...opts,
+      fetch: async () => new Response('', { status: 429, headers: { 'retry-after': '60' } }),
+    });
+    assert.equal(held.status, 429);
+    const ok = async () => new Response('ok');
+    for (let i = 0; i < 1_500; i++) await resilientFetch(`https://o${i}.example.test/`, undefined, { ...opts, fetch: ok });
+    assert.equal(adaptiveLimiterOrigins(), 1_000);
+    // Still held: its limiter was not the one evicted (a fresh one would send at once).
+    let sent = 0;
+    const controller = new AbortController();
+    const next = resilientFetch(
+      'https://throttled.example.test/',
+      { signal: controller.signal },
+      {
+        ...opts,
+        fetch: async () => (sent++, new Response('ok')),
+      },
+    );
+    await new Promise((r) => setTimeout(r, 30));
+    controller.abort(new Error('gave up waiting'));
+    await assert.rejects(next, /gave up waiting/);
+    assert.equal(sent, 0, 'the Retry-After still holds this origin');
+  });
 });
