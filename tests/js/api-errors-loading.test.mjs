@@ -1,6 +1,6 @@
 // Issue 16: errors that survive production (fresh, taggable, literal names) and the loading API.
 import { test, describe } from 'node:test';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
 import {
@@ -17,6 +17,10 @@ import {
   DEFAULT_RETRY_POLICY,
   isSteadfastError,
 } from 'steadfast';
+
+/** Run `source` as an ES module in a child Node, resolving 'steadfast' as these tests do. */
+const nodeModule = (source) =>
+  spawnSync(process.execPath, ['--input-type=module', '-e', source], { cwd: fileURLToPath(new URL('.', import.meta.url)), encoding: 'utf8' });
 
 const trip = async () => {
   const b = new CircuitBreaker({ failureThreshold: 1, openDurationMs: 60_000 });
@@ -60,20 +64,12 @@ describe('open-breaker rejection is settled after the caller attaches its handle
   test('a rejection nobody handles is still reported as unhandled', () => {
     // In a child process: node:test fails the current test on an unhandled rejection, which is the
     // very thing this checks. Node's default is to print it and exit 1.
-    const child = spawnSync(
-      process.execPath,
-      [
-        '--input-type=module',
-        '-e',
-        `
+    const child = nodeModule(`
       const { CircuitBreaker } = await import('steadfast');
       const b = new CircuitBreaker({ failureThreshold: 1, openDurationMs: 60_000 });
       await b.execute(() => Promise.reject(new Error('down'))).catch(() => {});
       b.execute(() => 'x'); // no handler, ever
-    `,
-      ],
-      { cwd: fileURLToPath(new URL('.', import.meta.url)), encoding: 'utf8' },
-    );
+    `);
     assert.equal(child.status, 1, child.stderr);
     assert.match(child.stderr, /CircuitOpenError: Circuit is open/);
   });
@@ -190,18 +186,10 @@ describe('loading', () => {
 
 describe('steadfast/sim on its own', () => {
   test('a bad simulator option is still a RangeError naming it (the main loader never ran)', () => {
-    const out = execFileSync(
-      process.execPath,
-      [
-        '--input-type=module',
-        '-e',
-        `
+    const out = nodeModule(`
       const sim = await import('steadfast/sim');
       try { sim.simulateOutage({ clients: 0 }); console.log('no error'); } catch (e) { console.log(e.name, e.code, e.message.includes('clients')); }
-    `,
-      ],
-      { cwd: fileURLToPath(new URL('.', import.meta.url)), encoding: 'utf8' },
-    ).trim();
+    `).stdout.trim();
     assert.equal(out, 'RangeError INVALID_OPTION true');
   });
 });
