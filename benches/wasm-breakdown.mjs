@@ -17,10 +17,10 @@ const top = Number(process.argv.find((a) => a.startsWith('--top='))?.slice(6) ??
 const raw = join(ROOT, 'target/wasm32-unknown-unknown/release/steadfast.wasm');
 statSync(raw);
 // The build's flags (scripts/build.sh: WASM_OPT_FLAGS, default below).
-const flags = process.env.WASM_OPT_FLAGS ?? '-Oz --converge --strip-producers --strip-target-features';
+const flags = process.env.WASM_OPT_FLAGS ?? '-Oz --converge --low-memory-unused --strip-producers --strip-target-features';
 const dir = mkdtempSync(join(tmpdir(), 'sf-wasm-'));
 try {
-  execFileSync('wasm-bindgen', ['--target', 'web', '--out-dir', dir, '--out-name', 'm', raw]);
+  execFileSync('wasm-bindgen', ['--target', 'web', '--encode-into', 'always', '--omit-default-module-path', '--out-dir', dir, '--out-name', 'm', raw]);
   const opt = process.env.STEADFAST_WASM_OPT ?? 'wasm-opt';
   execFileSync(opt, [...flags.split(/\s+/).filter(Boolean), '-g', join(dir, 'm_bg.wasm'), '-o', join(dir, 'named.wasm')]);
   const bytes = readFileSync(join(dir, 'named.wasm'));
