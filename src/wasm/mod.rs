@@ -11,7 +11,7 @@
 
 use wasm_bindgen::prelude::*;
 
-use crate::core::error::{Error, Opt};
+use crate::core::error::Error;
 
 mod breaker;
 mod budget;
@@ -56,12 +56,6 @@ pub use sim::*;
 #[wasm_bindgen]
 pub fn version() -> String {
     env!("CARGO_PKG_VERSION").into()
-}
-
-/// The name of option `id` (see `core::error::OPTIONS`), for messages built in JS.
-#[wasm_bindgen(js_name = optionName)]
-pub fn option_name(id: u32) -> String {
-    Opt::from_id(id).map_or("", Opt::name).into()
 }
 
 /// Encode a core error as the thrown value (see the module docs).
