@@ -275,6 +275,7 @@ impl RetryBudget {
 /// `__udivti3` (~1 KB raw, ~570 B gz of the npm module; issue 15), and every divisor here is a
 /// small constant. Each step divides `rem·2^16 + digit` < 2^64 (rem < d < 2^48), so nothing
 /// overflows.
+#[inline(never)]
 fn div_rem(n: u128, d: u64) -> (u128, u64) {
     debug_assert!(d > 0 && d < 1 << 48);
     let mut quotient = 0u128;
