@@ -17,10 +17,10 @@ const top = Number(process.argv.find((a) => a.startsWith('--top='))?.slice(6) ??
 const raw = join(ROOT, 'target/wasm32-unknown-unknown/release/steadfast.wasm');
 statSync(raw);
 // The build's flags (scripts/build.sh: WASM_OPT_FLAGS, default below).
-const flags = process.env.WASM_OPT_FLAGS ?? '-Oz --converge --strip-producers --strip-target-features';
+const flags = process.env.WASM_OPT_FLAGS ?? '-Oz --converge --low-memory-unused --strip-producers --strip-target-features';
 const dir = mkdtempSync(join(tmpdir(), 'sf-wasm-'));
 try {
-  execFileSync('wasm-bindgen', ['--target', 'web', '--out-dir', dir, '--out-name', 'm', raw]);
+  execFileSync('wasm-bindgen', ['--target', 'web', '--encode-into', 'always', '--omit-default-module-path', '--out-dir', dir, '--out-name', 'm', raw]);
   const opt = process.env.STEADFAST_WASM_OPT ?? 'wasm-opt';
   execFileSync(opt, [...flags.split(/\s+/).filter(Boolean), '-g', join(dir, 'm_bg.wasm'), '-o', join(dir, 'named.wasm')]);
   const bytes = readFileSync(join(dir, 'named.wasm'));
@@ -76,8 +76,11 @@ function report(buf, flags) {
     } else if (id === 2) {
       const count = u32();
       for (let i = 0; i < count; i++) {
-        p += u32(); // module
-        p += u32(); // field
+        // Not `p += u32()`: that reads p before u32() advances it past the length.
+        for (let name = 0; name < 2; name++) {
+          const len = u32(); // module, then field
+          p += len;
+        }
         const kind = buf[p++];
         if (kind === 0) {
           u32();
@@ -112,7 +115,7 @@ function report(buf, flags) {
       .replace(/\[[0-9a-f]{16}\]/g, '')
       .replace(/^<(.+?) as .*$/, '$1')
       .replace(/^_?<?/, '');
-    if (/^(dlmalloc|__rust_|__rdl|__rg|alloc::alloc)/.test(n) || /malloc|free|realloc/.test(n)) return 'allocator (dlmalloc + alloc glue)';
+    if (/^(dlmalloc|talc|__rust_|__rdl|__rg|alloc::alloc)/.test(n) || /malloc|free|realloc/.test(n)) return 'allocator (talc + alloc glue)';
     if (/^wasm_bindgen|__wbg|__wbindgen|externref/.test(n)) return 'wasm-bindgen glue';
     if (/^core::fmt|::fmt$|core::panicking|core::str|core::num::fmt/.test(n)) return 'core::fmt / panics / str';
     const m = n.match(/^steadfast::(core::[a-z_]+|wasm(::[a-z_]+)?)/);

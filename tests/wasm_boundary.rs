@@ -16,6 +16,8 @@ mod smoke;
 #[path = "wasm/support.rs"]
 mod support;
 
+#[path = "wasm/allocator.rs"]
+mod allocator;
 #[path = "wasm/breaker.rs"]
 mod breaker;
 #[path = "wasm/budget.rs"]

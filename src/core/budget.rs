@@ -94,7 +94,8 @@ impl TokenBucket {
     /// Tokens available at `now_ms` (fractional while refilling).
     pub fn available(&mut self, now_ms: f64) -> f64 {
         self.refill(now_ms);
-        (self.tokens / TOKEN) as f64 + (self.tokens % TOKEN) as f64 / TOKEN as f64
+        let (whole, fraction) = div_rem(self.tokens, TOKEN as u64);
+        whole as f64 + fraction as f64 / TOKEN as f64
     }
 }
 
@@ -228,7 +229,7 @@ impl RatioBudget {
     /// Whole retries available now.
     pub fn available(&self, now_ms: f64) -> f64 {
         let (requests, retries) = self.totals(now_ms);
-        let allowed = self.allowed_micro(requests) / MICRO;
+        let allowed = div_rem(self.allowed_micro(requests), MICRO as u64).0;
         allowed.saturating_sub(retries) as f64
     }
 }
@@ -269,9 +270,40 @@ impl RetryBudget {
     }
 }
 
+/// `(n / d, n % d)` for a divisor below 2^48, exactly as u128 `/` and `%` — by long division in
+/// 16-bit digits on u64s. Why not `/`: on wasm32 a u128 division links compiler-builtins'
+/// `__udivti3` (~1 KB raw, ~570 B gz of the npm module; issue 15), and every divisor here is a
+/// small constant. Each step divides `rem·2^16 + digit` < 2^64 (rem < d < 2^48), so nothing
+/// overflows.
+#[inline(never)]
+fn div_rem(n: u128, d: u64) -> (u128, u64) {
+    debug_assert!(d > 0 && d < 1 << 48);
+    let mut quotient = 0u128;
+    let mut rem = 0u64;
+    for shift in (0..8).rev() {
+        let digit = ((n >> (16 * shift)) & 0xffff) as u64;
+        let cur = rem << 16 | digit;
+        quotient = quotient << 16 | u128::from(cur / d);
+        rem = cur % d;
+    }
+    (quotient, rem)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn div_rem_is_u128_division(n in any::<u128>(), small in any::<u64>(), d in 1u64..(1 << 48)) {
+            for n in [n, u128::from(small), u128::MAX, 0] {
+                for d in [d, 1, MICRO as u64, TOKEN as u64, (1 << 48) - 1] {
+                    prop_assert_eq!(div_rem(n, d), (n / u128::from(d), (n % u128::from(d)) as u64));
+                }
+            }
+        }
+    }
 
     #[test]
     fn bucket_starts_full_and_refills_lazily() {

@@ -114,20 +114,23 @@ const MONTHS: [&str; 12] = [
 /// digits (read in 2026, `-76` is 2076 and `-77` is 1977; read in 2060, `-00` is 2100). A `now_ms`
 /// that is not finite counts as the epoch.
 pub fn parse_http_date(value: &str, now_ms: f64) -> Option<f64> {
+    // Bytes, not chars: every delimiter and every accepted token is ASCII, and byte slices split
+    // and compare without the str pattern machinery or a lowercased copy (wasm size: issue 15).
     let mut month = None;
     let mut time = None;
     let mut numbers = [0u32; 2];
     let mut year_digits = 0;
     let mut count = 0;
-    for token in value.split([' ', ',', '-']).filter(|t| !t.is_empty()) {
-        if token.contains(':') {
-            let mut parts = token.split(':').map(parse_small);
+    let tokens = value.as_bytes().split(|b| matches!(b, b' ' | b',' | b'-'));
+    for token in tokens.filter(|t| !t.is_empty()) {
+        if token.contains(&b':') {
+            let mut parts = token.split(|b| *b == b':').map(parse_small);
             let (h, m, s) = (parts.next()??, parts.next()??, parts.next()??);
             if parts.next().is_some() || h > 23 || m > 59 || s > 60 {
                 return None;
             }
             time = Some((h, m, s));
-        } else if token.bytes().all(|b| b.is_ascii_digit()) {
+        } else if token.iter().all(u8::is_ascii_digit) {
             let n = parse_small(token)?;
             match count {
                 0 => numbers[0] = n,
@@ -138,14 +141,12 @@ pub fn parse_http_date(value: &str, now_ms: f64) -> Option<f64> {
                 _ => return None,
             }
             count += 1;
-        } else if token.len() == 3 {
-            let lower = token.to_ascii_lowercase();
-            if let Some(i) = MONTHS.iter().position(|m| *m == lower) {
-                month = Some(i as u32 + 1);
-            } else if !is_weekday_or_gmt(&lower) {
-                return None;
-            }
-        } else if !is_weekday_or_gmt(&token.to_ascii_lowercase()) {
+        } else if let Some(i) = MONTHS
+            .iter()
+            .position(|m| m.as_bytes().eq_ignore_ascii_case(token))
+        {
+            month = Some(i as u32 + 1);
+        } else if !is_weekday_or_gmt(token) {
             return None;
         }
     }
@@ -191,14 +192,15 @@ fn two_digit_year(yy: u32, month: u32, day: u32, time_of_day: i64, now_ms: f64) 
     year
 }
 
-fn parse_small(t: &str) -> Option<u32> {
-    if t.is_empty() || t.len() > 4 || !t.bytes().all(|b| b.is_ascii_digit()) {
+fn parse_small(t: &[u8]) -> Option<u32> {
+    if t.is_empty() || t.len() > 4 || !t.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    Some(t.bytes().fold(0, |acc, b| acc * 10 + u32::from(b - b'0')))
+    Some(t.iter().fold(0, |acc, b| acc * 10 + u32::from(b - b'0')))
 }
 
-fn is_weekday_or_gmt(lower: &str) -> bool {
+/// A weekday name (short or long) or `GMT`, ASCII case-insensitive.
+fn is_weekday_or_gmt(token: &[u8]) -> bool {
     const NAMES: [&str; 15] = [
         "mon",
         "tue",
@@ -216,7 +218,9 @@ fn is_weekday_or_gmt(lower: &str) -> bool {
         "sunday",
         "gmt",
     ];
-    NAMES.contains(&lower)
+    NAMES
+        .iter()
+        .any(|n| n.as_bytes().eq_ignore_ascii_case(token))
 }
 
 fn days_in_month(year: u32, month: u32) -> u32 {

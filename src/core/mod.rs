@@ -17,5 +17,6 @@ pub mod retry;
 pub mod rng;
 pub mod sha256;
 pub mod sim;
+pub mod sort;
 
 pub use error::Error;

@@ -1,8 +1,7 @@
-//! Free functions across the boundary: idempotency keys, classification, Retry-After, option names.
+//! Free functions across the boundary: idempotency keys, classification, Retry-After.
 use steadfast::wasm::{
     failed_verdict_wait_ms, is_transient_code, is_transient_status, method_is_retryable,
-    new_idempotency_key, option_name, parse_retry_after, parse_should_retry, seed_random,
-    settle_after_ms,
+    new_idempotency_key, parse_retry_after, parse_should_retry, seed_random, settle_after_ms,
 };
 use wasm_bindgen_test::wasm_bindgen_test;
 
@@ -97,14 +96,6 @@ fn retry_after_and_should_retry_headers() {
     assert_eq!(parse_should_retry("true"), 2);
     assert_eq!(parse_should_retry(" false "), 1);
     assert_eq!(parse_should_retry("maybe"), 0);
-}
-
-#[wasm_bindgen_test]
-fn option_names_by_id() {
-    assert_eq!(option_name(0), "maxAttempts");
-    assert_eq!(option_name(1), "baseDelayMs");
-    assert_eq!(option_name(16), "ttlMs");
-    assert_eq!(option_name(u32::MAX), "");
 }
 
 #[wasm_bindgen_test]
