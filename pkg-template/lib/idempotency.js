@@ -42,8 +42,8 @@ export class MemoryRecords {
   #keys = [];
   /** slot -> the result (done) or the error text (unknown); the core knows which. */
   #slots = [];
-  /** slot -> what reconciliation needs of an unknown record (attempts, lastAttemptAt, settleAfterMs). */
-  #meta = [];
+  /** slot -> what reconciliation needs of an unknown record (attempts, lastAttemptAt, settleAfterMs); unknown records only. */
+  #meta = new Map();
 
   /** @param {StoreCore} core */
   constructor(core) {
@@ -76,7 +76,7 @@ export class MemoryRecords {
    */
   complete(slot, kind, value, now, meta) {
     if (kind !== 2) this.#slots[slot] = value;
-    if (kind === 1) this.#meta[slot] = meta;
+    if (kind === 1) this.#meta.set(slot, meta);
     if (this.#core.complete(slot, kind, now)) this.#forget(slot);
   }
 
@@ -92,7 +92,7 @@ export class MemoryRecords {
     const [status, startedAt] = p;
     if (status === 0) return { status: 'in-flight', startedAt };
     if (status === 1) return { status: 'done', result: this.#slots[slot] };
-    return { status: 'unknown', error: this.#slots[slot], startedAt, ...this.#meta[slot] };
+    return { status: 'unknown', error: this.#slots[slot], startedAt, ...this.#meta.get(slot) };
   }
 
   peek(key, now) {
@@ -108,7 +108,7 @@ export class MemoryRecords {
     if (r === RESOLVE.RESOLVED) {
       if (done) {
         this.#slots[slot] = result;
-        this.#meta[slot] = undefined;
+        this.#meta.delete(slot);
       } else this.#forget(slot);
     }
     return r;
@@ -130,7 +130,7 @@ export class MemoryRecords {
     if (key !== undefined && this.#index.get(key) === slot) this.#index.delete(key);
     this.#keys[slot] = undefined;
     this.#slots[slot] = undefined;
-    this.#meta[slot] = undefined;
+    this.#meta.delete(slot);
   }
 }
 
