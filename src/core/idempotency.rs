@@ -246,45 +246,62 @@ impl Record {
 /// Records per chunk of slot storage (40 KiB): chunks are allocated whole and never moved, so a
 /// growing store copies nothing and leaves no abandoned buffer in memory (wasm linear memory
 /// never shrinks: a doubling `Vec` would keep every outgrown copy's pages).
-const CHUNK: usize = 1024;
+pub(crate) const CHUNK: usize = 1024;
 
-/// Slot storage: fixed-size chunks, slot `s` at `chunks[s / CHUNK][s % CHUNK]`.
-#[derive(Debug, Clone, Default)]
-struct Slots {
-    chunks: Vec<Box<[Record]>>,
+/// Per-slot storage in fixed-size chunks: slot `s` at `chunks[s / CHUNK][s % CHUNK]`.
+#[derive(Debug, Clone)]
+pub(crate) struct Chunks<T> {
+    chunks: Vec<Box<[T]>>,
     len: usize,
 }
 
-impl Slots {
-    fn len(&self) -> usize {
+impl<T> Default for Chunks<T> {
+    fn default() -> Self {
+        Self {
+            chunks: Vec::new(),
+            len: 0,
+        }
+    }
+}
+
+impl<T: Copy + Default> Chunks<T> {
+    pub(crate) fn len(&self) -> usize {
         self.len
     }
 
-    fn get(&self, slot: usize) -> Option<&Record> {
+    pub(crate) fn get(&self, slot: usize) -> Option<&T> {
         if slot >= self.len {
             return None;
         }
         self.chunks.get(slot / CHUNK)?.get(slot % CHUNK)
     }
 
-    fn get_mut(&mut self, slot: usize) -> Option<&mut Record> {
+    pub(crate) fn get_mut(&mut self, slot: usize) -> Option<&mut T> {
         if slot >= self.len {
             return None;
         }
         self.chunks.get_mut(slot / CHUNK)?.get_mut(slot % CHUNK)
     }
 
-    /// A new empty slot at the end.
-    fn push(&mut self) -> usize {
+    /// A new default slot at the end.
+    pub(crate) fn push(&mut self) -> usize {
         if self.len == self.chunks.len() * CHUNK {
             self.chunks
-                .push(vec![Record::default(); CHUNK].into_boxed_slice());
+                .push(vec![T::default(); CHUNK].into_boxed_slice());
         }
         self.len += 1;
         self.len - 1
     }
 
-    fn iter(&self) -> impl Iterator<Item = &Record> {
+    /// Slot `slot`, made (with every slot before it) when missing.
+    pub(crate) fn at_mut(&mut self, slot: usize) -> Option<&mut T> {
+        while self.len <= slot {
+            self.push();
+        }
+        self.get_mut(slot)
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &T> {
         self.chunks.iter().flat_map(|c| c.iter()).take(self.len)
     }
 }
@@ -318,7 +335,7 @@ pub fn validate_key(key: &str) -> Result<(), Error> {
 #[derive(Debug, Clone)]
 pub struct Records {
     config: StoreConfig,
-    slots: Slots,
+    slots: Chunks<Record>,
     free: Vec<u32>,
     expired: Vec<u32>,
     live: usize,
@@ -332,7 +349,7 @@ impl Records {
     pub fn new(config: StoreConfig) -> Self {
         Self {
             config,
-            slots: Slots::default(),
+            slots: Chunks::default(),
             free: Vec::new(),
             expired: Vec::new(),
             live: 0,
@@ -522,6 +539,11 @@ impl Records {
         // Unstable sort with a total order: deterministic, and ~1 KB less wasm than a stable one.
         v.sort_unstable_by(|a, b| a.1.total_cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
         v
+    }
+
+    /// The slots [`Records::take_expired`] will return, without taking them.
+    pub fn expired(&self) -> &[u32] {
+        &self.expired
     }
 
     /// Whether [`Records::take_expired`] has anything.
