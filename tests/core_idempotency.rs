@@ -317,8 +317,9 @@ proptest! {
             match *op {
                 Op::Begin(i, f) => {
                     let fp = FINGERPRINTS[f].map(fingerprint);
+                    let known = t.by_key.get(MANY[i]).copied();
                     let want = t.begin(MANY[i], fp, now);
-                    prop_assert_eq!(k.begin(MANY[i].as_bytes(), fp, now), want, "step {}", step);
+                    prop_assert_eq!(k.begin(MANY[i].as_bytes(), fp, now), (want, known), "step {}", step);
                     let swept = if k.has_expired() { k.take_expired() } else { Vec::new() };
                     prop_assert_eq!(&swept, &t.swept, "step {}", step);
                     if let Begin::Run { slot } = want {

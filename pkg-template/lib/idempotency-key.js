@@ -29,7 +29,7 @@ export function idempotencyDefaults() {
  * starting or ending with a space. Applied in JS with the core's numbers so a key need not cross.
  */
 export function validKey(key) {
-  rule ??= keyRule();
+  rule ??= Array.from(keyRule()); // a plain array: destructuring a Uint32Array goes through its iterator
   const [min, max, lo, hi, edge] = rule;
   const n = key.length;
   if (n < min || n > max) return false;

@@ -110,43 +110,28 @@ impl KeyIndex {
         self.ids.get(slot as usize)
     }
 
-    /// The slot indexed under `id`, if any.
-    fn find(&self, id: &KeyId) -> Option<u32> {
-        if self.table.is_empty() {
-            return None;
-        }
-        let mask = self.table.len() - 1;
+    /// Probe from `id`'s home: the first cell whose slot satisfies `hit`, with that slot.
+    fn probe(&self, id: &KeyId, hit: impl Fn(u32) -> bool) -> Option<(usize, u32)> {
+        let mask = self.table.len().checked_sub(1)?;
         let mut i = self.home(id);
         loop {
-            let cell = *self.table.get(i)?;
-            if cell == 0 {
-                return None;
-            }
-            if self.id_at(cell - 1) == Some(id) {
-                return Some(cell - 1);
+            let slot = self.table.get(i)?.checked_sub(1)?;
+            if hit(slot) {
+                return Some((i, slot));
             }
             i = (i + 1) & mask;
         }
     }
 
+    /// The slot indexed under `id`, if any.
+    fn find(&self, id: &KeyId) -> Option<u32> {
+        self.probe(id, |slot| self.id_at(slot) == Some(id))
+            .map(|(_, slot)| slot)
+    }
+
     /// The cell holding `slot`, if indexed.
     fn cell_of(&self, slot: u32) -> Option<usize> {
-        let id = self.id_at(slot)?;
-        if self.table.is_empty() {
-            return None;
-        }
-        let mask = self.table.len() - 1;
-        let mut i = self.home(id);
-        loop {
-            let cell = *self.table.get(i)?;
-            if cell == 0 {
-                return None;
-            }
-            if cell == slot + 1 {
-                return Some(i);
-            }
-            i = (i + 1) & mask;
-        }
+        self.probe(self.id_at(slot)?, |s| s == slot).map(|(i, _)| i)
     }
 
     /// Index `slot` under `id` (not indexed yet).
@@ -257,15 +242,21 @@ impl KeyedRecords {
 
     /// Drop the index entries of the slots freed by expiry from `from` on in the pending list.
     fn unindex_expired(&mut self, from: usize) {
-        let freed: Vec<u32> = self.records.expired().get(from..).unwrap_or(&[]).to_vec();
-        for slot in freed {
+        let mut i = from;
+        while let Some(&slot) = self.records.expired().get(i) {
             self.index.remove(slot);
+            i += 1;
         }
     }
 
     /// [`Records::begin`] for `key`: a known key passes its slot, a new key that runs is indexed
-    /// under the slot it gets.
-    pub fn begin(&mut self, key: &[u8], fingerprint: Option<Fingerprint>, now_ms: f64) -> Begin {
+    /// under the slot it gets. Also returns the slot `key` had before the call (`None`: new).
+    pub fn begin(
+        &mut self,
+        key: &[u8],
+        fingerprint: Option<Fingerprint>,
+        now_ms: f64,
+    ) -> (Begin, Option<u32>) {
         let id = self.index.id(key);
         let known = self.index.find(&id);
         let pending = self.records.expired().len();
@@ -275,7 +266,7 @@ impl KeyedRecords {
         if let (Begin::Run { slot }, None) = (got, known) {
             self.index.insert(id, slot);
         }
-        got
+        (got, known)
     }
 
     /// [`Records::complete`]; a freed slot leaves the index.
@@ -381,10 +372,10 @@ mod tests {
     #[test]
     fn keys_map_to_their_own_records_and_leave_with_them() {
         let mut s = store(10);
-        let Begin::Run { slot: a } = s.begin(b"a", None, 0.0) else {
+        let Begin::Run { slot: a } = s.begin(b"a", None, 0.0).0 else {
             panic!()
         };
-        let Begin::Run { slot: b } = s.begin(b"b", Some(7), 0.0) else {
+        let Begin::Run { slot: b } = s.begin(b"b", Some(7), 0.0).0 else {
             panic!()
         };
         assert_ne!(a, b);
@@ -392,8 +383,8 @@ mod tests {
             (s.slot_of(b"a"), s.slot_of(b"b"), s.slot_of(b"c")),
             (Some(a), Some(b), None)
         );
-        assert!(matches!(s.begin(b"a", None, 1.0), Begin::InFlight { .. }));
-        assert_eq!(s.begin(b"b", None, 1.0), Begin::Mismatch);
+        assert!(matches!(s.begin(b"a", None, 1.0), (Begin::InFlight { .. }, Some(x)) if x == a));
+        assert_eq!(s.begin(b"b", None, 1.0), (Begin::Mismatch, Some(b)));
         assert!(s.complete(a, Completion::Definitive, 2.0));
         assert_eq!(s.slot_of(b"a"), None);
         s.complete(b, Completion::Transient, 2.0);
@@ -412,13 +403,13 @@ mod tests {
     #[test]
     fn expiry_unindexes_before_the_freed_slot_is_reused() {
         let mut s = store(1);
-        let Begin::Run { slot } = s.begin(b"old", None, 0.0) else {
+        let Begin::Run { slot } = s.begin(b"old", None, 0.0).0 else {
             panic!()
         };
         s.complete(slot, Completion::Success, 0.0);
-        assert_eq!(s.begin(b"new", None, 500.0), Begin::Full);
+        assert_eq!(s.begin(b"new", None, 500.0), (Begin::Full, None));
         // Past the TTL the full store sweeps "old" and hands its slot to "new" in one begin.
-        assert_eq!(s.begin(b"new", None, 1000.0), Begin::Run { slot });
+        assert_eq!(s.begin(b"new", None, 1000.0), (Begin::Run { slot }, None));
         assert_eq!(s.take_expired(), vec![slot]);
         assert_eq!((s.slot_of(b"old"), s.slot_of(b"new")), (None, Some(slot)));
         assert_eq!(s.indexed(), 1);
@@ -432,7 +423,7 @@ mod tests {
         for i in 0..n {
             assert_eq!(
                 s.begin(key(i).as_bytes(), None, 0.0),
-                Begin::Run { slot: i }
+                (Begin::Run { slot: i }, None)
             );
         }
         // Free every third; the rest must still be found, the freed ones not.

@@ -68,11 +68,10 @@ impl StoreCore {
     /// "mismatch" the slot part is the key's slot, for "full" 0). With the expired bit set,
     /// drop the slots `takeExpired` returns BEFORE storing anything under this slot.
     pub fn begin(&mut self, key: &str, fp0: f64, fp1: f64, fp2: f64, fp3: f64, now_ms: f64) -> f64 {
-        let known = self.records.slot_of(key.as_bytes());
         let word = |w: f64| u128::from(w as u32);
         let fp = (!fp0.is_nan())
             .then(|| word(fp0) << 96 | word(fp1) << 64 | word(fp2) << 32 | word(fp3));
-        let begin = self.records.begin(key.as_bytes(), fp, now_ms);
+        let (begin, known) = self.records.begin(key.as_bytes(), fp, now_ms);
         let flag = if self.records.has_expired() { 8.0 } else { 0.0 };
         let (slot, kind) = match begin {
             Begin::Run { slot } => (slot, RUN),
