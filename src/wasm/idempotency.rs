@@ -61,9 +61,9 @@ impl StoreCore {
             .map_err(throw)
     }
 
-    /// Start a run for `key` (valid: the caller checks the key rule); the fingerprint as four 32-bit words,
-    /// most significant first (`fingerprintOf`'s hex, split), or `fp0` NaN for none: four numbers
-    /// cross far cheaper than a string. Encoded as `slot * 16 + expired * 8 + kind`
+    /// Start a run for `key` (the caller checks the key rule first; any string is safe here); the
+    /// fingerprint as four 32-bit words, most significant first (`fingerprintOf`'s hex, split), or
+    /// `fp0` NaN for none: four numbers cross far cheaper than a string. Encoded as `slot * 16 + expired * 8 + kind`
     /// (kind: 0 run, 1 replay, 2 in flight, 3 unknown, 4 mismatch, 5 full; for "in flight" and
     /// "mismatch" the slot part is the key's slot, for "full" 0). With the expired bit set,
     /// drop the slots `takeExpired` returns BEFORE storing anything under this slot.
