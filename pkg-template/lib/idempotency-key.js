@@ -3,7 +3,7 @@
 // SHA-256/128 fingerprint, defaults); this module reads them from the core once and adds what only
 // JS can do: render messages, and turn a charge object into its canonical text.
 
-import { keyRule, fingerprintOf, storeDefaults } from '../steadfast_core.js';
+import { keyRule, fingerprintWords as coreWords, storeDefaults } from '../steadfast_core.js';
 import { brand } from './errors.js';
 import * as o from './options.js';
 
@@ -80,18 +80,20 @@ const CACHE_MAX = 256;
 function digest(text) {
   let d = cache.get(text);
   if (d === undefined) {
-    const hex = fingerprintOf(text);
-    const word = (i) => parseInt(hex.slice(i, i + 8), 16);
-    d = { hex, words: Object.freeze([word(0), word(8), word(16), word(24)]) };
+    const [a, b, c, e] = coreWords(text);
+    d = { hex: undefined, words: Object.freeze([a, b, c, e]) };
     if (cache.size >= CACHE_MAX) cache.clear();
     cache.set(text, d);
   }
   return d;
 }
 
-/** The fingerprint of a fingerprint text, as Redis keeps it: SHA-256/128 in 32 hex digits (the core's). */
+/** The fingerprint of a fingerprint text, as Redis keeps it: SHA-256/128 in 32 hex digits (the core's words, most significant first). */
 export function fingerprintHex(text) {
-  return text === undefined ? '' : digest(text).hex;
+  if (text === undefined) return '';
+  const d = digest(text);
+  d.hex ??= d.words.map((w) => w.toString(16).padStart(8, '0')).join('');
+  return d.hex;
 }
 
 const NO_FINGERPRINT = Object.freeze([NaN, 0, 0, 0]);

@@ -10,8 +10,8 @@ use wasm_bindgen::prelude::*;
 use super::throw;
 use crate::core::error::Error;
 use crate::core::idempotency::{
-    fingerprint, fingerprint_hex, Begin, Completion, Resolution, StoreConfig,
-    DEFAULT_IN_FLIGHT_LEASE_MS, DEFAULT_UNKNOWN_TTL_MS, KEY_RULE,
+    fingerprint, Begin, Completion, Resolution, StoreConfig, DEFAULT_IN_FLIGHT_LEASE_MS,
+    DEFAULT_UNKNOWN_TTL_MS, KEY_RULE,
 };
 use crate::core::keyed::KeyedRecords;
 
@@ -62,7 +62,7 @@ impl StoreCore {
     }
 
     /// Start a run for `key` (the caller checks the key rule first; any string is safe here); the
-    /// fingerprint as four 32-bit words, most significant first (`fingerprintOf`'s hex, split), or
+    /// fingerprint as four 32-bit words, most significant first (`fingerprintWords`), or
     /// `fp0` NaN for none: four numbers cross far cheaper than a string. Encoded as `slot * 16 + expired * 8 + kind`
     /// (kind: 0 run, 1 replay, 2 in flight, 3 unknown, 4 mismatch, 5 full; for "in flight" and
     /// "mismatch" the slot part is the key's slot, for "full" 0). With the expired bit set,
@@ -176,10 +176,13 @@ pub fn key_rule() -> Vec<u32> {
     KEY_RULE.to_vec()
 }
 
-/// The fingerprint of a request's canonical text as 32 hex digits (what Redis stores).
-#[wasm_bindgen(js_name = fingerprintOf)]
-pub fn fingerprint_of(text: &str) -> String {
-    fingerprint_hex(fingerprint(text))
+/// The fingerprint of a request's canonical text as four 32-bit words, most significant first:
+/// what `StoreCore.begin` takes, and what JS renders as the 32 hex digits Redis stores. Words, not
+/// a hex string: a `Uint32Array` comes back without a `TextDecoder` pass.
+#[wasm_bindgen(js_name = fingerprintWords)]
+pub fn fingerprint_words(text: &str) -> Vec<u32> {
+    let fp = fingerprint(text);
+    [96, 64, 32, 0].iter().map(|&s| (fp >> s) as u32).collect()
 }
 
 /// The core's idempotency defaults: `[ttlMs, maxRecords, inFlightLeaseMs, unknownTtlMs]`.

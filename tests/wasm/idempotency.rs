@@ -2,7 +2,7 @@
 //! encoding (slot * 16 + expired * 8 + kind), the fingerprint as four 32-bit words, complete, the
 //! resolve codes (with compare-and-set), slotOf, the peek layout, unknown slots, expiry, the
 //! maxRecords refusal, and the key rule, fingerprint and defaults the JS side reads from here.
-use steadfast::wasm::{fingerprint_of, key_rule, store_defaults, StoreCore};
+use steadfast::wasm::{fingerprint_words, key_rule, store_defaults, StoreCore};
 use wasm_bindgen_test::wasm_bindgen_test;
 
 use crate::support::{ok, option_error};
@@ -37,11 +37,10 @@ fn kind_at(s: &mut StoreCore, key: &str, fp: [f64; 4], now: f64) -> (u32, f64) {
     (slot, kind)
 }
 
-/// A fingerprint's words the way the JS shell makes them from `fingerprintOf`'s hex.
+/// A fingerprint's words the way the JS shell passes them (`fingerprintWords`).
 fn words(text: &str) -> [f64; 4] {
-    let hex = fingerprint_of(text);
-    let word = |i: usize| f64::from(u32::from_str_radix(&hex[i..i + 8], 16).unwrap());
-    [word(0), word(8), word(16), word(24)]
+    let w = fingerprint_words(text);
+    [0, 1, 2, 3].map(|i| f64::from(w[i]))
 }
 
 #[wasm_bindgen_test]
@@ -135,9 +134,15 @@ fn fingerprints_mismatch_in_every_state_strictly() {
 }
 
 #[wasm_bindgen_test]
-fn fingerprint_of_is_sha256_truncated_to_128_bits() {
-    assert_eq!(fingerprint_of("abc"), "ba7816bf8f01cfea414140de5dae2223");
-    assert_eq!(fingerprint_of(""), "e3b0c44298fc1c149afbf4c8996fb924");
+fn fingerprint_words_are_sha256_truncated_to_128_bits() {
+    assert_eq!(
+        fingerprint_words("abc"),
+        vec![0xba78_16bf, 0x8f01_cfea, 0x4141_40de, 0x5dae_2223]
+    );
+    assert_eq!(
+        fingerprint_words(""),
+        vec![0xe3b0_c442, 0x98fc_1c14, 0x9afb_f4c8, 0x996f_b924]
+    );
 }
 
 #[wasm_bindgen_test]
