@@ -32,10 +32,11 @@ async function timed(loop, n, from) {
   return Number(process.hrtime.bigint() - t0) / n;
 }
 
+/** `[JS heap, wasm linear memory]` in bytes, after GC. */
 function memory(wasm) {
   globalThis.gc();
   globalThis.gc();
-  return process.memoryUsage().heapUsed + wasm.buffer.byteLength;
+  return [process.memoryUsage().heapUsed, wasm.buffer.byteLength];
 }
 
 /** @returns {Promise<{ rows: string[][], figures: object }>} */
@@ -100,7 +101,9 @@ export async function runStoreGrowth({ records = 1_000_000, batch = 10_000 } = {
   const small = window(rounds.filter((x) => x.size >= 10_000 && x.size < 60_000));
   const big = window(rounds.slice(-5));
   const flat = (big.sf - big.base) / (small.sf - small.base);
-  const perRecord = (after - before) / size;
+  const heapPerRecord = (after[0] - before[0]) / size;
+  const wasmPerRecord = (after[1] - before[1]) / size;
+  const perRecord = heapPerRecord + wasmPerRecord;
   const bigLabel = `${Math.round(rounds.at(-5).size / 1000)}k–${Math.round(records / 1000)}k`;
   const rows = [
     ['records in the store', 'steadfast ns/charge', 'cockatiel wrap ns/call', 'baseline ns', 'overhead ratio', 'target'],
@@ -111,8 +114,10 @@ export async function runStoreGrowth({ records = 1_000_000, batch = 10_000 } = {
     rows,
     flat,
     perRecord,
+    heapPerRecord,
+    wasmPerRecord,
     retained,
     added: size,
-    heapWasmMiB: [(before / 1048576).toFixed(1), (after / 1048576).toFixed(1)],
+    heapWasmMiB: [((before[0] + before[1]) / 1048576).toFixed(1), ((after[0] + after[1]) / 1048576).toFixed(1)],
   };
 }

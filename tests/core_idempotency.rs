@@ -17,8 +17,36 @@ use steadfast::core::idempotency::{
     fingerprint, validate_key, Begin, Completion, Fingerprint, Peek, Records, Resolution, Status,
     StoreConfig,
 };
+use steadfast::core::keyed::KeyedRecords;
 
 const KEYS: [&str; 4] = ["a", "b", "order 42", "~"];
+/// More keys than the small stores hold, for the core's key index.
+const MANY: [&str; 24] = [
+    "a",
+    "b",
+    "order 42",
+    "~",
+    "k0",
+    "k1",
+    "k2",
+    "k3",
+    "k4",
+    "k5",
+    "k6",
+    "k7",
+    "k8",
+    "k9",
+    "kA",
+    "kB",
+    "kC",
+    "kD",
+    "kE",
+    "kF",
+    "3f2504e0-4f89-41d3-9a0c-0305e82c3301",
+    "x",
+    "xx",
+    "xxxxxxxxxxxxxxxxx",
+];
 const FINGERPRINTS: [Option<&str>; 3] = [None, Some("amount=100"), Some("amount=999")];
 
 /// The caller's key → slot index, as `lib/idempotency.js` keeps it.
@@ -258,6 +286,64 @@ proptest! {
             prop_assert_eq!(unknown, want);
             let held: BTreeSet<u32> = model.values().map(|r| r.slot).collect();
             prop_assert_eq!(&held, &owned, "slots held by records vs slots the caller holds");
+        }
+    }
+
+    /// `KeyedRecords` (the key index inside the core, as the package uses it) answers exactly as
+    /// `Records` driven by a caller-side index (checked against the model above), on more keys than
+    /// slots so that its table grows, probes and deletes.
+    #[test]
+    fn keyed_records_match_records_with_a_caller_index(
+        ttl in prop_oneof![Just(1.0), Just(1000.0), 1.0f64..5000.0],
+        max_records in prop_oneof![1u32..6, Just(1_000_000)],
+        seed in any::<[u64; 2]>(),
+        ops in prop::collection::vec(prop_oneof![
+            6 => (0..MANY.len(), 0..FINGERPRINTS.len()).prop_map(|(k, f)| Op::Begin(k, f)),
+            4 => (any::<usize>(), prop_oneof![
+                Just(Completion::Success), Just(Completion::Transient), Just(Completion::Definitive)
+            ]).prop_map(|(i, c)| Op::Complete(i, c)),
+            2 => (0..MANY.len(), prop_oneof![Just(Resolution::Done), Just(Resolution::Failed)], 0u8..2)
+                .prop_map(|(k, r, c)| Op::Resolve(k, r, c)),
+            2 => (0..MANY.len()).prop_map(Op::Peek),
+            3 => prop_oneof![0u32..20, 0u32..3000].prop_map(|ms| Op::Advance(f64::from(ms))),
+        ], 1..300),
+    ) {
+        let config = StoreConfig::new(Some(ttl), Some(f64::from(max_records))).unwrap();
+        let mut t = Index::new(config);
+        let mut k = KeyedRecords::new(config, seed);
+        let mut running: Vec<u32> = Vec::new();
+        let mut now = 0.0;
+        for (step, op) in ops.iter().enumerate() {
+            match *op {
+                Op::Begin(i, f) => {
+                    let fp = FINGERPRINTS[f].map(fingerprint);
+                    let known = t.by_key.get(MANY[i]).copied();
+                    let want = t.begin(MANY[i], fp, now);
+                    prop_assert_eq!(k.begin(MANY[i].as_bytes(), fp, now), (want, known), "step {}", step);
+                    let swept = if k.has_expired() { k.take_expired() } else { Vec::new() };
+                    prop_assert_eq!(&swept, &t.swept, "step {}", step);
+                    if let Begin::Run { slot } = want {
+                        running.push(slot);
+                    }
+                }
+                Op::Complete(i, c) if !running.is_empty() => {
+                    let slot = running.swap_remove(i % running.len());
+                    prop_assert_eq!(k.complete(slot, c, now), t.complete(slot, c, now));
+                }
+                Op::Complete(..) => {}
+                Op::Resolve(i, r, cas) => {
+                    let at = (cas == 1).then(|| t.peek(MANY[i], now).map_or(0.0, |p| p.started_at_ms));
+                    prop_assert_eq!(k.resolve(MANY[i].as_bytes(), r, at, now), t.resolve(MANY[i], r, at, now));
+                }
+                Op::Peek(i) => prop_assert_eq!(k.peek(MANY[i].as_bytes(), now), t.peek(MANY[i], now)),
+                Op::Advance(ms) => now += ms,
+            }
+            prop_assert_eq!(k.records().unknown_slots(), t.records.unknown_slots());
+            prop_assert_eq!(k.records().len(), t.records.len());
+            prop_assert_eq!(k.indexed(), t.by_key.len());
+            for key in MANY {
+                prop_assert_eq!(k.slot_of(key.as_bytes()), t.by_key.get(key).copied(), "{} at step {}", key, step);
+            }
         }
     }
 

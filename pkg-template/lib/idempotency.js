@@ -1,8 +1,9 @@
 // Why: one logical charge, however many attempts happen underneath. A timeout is not a failure but
 // an unknown: the key is parked and blind retries are refused until reconciliation. The record
-// lifecycle (in-flight / done / unknown, fingerprints, TTL, the maxRecords bound) is the Rust
-// core's, by slot. `MemoryRecords` keeps the key -> slot index in a Map (V8's seeded string hash; a
-// known key never crosses into wasm as a string) and the results under their slots; it is the one
+// lifecycle (in-flight / done / unknown, fingerprints, TTL, the maxRecords bound) and the key ->
+// slot index are the Rust core's (keys hashed under a per-store random seed into one table in wasm
+// memory, so the JS heap holds no key per record). `MemoryRecords` keeps the results under their
+// slots, and the keys of unknown records (for the reconciliation worklist); it is the one
 // in-process handle that both IdempotencyStore and the memory state store drive.
 
 import { StoreCore, newIdempotencyKey as coreKey } from '../steadfast_core.js';
@@ -30,20 +31,16 @@ export function newIdempotencyKey() {
 }
 
 /**
- * The in-process records handle: StoreCore plus the key index and the values stored by slot.
+ * The in-process records handle: StoreCore (records and key index) plus the values stored by slot.
  * Synchronous; every decision is the core's. Keys must be valid (callers check).
  * @internal
  */
 export class MemoryRecords {
   #core;
-  /** key -> slot (the index; the core holds the records by slot). */
-  #index = new Map();
-  /** slot -> key, to list unknown keys and to drop index entries when the core frees a slot. */
-  #keys = [];
   /** slot -> the result (done) or the error text (unknown); the core knows which. */
   #slots = [];
-  /** slot -> what reconciliation needs of an unknown record (attempts, lastAttemptAt, settleAfterMs). */
-  #meta = [];
+  /** slot -> { key, meta } of an unknown record: the worklist's keys and what reconciliation needs (attempts, lastAttemptAt, settleAfterMs). */
+  #unknown = new Map();
 
   /** @param {StoreCore} core */
   constructor(core) {
@@ -56,27 +53,20 @@ export class MemoryRecords {
 
   /** `{ kind, slot }` with kind one of BEGIN's codes. `fp`: fingerprint text or undefined. */
   begin(key, fp, now) {
-    const known = this.#index.get(key);
     const [a, b, c, d] = fingerprintWords(fp);
-    const code = this.#core.begin(known ?? -1, a, b, c, d, now);
-    const kind = code % 8;
-    const slot = Math.floor(code / 16);
+    const code = this.#core.begin(key, a, b, c, d, now);
     // Slots freed by expiry are dropped BEFORE this slot is used (the same begin may hand one out).
     if (code % 16 >= BEGIN.EXPIRED_FLAG) for (const s of this.#core.takeExpired()) this.#forget(s);
-    if (kind === BEGIN.RUN && known === undefined) {
-      this.#index.set(key, slot);
-      this.#keys[slot] = key;
-    }
-    return { kind, slot: kind === BEGIN.IN_FLIGHT || kind === BEGIN.MISMATCH ? known : slot };
+    return { kind: code % 8, slot: Math.floor(code / 16) };
   }
 
   /**
-   * Report how the run in `slot` ended: 0 success (`value` replays), 1 unknown (`value` = error
-   * text, `meta` = unknownMeta()), 2 definitive.
+   * Report how the run of `key` in `slot` ended: 0 success (`value` replays), 1 unknown (`value` =
+   * error text, `meta` = unknownMeta()), 2 definitive.
    */
-  complete(slot, kind, value, now, meta) {
+  complete(slot, kind, value, now, meta, key) {
     if (kind !== 2) this.#slots[slot] = value;
-    if (kind === 1) this.#meta[slot] = meta;
+    if (kind === 1) this.#unknown.set(slot, { key, meta });
     if (this.#core.complete(slot, kind, now)) this.#forget(slot);
   }
 
@@ -92,30 +82,30 @@ export class MemoryRecords {
     const [status, startedAt] = p;
     if (status === 0) return { status: 'in-flight', startedAt };
     if (status === 1) return { status: 'done', result: this.#slots[slot] };
-    return { status: 'unknown', error: this.#slots[slot], startedAt, ...this.#meta[slot] };
+    return { status: 'unknown', error: this.#slots[slot], startedAt, ...this.#unknown.get(slot)?.meta };
   }
 
   peek(key, now) {
-    const slot = this.#index.get(key);
-    return slot === undefined ? undefined : this.peekSlot(slot, now);
+    const slot = this.#core.slotOf(key);
+    return slot < 0 ? undefined : this.peekSlot(slot, now);
   }
 
   /** RESOLVE code. `expectStartedAt` (optional) makes it a compare-and-set on the attempt. */
   resolve(key, done, result, expectStartedAt, now) {
-    const slot = this.#index.get(key);
-    if (slot === undefined) return RESOLVE.NOT_FOUND;
-    const r = this.#core.resolve(slot, done, expectStartedAt, now);
+    const slot = this.#core.slotOf(key);
+    if (slot < 0) return RESOLVE.NOT_FOUND;
+    const r = this.#core.resolve(key, done, expectStartedAt, now);
     if (r === RESOLVE.RESOLVED) {
       if (done) {
         this.#slots[slot] = result;
-        this.#meta[slot] = undefined;
+        this.#unknown.delete(slot);
       } else this.#forget(slot);
     }
     return r;
   }
 
   unknownKeys() {
-    return Array.from(this.#core.unknownSlots(), (s) => this.#keys[s]);
+    return Array.from(this.#core.unknownSlots(), (s) => this.#unknown.get(s)?.key);
   }
 
   size(now) {
@@ -124,13 +114,10 @@ export class MemoryRecords {
     return this.#core.size;
   }
 
-  /** The core freed `slot`: drop its key from the index and its value. */
+  /** The core freed `slot` (and dropped its key from the index): drop its value. */
   #forget(slot) {
-    const key = this.#keys[slot];
-    if (key !== undefined && this.#index.get(key) === slot) this.#index.delete(key);
-    this.#keys[slot] = undefined;
     this.#slots[slot] = undefined;
-    this.#meta[slot] = undefined;
+    this.#unknown.delete(slot);
   }
 }
 
@@ -224,7 +211,7 @@ export class IdempotencyStore {
     } catch (error) {
       const transient = leavesOutcomeUnknown(this.#isTransient, error);
       const completedAt = this.#completedAt(startedAt);
-      this.#records.complete(slot, transient ? 1 : 2, String(error), completedAt, transient ? unknownMeta(error, options, completedAt) : undefined);
+      this.#records.complete(slot, transient ? 1 : 2, String(error), completedAt, transient ? unknownMeta(error, options, completedAt) : undefined, key);
       if (listening.idempotency) emit('idempotency', { store: this, key, outcome: transient ? 'parked-unknown' : 'failed' });
       throw error;
     }

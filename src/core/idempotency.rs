@@ -189,12 +189,136 @@ pub fn fingerprint_hex(fp: Fingerprint) -> String {
     s
 }
 
-#[derive(Debug, Clone)]
+/// One record, 40 bytes: the fingerprint as two `u64` (no `Option<u128>`, whose 16-byte alignment
+/// padded a record to 64 bytes) and its presence folded into `state` with the status.
+#[derive(Debug, Clone, Copy, Default)]
 struct Record {
-    status: Status,
-    fingerprint: Option<Fingerprint>,
+    fingerprint: [u64; 2],
     started_at_ms: f64,
     expires_at_ms: f64,
+    /// [`EMPTY`], or a [`Status::id`] + 1, plus [`HAS_FP`] when the run had a fingerprint.
+    state: u8,
+}
+
+/// `Record::state` of a slot that holds no record.
+const EMPTY: u8 = 0;
+/// `Record::state` bit: the record has a fingerprint.
+const HAS_FP: u8 = 0x10;
+
+impl Record {
+    fn new(fingerprint: Option<Fingerprint>, now_ms: f64) -> Self {
+        let fp = fingerprint.unwrap_or(0);
+        Self {
+            fingerprint: [(fp >> 64) as u64, fp as u64],
+            started_at_ms: now_ms,
+            expires_at_ms: f64::INFINITY,
+            state: Self::state_of(Status::InFlight)
+                | if fingerprint.is_some() { HAS_FP } else { 0 },
+        }
+    }
+
+    const fn state_of(status: Status) -> u8 {
+        status.id() as u8 + 1
+    }
+
+    fn is_empty(&self) -> bool {
+        self.state == EMPTY
+    }
+
+    fn status(&self) -> Status {
+        match self.state & !HAS_FP {
+            1 => Status::InFlight,
+            2 => Status::Done,
+            _ => Status::Unknown,
+        }
+    }
+
+    /// Whether the slot holds a record with `status`.
+    fn is(&self, status: Status) -> bool {
+        self.state & !HAS_FP == Self::state_of(status)
+    }
+
+    fn set_status(&mut self, status: Status) {
+        self.state = (self.state & HAS_FP) | Self::state_of(status);
+    }
+
+    fn fingerprint(&self) -> Option<Fingerprint> {
+        let [hi, lo] = self.fingerprint;
+        (self.state & HAS_FP != 0).then_some(u128::from(hi) << 64 | u128::from(lo))
+    }
+}
+
+/// Records per chunk of slot storage (40 KiB): chunks are allocated whole and never moved, so a
+/// growing store copies nothing and leaves no abandoned buffer in memory (wasm linear memory
+/// never shrinks: a doubling `Vec` would keep every outgrown copy's pages).
+pub(crate) const CHUNK: usize = 1024;
+
+/// Per-slot storage in fixed-size chunks: slot `s` at `chunks[s / CHUNK][s % CHUNK]`.
+#[derive(Debug, Clone)]
+pub(crate) struct Chunks<T> {
+    chunks: Vec<Box<[T]>>,
+    len: usize,
+}
+
+impl<T> Default for Chunks<T> {
+    fn default() -> Self {
+        Self {
+            chunks: Vec::new(),
+            len: 0,
+        }
+    }
+}
+
+impl<T: Copy + Default> Chunks<T> {
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    pub(crate) fn get(&self, slot: usize) -> Option<&T> {
+        if slot >= self.len {
+            return None;
+        }
+        self.chunks.get(slot / CHUNK)?.get(slot % CHUNK)
+    }
+
+    pub(crate) fn get_mut(&mut self, slot: usize) -> Option<&mut T> {
+        if slot >= self.len {
+            return None;
+        }
+        self.chunks.get_mut(slot / CHUNK)?.get_mut(slot % CHUNK)
+    }
+
+    /// A new default slot at the end.
+    pub(crate) fn push(&mut self) -> usize {
+        if self.len == self.chunks.len() * CHUNK {
+            self.chunks
+                .push(vec![T::default(); CHUNK].into_boxed_slice());
+        }
+        self.len += 1;
+        self.len - 1
+    }
+
+    /// Slot `slot`, made (with every slot before it) when missing.
+    pub(crate) fn at_mut(&mut self, slot: usize) -> Option<&mut T> {
+        while self.len <= slot {
+            self.push();
+        }
+        self.get_mut(slot)
+    }
+
+    /// Every slot made so far, with its index (plain loops: smaller wasm than an iterator chain).
+    pub(crate) fn each(&self, mut f: impl FnMut(u32, &T)) {
+        let mut slot = 0u32;
+        for chunk in &self.chunks {
+            for t in chunk.iter() {
+                if slot as usize >= self.len {
+                    return;
+                }
+                f(slot, t);
+                slot += 1;
+            }
+        }
+    }
 }
 
 /// The key rule, as data: `[min length, max length, lowest byte, highest byte, lowest edge
@@ -226,7 +350,7 @@ pub fn validate_key(key: &str) -> Result<(), Error> {
 #[derive(Debug, Clone)]
 pub struct Records {
     config: StoreConfig,
-    slots: Vec<Option<Record>>,
+    slots: Chunks<Record>,
     free: Vec<u32>,
     expired: Vec<u32>,
     live: usize,
@@ -240,7 +364,7 @@ impl Records {
     pub fn new(config: StoreConfig) -> Self {
         Self {
             config,
-            slots: Vec::new(),
+            slots: Chunks::default(),
             free: Vec::new(),
             expired: Vec::new(),
             live: 0,
@@ -265,13 +389,13 @@ impl Records {
     }
 
     fn record(&self, slot: u32) -> Option<&Record> {
-        self.slots.get(slot as usize).and_then(Option::as_ref)
+        self.slots.get(slot as usize).filter(|r| !r.is_empty())
     }
 
     /// The record in `slot` unless it is a `Done` one past its TTL.
     fn live_record(&self, slot: u32, now_ms: f64) -> Option<&Record> {
         self.record(slot)
-            .filter(|r| r.status != Status::Done || now_ms < r.expires_at_ms)
+            .filter(|r| r.status() != Status::Done || now_ms < r.expires_at_ms)
     }
 
     /// Start a run at `now_ms`: `slot` is the record of a known key (`None`: a new key). An
@@ -288,10 +412,10 @@ impl Records {
     ) -> Begin {
         if let Some(slot) = slot {
             if let Some(r) = self.live_record(slot, now_ms) {
-                if r.fingerprint != fingerprint {
+                if r.fingerprint() != fingerprint {
                     return Begin::Mismatch;
                 }
-                return match r.status {
+                return match r.status() {
                     Status::Done => Begin::Replay { slot },
                     Status::InFlight => Begin::InFlight {
                         started_at_ms: r.started_at_ms,
@@ -315,12 +439,7 @@ impl Records {
                 return Begin::Full;
             }
         }
-        let record = Record {
-            status: Status::InFlight,
-            fingerprint,
-            started_at_ms: now_ms,
-            expires_at_ms: f64::INFINITY,
-        };
+        let record = Record::new(fingerprint, now_ms);
         // A known key's slot restarts in place (its Done record expired). A slot the caller names
         // that holds nothing (an index out of step with the records) is taken off the free list
         // first; a new key takes a free slot or a new one.
@@ -335,17 +454,14 @@ impl Records {
             }
             None => match self.free.pop() {
                 Some(s) => s,
-                None => {
-                    self.slots.push(None);
-                    (self.slots.len() - 1) as u32
-                }
+                None => self.slots.push() as u32,
             },
         };
         if let Some(cell) = self.slots.get_mut(slot as usize) {
-            if cell.is_none() {
+            if cell.is_empty() {
                 self.live += 1;
             }
-            *cell = Some(record);
+            *cell = record;
         }
         // Amortised expiry: the slot just begun is in flight, so the sweep cannot free it.
         if self.sweep_due(now_ms) {
@@ -356,8 +472,8 @@ impl Records {
 
     fn mark_done(&mut self, slot: u32, now_ms: f64) {
         let expires = now_ms + self.config.ttl_ms;
-        if let Some(Some(r)) = self.slots.get_mut(slot as usize) {
-            r.status = Status::Done;
+        if let Some(r) = self.slots.get_mut(slot as usize).filter(|r| !r.is_empty()) {
+            r.set_status(Status::Done);
             r.expires_at_ms = expires;
             // A NaN clock never expires (and never lowers the bound).
             if expires < self.earliest_expiry_ms {
@@ -371,7 +487,7 @@ impl Records {
     /// left alone (a double report changes nothing).
     pub fn complete(&mut self, slot: u32, completion: Completion, now_ms: f64) -> bool {
         match self.record(slot) {
-            Some(r) if r.status == Status::InFlight => {}
+            Some(r) if r.status() == Status::InFlight => {}
             _ => return false,
         }
         match completion {
@@ -380,8 +496,8 @@ impl Records {
                 false
             }
             Completion::Transient => {
-                if let Some(Some(r)) = self.slots.get_mut(slot as usize) {
-                    r.status = Status::Unknown;
+                if let Some(r) = self.slots.get_mut(slot as usize) {
+                    r.set_status(Status::Unknown);
                 }
                 false
             }
@@ -407,7 +523,7 @@ impl Records {
             return Err(Error::UnknownKey);
         };
         let stale = expect_started_at_ms.is_some_and(|at| at != r.started_at_ms);
-        if r.status != Status::Unknown || stale {
+        if r.status() != Status::Unknown || stale {
             return Err(Error::WrongState);
         }
         match resolution {
@@ -421,25 +537,27 @@ impl Records {
     pub fn peek(&self, slot: u32, now_ms: f64) -> Option<Peek> {
         self.live_record(slot, now_ms).map(|r| Peek {
             slot,
-            status: r.status,
+            status: r.status(),
             started_at_ms: r.started_at_ms,
         })
     }
 
     /// Slots whose outcome is unknown, oldest first (ties by slot).
     pub fn unknown_slots(&self) -> Vec<(u32, f64)> {
-        let mut v: Vec<(u32, f64)> = self
-            .slots
-            .iter()
-            .enumerate()
-            .filter_map(|(i, r)| match r {
-                Some(r) if r.status == Status::Unknown => Some((i as u32, r.started_at_ms)),
-                _ => None,
-            })
-            .collect();
+        let mut v: Vec<(u32, f64)> = Vec::new();
+        self.slots.each(|i, r| {
+            if r.is(Status::Unknown) {
+                v.push((i, r.started_at_ms));
+            }
+        });
         // Unstable sort with a total order: deterministic, and ~1 KB less wasm than a stable one.
         v.sort_unstable_by(|a, b| a.1.total_cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
         v
+    }
+
+    /// The slots [`Records::take_expired`] will return, without taking them.
+    pub fn expired(&self) -> &[u32] {
+        &self.expired
     }
 
     /// Whether [`Records::take_expired`] has anything.
@@ -470,18 +588,15 @@ impl Records {
         self.next_sweep_ms = now_ms + (self.config.ttl_ms / 4.0).clamp(1.0, 60_000.0);
         let mut earliest = f64::INFINITY;
         let mut expired = Vec::new();
-        for (i, r) in self.slots.iter().enumerate() {
-            match r {
-                Some(r) if r.status == Status::Done => {
-                    if now_ms >= r.expires_at_ms {
-                        expired.push(i as u32);
-                    } else if r.expires_at_ms < earliest {
-                        earliest = r.expires_at_ms;
-                    }
+        self.slots.each(|i, r| {
+            if r.is(Status::Done) {
+                if now_ms >= r.expires_at_ms {
+                    expired.push(i);
+                } else if r.expires_at_ms < earliest {
+                    earliest = r.expires_at_ms;
                 }
-                _ => {}
             }
-        }
+        });
         self.earliest_expiry_ms = earliest;
         for slot in expired {
             self.remove(slot);
@@ -491,7 +606,8 @@ impl Records {
 
     fn remove(&mut self, slot: u32) {
         if let Some(cell) = self.slots.get_mut(slot as usize) {
-            if cell.take().is_some() {
+            if !cell.is_empty() {
+                *cell = Record::default();
                 self.live -= 1;
                 self.free.push(slot);
             }
@@ -596,6 +712,64 @@ mod tests {
         let b = r.begin(None, None, 1.0);
         assert!(a != Begin::Run { slot: 0 } && b != Begin::Run { slot: 0 } && a != b);
         assert_eq!(r.len(), 3);
+    }
+
+    #[test]
+    fn a_record_is_40_bytes_and_a_zero_fingerprint_is_not_none() {
+        assert_eq!(std::mem::size_of::<Record>(), 40);
+        let mut r = records(10);
+        let zero = run(&mut r, Some(0), 0.0);
+        let none = run(&mut r, None, 0.0);
+        let high = run(&mut r, Some(u128::MAX - 1), 0.0);
+        assert_eq!(r.begin(Some(zero), None, 1.0), Begin::Mismatch);
+        assert_eq!(r.begin(Some(none), Some(0), 1.0), Begin::Mismatch);
+        assert_eq!(r.begin(Some(high), Some(u128::MAX), 1.0), Begin::Mismatch);
+        assert!(matches!(
+            r.begin(Some(high), Some(u128::MAX - 1), 1.0),
+            Begin::InFlight { .. }
+        ));
+        // The status change keeps the fingerprint, and the fingerprint the status.
+        r.complete(zero, Completion::Transient, 2.0);
+        assert_eq!(r.begin(Some(zero), None, 3.0), Begin::Mismatch);
+        assert!(matches!(
+            r.begin(Some(zero), Some(0), 3.0),
+            Begin::Unknown { .. }
+        ));
+    }
+
+    #[test]
+    fn slots_span_chunks_and_freed_ones_are_reused() {
+        let n = CHUNK as u32 * 2 + 3;
+        let mut r = records(n);
+        let slots: Vec<u32> = (0..n)
+            .map(|i| run(&mut r, Some(u128::from(i)), 0.0))
+            .collect();
+        assert_eq!(slots, (0..n).collect::<Vec<_>>());
+        assert_eq!(r.begin(None, None, 0.0), Begin::Full);
+        // One in the second chunk is rejected definitively: its slot is the next new key's.
+        let gone = slots[1500];
+        for &s in &slots {
+            let how = if s == gone {
+                Completion::Definitive
+            } else {
+                Completion::Success
+            };
+            r.complete(s, how, 1.0);
+        }
+        for &s in slots.iter().filter(|&&s| s != gone) {
+            assert_eq!(
+                r.begin(Some(s), Some(u128::from(s)), 2.0),
+                Begin::Replay { slot: s }
+            );
+            assert_eq!(
+                r.peek(s, 2.0).map(|p| (p.status, p.started_at_ms)),
+                Some((Status::Done, 0.0))
+            );
+        }
+        assert_eq!(r.peek(gone, 2.0), None);
+        assert_eq!(r.begin(None, None, 3.0), Begin::Run { slot: gone });
+        assert_eq!(r.len(), n as usize);
+        assert_eq!(r.begin(None, None, 3.0), Begin::Full);
     }
 
     #[test]

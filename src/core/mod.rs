@@ -10,6 +10,7 @@ pub mod budget;
 pub mod classify;
 pub mod error;
 pub mod idempotency;
+pub mod keyed;
 pub mod limiter;
 pub mod quota;
 pub mod reconcile;

@@ -1,6 +1,7 @@
-//! The idempotency records across the boundary, by slot. The key → slot index lives in JS (a
-//! `Map`: V8's seeded string hash, and a known key never crosses into wasm as a string); results
-//! stay in JS too, indexed by slot. Every rule of the record lifecycle is the core's
+//! The idempotency records across the boundary. The key → slot index is the core's
+//! ([`crate::core::keyed::KeyedRecords`]: keys hashed with a per-store CSPRNG seed into one
+//! open-addressing table in linear memory), so the JS heap holds no key per record; results stay
+//! in JS, indexed by slot. Every rule of the record lifecycle is the core's
 //! ([`crate::core::idempotency::Records`]), and so are the fingerprint (SHA-256/128 of the
 //! request's canonical text) and the key rule, which JS reads from here.
 
@@ -9,14 +10,15 @@ use wasm_bindgen::prelude::*;
 use super::throw;
 use crate::core::error::Error;
 use crate::core::idempotency::{
-    fingerprint, fingerprint_hex, Begin, Completion, Records, Resolution, StoreConfig,
-    DEFAULT_IN_FLIGHT_LEASE_MS, DEFAULT_UNKNOWN_TTL_MS, KEY_RULE,
+    fingerprint, Begin, Completion, Resolution, StoreConfig, DEFAULT_IN_FLIGHT_LEASE_MS,
+    DEFAULT_UNKNOWN_TTL_MS, KEY_RULE,
 };
+use crate::core::keyed::KeyedRecords;
 
 /// Records of one `IdempotencyStore`.
 #[wasm_bindgen]
 pub struct StoreCore {
-    records: Records,
+    records: KeyedRecords,
 }
 
 /// `begin` result kinds (low 3 bits); bit 3 = expired slots to drain (`takeExpired`) first.
@@ -33,9 +35,18 @@ const RESOLVED: f64 = 0.0;
 const NOT_FOUND: f64 = 1.0;
 const WRONG_STATE: f64 = 2.0;
 
-/// A slot from JS: a non-negative integer below 2^32, else `None` (a new key).
-fn slot_of(v: f64) -> Option<u32> {
-    (v >= 0.0 && v <= f64::from(u32::MAX) && v.fract() == 0.0).then_some(v as u32)
+/// The seed of a store's key hash, from the platform CSPRNG. Without one (not on Node 24 or any
+/// browser) `Math.random` seeds it: keys still work, only crafting colliding keys gets easier.
+fn key_seed() -> [u64; 2] {
+    let mut b = [0u8; 16];
+    if getrandom::fill(&mut b).is_err() {
+        for (i, byte) in b.iter_mut().enumerate() {
+            *byte = (js_sys::Math::random() * 256.0) as u8 ^ (i as u8);
+        }
+    }
+    let (hi, lo) = b.split_at(8);
+    let word = |s: &[u8]| s.iter().fold(0u64, |w, &x| w << 8 | u64::from(x));
+    [word(hi), word(lo)]
 }
 
 #[wasm_bindgen]
@@ -45,30 +56,29 @@ impl StoreCore {
     pub fn new(ttl_ms: Option<f64>, max_records: Option<f64>) -> Result<StoreCore, JsValue> {
         StoreConfig::new(ttl_ms, max_records)
             .map(|c| StoreCore {
-                records: Records::new(c),
+                records: KeyedRecords::new(c, key_seed()),
             })
             .map_err(throw)
     }
 
-    /// Start a run: `slot` of a known key or −1 for a new one; the fingerprint as four 32-bit words,
-    /// most significant first (`fingerprintOf`'s hex, split), or `fp0` NaN for none: four numbers
-    /// cross far cheaper than a string. Encoded as `slot * 16 + expired * 8 + kind`
-    /// (kind: 0 run, 1 replay, 2 in flight, 3 unknown, 4 mismatch, 5 full; for "in flight",
-    /// "mismatch" and "full" the slot part is the given slot, or 0). With the expired bit set,
+    /// Start a run for `key` (the caller checks the key rule first; any string is safe here); the
+    /// fingerprint as four 32-bit words, most significant first (`fingerprintWords`), or
+    /// `fp0` NaN for none: four numbers cross far cheaper than a string. Encoded as `slot * 16 + expired * 8 + kind`
+    /// (kind: 0 run, 1 replay, 2 in flight, 3 unknown, 4 mismatch, 5 full; for "in flight" and
+    /// "mismatch" the slot part is the key's slot, for "full" 0). With the expired bit set,
     /// drop the slots `takeExpired` returns BEFORE storing anything under this slot.
-    pub fn begin(&mut self, slot: f64, fp0: f64, fp1: f64, fp2: f64, fp3: f64, now_ms: f64) -> f64 {
-        let given = slot_of(slot);
+    pub fn begin(&mut self, key: &str, fp0: f64, fp1: f64, fp2: f64, fp3: f64, now_ms: f64) -> f64 {
         let word = |w: f64| u128::from(w as u32);
         let fp = (!fp0.is_nan())
             .then(|| word(fp0) << 96 | word(fp1) << 64 | word(fp2) << 32 | word(fp3));
-        let begin = self.records.begin(given, fp, now_ms);
+        let (begin, known) = self.records.begin(key.as_bytes(), fp, now_ms);
         let flag = if self.records.has_expired() { 8.0 } else { 0.0 };
         let (slot, kind) = match begin {
             Begin::Run { slot } => (slot, RUN),
             Begin::Replay { slot } => (slot, REPLAY),
-            Begin::InFlight { .. } => (given.unwrap_or(0), IN_FLIGHT),
+            Begin::InFlight { .. } => (known.unwrap_or(0), IN_FLIGHT),
             Begin::Unknown { slot, .. } => (slot, UNKNOWN),
-            Begin::Mismatch => (given.unwrap_or(0), MISMATCH),
+            Begin::Mismatch => (known.unwrap_or(0), MISMATCH),
             Begin::Full => (0, FULL),
         };
         f64::from(slot) * 16.0 + flag + kind
@@ -85,11 +95,17 @@ impl StoreCore {
         self.records.complete(slot, completion, now_ms)
     }
 
-    /// Settle the unknown record in `slot` (only the attempt that began at `expect_started_at`,
+    /// The slot of `key`'s record, or −1 when it has none.
+    #[wasm_bindgen(js_name = slotOf)]
+    pub fn slot_of(&self, key: &str) -> f64 {
+        self.records.slot_of(key.as_bytes()).map_or(-1.0, f64::from)
+    }
+
+    /// Settle the unknown record of `key` (only the attempt that began at `expect_started_at`,
     /// when given): 0 settled, 1 no record, 2 not unknown (or another attempt).
     pub fn resolve(
         &mut self,
-        slot: u32,
+        key: &str,
         done: bool,
         expect_started_at: Option<f64>,
         now_ms: f64,
@@ -99,8 +115,11 @@ impl StoreCore {
         } else {
             Resolution::Failed
         };
-        match self.records.resolve(slot, r, expect_started_at, now_ms) {
-            Ok(()) => RESOLVED,
+        match self
+            .records
+            .resolve(key.as_bytes(), r, expect_started_at, now_ms)
+        {
+            Ok(_) => RESOLVED,
             Err(Error::UnknownKey) => NOT_FOUND,
             Err(_) => WRONG_STATE,
         }
@@ -109,7 +128,7 @@ impl StoreCore {
     /// `[status (0 in flight, 1 done, 2 unknown), startedAtMs]`, or empty when the slot holds no
     /// live record.
     pub fn peek(&self, slot: u32, now_ms: f64) -> Vec<f64> {
-        match self.records.peek(slot, now_ms) {
+        match self.records.records().peek(slot, now_ms) {
             Some(p) => vec![f64::from(p.status.id()), p.started_at_ms],
             None => Vec::new(),
         }
@@ -119,6 +138,7 @@ impl StoreCore {
     #[wasm_bindgen(js_name = unknownSlots)]
     pub fn unknown_slots(&self) -> Vec<u32> {
         self.records
+            .records()
             .unknown_slots()
             .into_iter()
             .map(|(s, _)| s)
@@ -139,13 +159,13 @@ impl StoreCore {
     /// Records held.
     #[wasm_bindgen(getter)]
     pub fn size(&self) -> u32 {
-        self.records.len() as u32
+        self.records.records().len() as u32
     }
 
     /// The limit on records held.
     #[wasm_bindgen(getter, js_name = maxRecords)]
     pub fn max_records(&self) -> u32 {
-        self.records.config().max_records
+        self.records.records().config().max_records
     }
 }
 
@@ -156,10 +176,13 @@ pub fn key_rule() -> Vec<u32> {
     KEY_RULE.to_vec()
 }
 
-/// The fingerprint of a request's canonical text as 32 hex digits (what Redis stores).
-#[wasm_bindgen(js_name = fingerprintOf)]
-pub fn fingerprint_of(text: &str) -> String {
-    fingerprint_hex(fingerprint(text))
+/// The fingerprint of a request's canonical text as four 32-bit words, most significant first:
+/// what `StoreCore.begin` takes, and what JS renders as the 32 hex digits Redis stores. Words, not
+/// a hex string: a `Uint32Array` comes back without a `TextDecoder` pass.
+#[wasm_bindgen(js_name = fingerprintWords)]
+pub fn fingerprint_words(text: &str) -> Vec<u32> {
+    let fp = fingerprint(text);
+    [96, 64, 32, 0].iter().map(|&s| (fp >> s) as u32).collect()
 }
 
 /// The core's idempotency defaults: `[ttlMs, maxRecords, inFlightLeaseMs, unknownTtlMs]`.

@@ -34,7 +34,7 @@ pub use classify::{
     SHOULD_RETRY_TRUE,
 };
 pub use defaults::fetch_defaults;
-pub use idempotency::{fingerprint_of, key_rule, store_defaults, StoreCore};
+pub use idempotency::{fingerprint_words, key_rule, store_defaults, StoreCore};
 pub use limiter::{limiter_preset, LimiterCore};
 pub use quota::{quota_error_class, quota_preset, QuotaCore};
 pub use random::{new_idempotency_key, seed_random};

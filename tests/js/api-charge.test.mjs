@@ -176,6 +176,43 @@ describe('pipeline', () => {
     assert.equal(gw.calls.length, 1);
   });
 
+  test('the fingerprint ignores field order at every level, on small and wide charges, and sees every field', async () => {
+    // Seeded shuffles (no Math.random: a failure must reproduce). Field names include ones that
+    // sort differently as numbers and as strings ('10' < '9'), and a wide charge (> 16 fields).
+    let seed = 7;
+    const rand = (n) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const shuffled = (obj) => {
+      const entries = Object.entries(obj);
+      for (let i = entries.length - 1; i > 0; i--) {
+        const j = rand(i + 1);
+        [entries[i], entries[j]] = [entries[j], entries[i]];
+      }
+      return Object.fromEntries(entries.map(([k, v]) => [k, v && typeof v === 'object' && !Array.isArray(v) ? shuffled(v) : v]));
+    };
+    const wide = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`f${String.fromCharCode(97 + ((i * 7) % 26))}${i}`, i]));
+    const bodies = [
+      { amountCents: 4999, currency: 'usd', customer: 'cus_1' },
+      { amountCents: 4999, currency: 'usd', 9: 'nine', 10: 'ten', B: 1, a: 2, cart: { z: 1, y: [1, { d: 1, c: 2 }], x: 'é' } },
+      { amountCents: 4999, currency: 'usd', ...wide },
+    ];
+    for (const body of bodies) {
+      const { gw, deps } = setup();
+      const idempotencyKey = newIdempotencyKey();
+      const first = await chargeCustomer({ idempotencyKey, ...body }, deps);
+      for (let round = 0; round < 5; round++) {
+        assert.equal(await chargeCustomer(shuffled({ idempotencyKey, ...body }), deps), first, 'the same charge in another order replays');
+      }
+      for (const field of Object.keys(body)) {
+        const changed = typeof body[field] === 'number' ? body[field] + 1 : 'changed';
+        await assert.rejects(chargeCustomer(shuffled({ idempotencyKey, ...body, [field]: changed }), deps), IdempotencyKeyReuseError, field);
+      }
+      assert.equal(gw.calls.length, 1);
+    }
+  });
+
   test('concurrent duplicates of one charge reach the gateway once', async () => {
     const { gw, deps } = setup();
     const c = charge();

@@ -1,8 +1,8 @@
-//! StoreCore across the boundary, by slot (the key index is the JS side's): the `begin` encoding
-//! (slot * 16 + expired * 8 + kind), the fingerprint as four 32-bit words, complete, the resolve
-//! codes (with compare-and-set), the peek layout, unknown slots, expiry, the maxRecords refusal, and
-//! the key rule, fingerprint and defaults the JS side reads from here.
-use steadfast::wasm::{fingerprint_of, key_rule, store_defaults, StoreCore};
+//! StoreCore across the boundary, by key (the key → slot index is the core's): the `begin`
+//! encoding (slot * 16 + expired * 8 + kind), the fingerprint as four 32-bit words, complete, the
+//! resolve codes (with compare-and-set), slotOf, the peek layout, unknown slots, expiry, the
+//! maxRecords refusal, and the key rule, fingerprint and defaults the JS side reads from here.
+use steadfast::wasm::{fingerprint_words, key_rule, store_defaults, StoreCore};
 use wasm_bindgen_test::wasm_bindgen_test;
 
 use crate::support::{ok, option_error};
@@ -13,7 +13,6 @@ const IN_FLIGHT: f64 = 2.0;
 const UNKNOWN: f64 = 3.0;
 const MISMATCH: f64 = 4.0;
 const FULL: f64 = 5.0;
-const NEW: f64 = -1.0;
 const NO_FP: [f64; 4] = [f64::NAN, 0.0, 0.0, 0.0];
 
 const SUCCESS: u32 = 0;
@@ -28,55 +27,59 @@ fn decode(code: f64) -> (u32, bool, f64) {
     ((code / 16.0).floor() as u32, code % 16.0 >= 8.0, code % 8.0)
 }
 
-fn begin(s: &mut StoreCore, slot: f64, fp: [f64; 4], now: f64) -> f64 {
-    s.begin(slot, fp[0], fp[1], fp[2], fp[3], now)
+fn begin(s: &mut StoreCore, key: &str, fp: [f64; 4], now: f64) -> f64 {
+    s.begin(key, fp[0], fp[1], fp[2], fp[3], now)
 }
 
 /// `begin` with the expired flag masked off.
-fn kind_at(s: &mut StoreCore, slot: f64, fp: [f64; 4], now: f64) -> (u32, f64) {
-    let (slot, _, kind) = decode(begin(s, slot, fp, now));
+fn kind_at(s: &mut StoreCore, key: &str, fp: [f64; 4], now: f64) -> (u32, f64) {
+    let (slot, _, kind) = decode(begin(s, key, fp, now));
     (slot, kind)
 }
 
-/// A fingerprint's words the way the JS shell makes them from `fingerprintOf`'s hex.
+/// A fingerprint's words the way the JS shell passes them (`fingerprintWords`).
 fn words(text: &str) -> [f64; 4] {
-    let hex = fingerprint_of(text);
-    let word = |i: usize| f64::from(u32::from_str_radix(&hex[i..i + 8], 16).unwrap());
-    [word(0), word(8), word(16), word(24)]
+    let w = fingerprint_words(text);
+    [0, 1, 2, 3].map(|i| f64::from(w[i]))
 }
 
 #[wasm_bindgen_test]
 fn begin_encodes_slot_and_kind() {
     let mut s = ok(StoreCore::new(None, None));
-    assert_eq!(kind_at(&mut s, NEW, NO_FP, 0.0), (0, RUN));
+    assert_eq!(kind_at(&mut s, "a", NO_FP, 0.0), (0, RUN));
     assert_eq!(
-        kind_at(&mut s, NEW, NO_FP, 0.0),
+        kind_at(&mut s, "b", NO_FP, 0.0),
         (1, RUN),
         "second key, slot 1"
     );
-    assert_eq!(kind_at(&mut s, 0.0, NO_FP, 1.0), (0, IN_FLIGHT));
+    assert_eq!(kind_at(&mut s, "a", NO_FP, 1.0), (0, IN_FLIGHT));
     assert_eq!(s.size(), 2);
     assert!(
         !s.complete(0, SUCCESS, 2.0),
         "success does not free the slot"
     );
-    assert_eq!(kind_at(&mut s, 0.0, NO_FP, 3.0), (0, REPLAY));
+    assert_eq!(kind_at(&mut s, "a", NO_FP, 3.0), (0, REPLAY));
     assert!(!s.complete(1, TRANSIENT, 2.0));
-    assert_eq!(kind_at(&mut s, 1.0, NO_FP, 3.0), (1, UNKNOWN));
-    // A garbage slot from JS is a new key, never a trap.
-    for garbage in [f64::NAN, -5.0, 1.5, f64::INFINITY, 1e300] {
-        assert_eq!(kind_at(&mut s, garbage, NO_FP, 4.0).1, RUN, "{garbage}");
+    assert_eq!(kind_at(&mut s, "b", NO_FP, 3.0), (1, UNKNOWN));
+    assert_eq!(
+        (s.slot_of("a"), s.slot_of("b"), s.slot_of("c")),
+        (0.0, 1.0, -1.0)
+    );
+    // Any string is a key to the index (the JS shell applies the key rule first), never a trap.
+    for odd in ["", "é", "\0", &"x".repeat(300)] {
+        assert_eq!(kind_at(&mut s, odd, NO_FP, 4.0).1, RUN, "{odd:?}");
+        assert_eq!(kind_at(&mut s, odd, NO_FP, 4.0).1, IN_FLIGHT, "{odd:?}");
     }
 }
 
 #[wasm_bindgen_test]
 fn the_expired_flag_says_when_to_drain() {
     let mut s = ok(StoreCore::new(Some(1000.0), None));
-    let (_, expired, _) = decode(begin(&mut s, NEW, NO_FP, 0.0));
+    let (_, expired, _) = decode(begin(&mut s, "a", NO_FP, 0.0));
     assert!(!expired);
     s.complete(0, SUCCESS, 0.0);
     // The sweep is due every ttl/4 = 250 ms at most: a begin at 5000 sweeps, and says so.
-    let (slot, expired, kind) = decode(begin(&mut s, NEW, NO_FP, 5000.0));
+    let (slot, expired, kind) = decode(begin(&mut s, "b", NO_FP, 5000.0));
     assert!(expired, "slot 0 expired and was swept during this begin");
     assert_eq!(s.take_expired(), vec![0]);
     assert_eq!(
@@ -84,60 +87,73 @@ fn the_expired_flag_says_when_to_drain() {
         (1, RUN),
         "the new key did not take slot 0 before it was drained"
     );
+    assert_eq!(s.slot_of("a"), -1.0, "the expired key left the index");
 }
 
 #[wasm_bindgen_test]
 fn definitive_failure_frees_the_slot_for_reuse() {
     let mut s = ok(StoreCore::new(None, None));
-    assert_eq!(kind_at(&mut s, NEW, NO_FP, 0.0), (0, RUN));
+    assert_eq!(kind_at(&mut s, "a", NO_FP, 0.0), (0, RUN));
     assert!(s.complete(0, DEFINITIVE, 1.0), "freed");
     assert_eq!(s.size(), 0);
+    assert_eq!(s.slot_of("a"), -1.0);
     assert!(s.peek(0, 1.0).is_empty());
-    assert_eq!(kind_at(&mut s, NEW, NO_FP, 2.0), (0, RUN), "slot 0 reused");
+    assert_eq!(kind_at(&mut s, "b", NO_FP, 2.0), (0, RUN), "slot 0 reused");
     assert!(!s.complete(0, SUCCESS, 3.0));
     assert!(!s.complete(0, SUCCESS, 3.0), "completing twice is ignored");
     assert!(!s.complete(99, SUCCESS, 3.0), "an unknown slot is ignored");
-    assert_eq!(kind_at(&mut s, 0.0, NO_FP, 4.0), (0, REPLAY));
+    assert_eq!(kind_at(&mut s, "b", NO_FP, 4.0), (0, REPLAY));
+    assert_eq!(
+        kind_at(&mut s, "a", NO_FP, 4.0),
+        (1, RUN),
+        "a freed key starts afresh"
+    );
 }
 
 #[wasm_bindgen_test]
 fn fingerprints_mismatch_in_every_state_strictly() {
     let mut s = ok(StoreCore::new(None, None));
     let (a, b) = (words("f:4999 usd"), words("f:5999 usd"));
-    assert_eq!(kind_at(&mut s, NEW, a, 0.0), (0, RUN));
-    assert_eq!(kind_at(&mut s, 0.0, b, 0.0).1, MISMATCH);
-    assert_eq!(kind_at(&mut s, 0.0, a, 0.0).1, IN_FLIGHT);
+    assert_eq!(kind_at(&mut s, "k", a, 0.0), (0, RUN));
+    assert_eq!(kind_at(&mut s, "k", b, 0.0), (0, MISMATCH));
+    assert_eq!(kind_at(&mut s, "k", a, 0.0).1, IN_FLIGHT);
     assert_eq!(
-        kind_at(&mut s, 0.0, NO_FP, 0.0).1,
+        kind_at(&mut s, "k", NO_FP, 0.0).1,
         MISMATCH,
         "no fingerprint differs from a fingerprint"
     );
     s.complete(0, SUCCESS, 0.0);
-    assert_eq!(kind_at(&mut s, 0.0, b, 0.0).1, MISMATCH);
-    assert_eq!(kind_at(&mut s, 0.0, a, 0.0).1, REPLAY);
+    assert_eq!(kind_at(&mut s, "k", b, 0.0).1, MISMATCH);
+    assert_eq!(kind_at(&mut s, "k", a, 0.0).1, REPLAY);
     // Words differing in any one position differ.
     for i in 0..4 {
         let mut c = a;
         c[i] = (c[i] + 1.0) % 4_294_967_296.0;
-        assert_eq!(kind_at(&mut s, 0.0, c, 0.0).1, MISMATCH, "word {i}");
+        assert_eq!(kind_at(&mut s, "k", c, 0.0).1, MISMATCH, "word {i}");
     }
 }
 
 #[wasm_bindgen_test]
-fn fingerprint_of_is_sha256_truncated_to_128_bits() {
-    assert_eq!(fingerprint_of("abc"), "ba7816bf8f01cfea414140de5dae2223");
-    assert_eq!(fingerprint_of(""), "e3b0c44298fc1c149afbf4c8996fb924");
+fn fingerprint_words_are_sha256_truncated_to_128_bits() {
+    assert_eq!(
+        fingerprint_words("abc"),
+        vec![0xba78_16bf, 0x8f01_cfea, 0x4141_40de, 0x5dae_2223]
+    );
+    assert_eq!(
+        fingerprint_words(""),
+        vec![0xe3b0_c442, 0x98fc_1c14, 0x9afb_f4c8, 0x996f_b924]
+    );
 }
 
 #[wasm_bindgen_test]
 fn peek_layout() {
     let mut s = ok(StoreCore::new(None, None));
-    begin(&mut s, NEW, NO_FP, 10.0);
+    begin(&mut s, "a", NO_FP, 10.0);
     // [status (0 in flight, 1 done, 2 unknown), startedAtMs]
     assert_eq!(s.peek(0, 11.0), vec![0.0, 10.0]);
     s.complete(0, TRANSIENT, 20.0);
     assert_eq!(s.peek(0, 21.0), vec![2.0, 10.0]);
-    begin(&mut s, NEW, NO_FP, 30.0);
+    begin(&mut s, "b", NO_FP, 30.0);
     s.complete(1, SUCCESS, 40.0);
     assert_eq!(s.peek(1, 41.0), vec![1.0, 30.0]);
     assert!(s.peek(7, 0.0).is_empty());
@@ -146,36 +162,40 @@ fn peek_layout() {
 #[wasm_bindgen_test]
 fn resolve_codes_compare_and_set_and_unknown_slots() {
     let mut s = ok(StoreCore::new(None, None));
-    for (slot, at) in [5.0, 1.0, 2.0].into_iter().enumerate() {
-        assert_eq!(kind_at(&mut s, NEW, NO_FP, at), (slot as u32, RUN));
+    for (slot, (key, at)) in [("k0", 5.0), ("k1", 1.0), ("k2", 2.0)]
+        .into_iter()
+        .enumerate()
+    {
+        assert_eq!(kind_at(&mut s, key, NO_FP, at), (slot as u32, RUN));
     }
     s.complete(0, TRANSIENT, 10.0);
     s.complete(1, TRANSIENT, 10.0);
     assert_eq!(s.unknown_slots(), vec![1, 0], "oldest first");
-    assert_eq!(s.resolve(9, true, None, 0.0), NOT_FOUND, "no record");
+    assert_eq!(s.resolve("k9", true, None, 0.0), NOT_FOUND, "no record");
     assert_eq!(
-        s.resolve(2, true, None, 0.0),
+        s.resolve("k2", true, None, 0.0),
         WRONG_STATE,
         "in flight is not unknown"
     );
     s.complete(2, SUCCESS, 10.0);
     assert_eq!(
-        s.resolve(2, false, None, 0.0),
+        s.resolve("k2", false, None, 0.0),
         WRONG_STATE,
         "done is not unknown"
     );
     assert_eq!(
-        s.resolve(1, true, Some(0.0), 20.0),
+        s.resolve("k1", true, Some(0.0), 20.0),
         WRONG_STATE,
         "another attempt (began at 1, not 0)"
     );
-    assert_eq!(s.resolve(1, true, Some(1.0), 20.0), RESOLVED);
-    assert_eq!(kind_at(&mut s, 1.0, NO_FP, 21.0), (1, REPLAY));
-    assert_eq!(s.resolve(0, false, None, 20.0), RESOLVED);
+    assert_eq!(s.resolve("k1", true, Some(1.0), 20.0), RESOLVED);
+    assert_eq!(kind_at(&mut s, "k1", NO_FP, 21.0), (1, REPLAY));
+    assert_eq!(s.resolve("k0", false, None, 20.0), RESOLVED);
     assert!(s.peek(0, 21.0).is_empty(), "failed: freed");
+    assert_eq!(s.slot_of("k0"), -1.0, "and out of the index");
     assert!(s.unknown_slots().is_empty());
     assert_eq!(
-        kind_at(&mut s, NEW, NO_FP, 22.0),
+        kind_at(&mut s, "k3", NO_FP, 22.0),
         (0, RUN),
         "the freed slot is reused"
     );
@@ -184,19 +204,19 @@ fn resolve_codes_compare_and_set_and_unknown_slots() {
 #[wasm_bindgen_test]
 fn done_records_expire_after_the_ttl_and_are_swept() {
     let mut s = ok(StoreCore::new(Some(1000.0), None));
-    begin(&mut s, NEW, NO_FP, 0.0);
+    begin(&mut s, "a", NO_FP, 0.0);
     s.complete(0, SUCCESS, 0.0);
-    begin(&mut s, NEW, NO_FP, 0.0);
+    begin(&mut s, "b", NO_FP, 0.0);
     s.complete(1, TRANSIENT, 0.0);
-    assert_eq!(kind_at(&mut s, 0.0, NO_FP, 999.0), (0, REPLAY));
+    assert_eq!(kind_at(&mut s, "a", NO_FP, 999.0), (0, REPLAY));
     assert!(s.peek(0, 1000.0).is_empty(), "expired at exactly ttl");
     s.sweep(5000.0);
     assert_eq!(s.take_expired(), vec![0]);
     assert!(s.take_expired().is_empty());
     assert_eq!(s.size(), 1, "the unknown one stays (unknown never expires)");
-    assert_eq!(kind_at(&mut s, 1.0, NO_FP, 1e12), (1, UNKNOWN));
+    assert_eq!(kind_at(&mut s, "b", NO_FP, 1e12), (1, UNKNOWN));
     assert_eq!(
-        kind_at(&mut s, NEW, NO_FP, 5001.0),
+        kind_at(&mut s, "c", NO_FP, 5001.0),
         (0, RUN),
         "the freed slot is reused"
     );
@@ -205,11 +225,11 @@ fn done_records_expire_after_the_ttl_and_are_swept() {
 #[wasm_bindgen_test]
 fn an_expired_done_record_restarts_in_place() {
     let mut s = ok(StoreCore::new(Some(1000.0), None));
-    begin(&mut s, NEW, words("f:a"), 0.0);
+    begin(&mut s, "a", words("f:a"), 0.0);
     s.complete(0, SUCCESS, 0.0);
-    // The JS index still maps the key to slot 0: past the TTL it runs again, there, and the
+    // Not swept yet, the key still maps to slot 0: past the TTL it runs again, there, and the
     // old fingerprint no longer binds it.
-    assert_eq!(kind_at(&mut s, 0.0, words("f:b"), 2000.0), (0, RUN));
+    assert_eq!(kind_at(&mut s, "a", words("f:b"), 2000.0), (0, RUN));
     assert_eq!(s.size(), 1);
 }
 
@@ -217,11 +237,12 @@ fn an_expired_done_record_restarts_in_place() {
 fn a_full_store_refuses_new_keys_only() {
     let mut s = ok(StoreCore::new(None, Some(2.0)));
     assert_eq!(s.max_records(), 2);
-    assert_eq!(kind_at(&mut s, NEW, NO_FP, 0.0).1, RUN);
-    assert_eq!(kind_at(&mut s, NEW, NO_FP, 0.0).1, RUN);
-    assert_eq!(kind_at(&mut s, NEW, NO_FP, 0.0).1, FULL);
+    assert_eq!(kind_at(&mut s, "a", NO_FP, 0.0).1, RUN);
+    assert_eq!(kind_at(&mut s, "b", NO_FP, 0.0).1, RUN);
+    assert_eq!(kind_at(&mut s, "c", NO_FP, 0.0).1, FULL);
+    assert_eq!(s.slot_of("c"), -1.0, "a refused key is not indexed");
     assert_eq!(
-        kind_at(&mut s, 0.0, NO_FP, 0.0),
+        kind_at(&mut s, "a", NO_FP, 0.0),
         (0, IN_FLIGHT),
         "known keys still answer"
     );

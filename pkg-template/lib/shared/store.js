@@ -81,7 +81,7 @@ function memoryIdempotency({ ttlMs, maxRecords }) {
       }
     },
     async complete(key, token, outcome, value, meta) {
-      records.complete(token, outcome === 'done' ? 0 : outcome === 'unknown' ? 1 : 2, value, Date.now(), meta);
+      records.complete(token, outcome === 'done' ? 0 : outcome === 'unknown' ? 1 : 2, value, Date.now(), meta, key);
       return 'ok';
     },
     async peek(key) {

@@ -1,0 +1,439 @@
+//! [`KeyedRecords`]: the idempotency [`Records`] with their key → slot index inside the core, so an
+//! in-process store keeps no key string, no hash-map entry and no per-slot key array on the JS heap
+//! (the package's `MemoryRecords` keeps only each record's result, by slot).
+//!
+//! Why: with the index in a JS `Map`, a retained record cost the key string, the `Map` entry and
+//! two array cells of JS heap besides the record itself, and every full GC marked a million of
+//! them. Here a key costs 16 bytes of key id plus 4–8 bytes of table in wasm linear memory.
+//!
+//! A key is identified by its 128-bit SipHash-2-4 under a per-store random seed (the same standard
+//! as the request fingerprint, a 128-bit digest): two different keys share an id with probability
+//! about 2^-128 per pair, and since the seed is secret and random per store, nobody can craft two
+//! keys that collide. The seed is passed in (the core has no randomness): the wasm layer draws it
+//! from the platform CSPRNG.
+//!
+//! The index is one open-addressing table (linear probing, at most 3/4 full, backward-shift
+//! deletion: no tombstones) of `slot + 1`, with each slot's key id kept beside the records in
+//! fixed-size chunks. Every slot the records free (a definitive failure, a reconciled failure, an
+//! expired done record) leaves the index in the same call that freed it.
+
+use super::error::Error;
+use super::idempotency::{
+    Begin, Chunks, Completion, Fingerprint, Peek, Records, Resolution, StoreConfig,
+};
+
+/// A key's identity: SipHash-2-4-128 of its bytes under the store's seed.
+pub type KeyId = [u64; 2];
+
+/// SipHash-2-4 with a 128-bit output (the reference algorithm's `outlen = 16` variant) of `data`
+/// under the key `(k0, k1)`; the two halves are the output's first and second 8 bytes, read
+/// little-endian.
+pub fn siphash128(k0: u64, k1: u64, data: &[u8]) -> KeyId {
+    sip(k0, k1, data, true)
+}
+
+/// SipHash-2-4 of `data`: `wide` the 128-bit variant, else the 64-bit one (its first half).
+fn sip(k0: u64, k1: u64, data: &[u8], wide: bool) -> KeyId {
+    let (init, fin) = if wide { (0xee, 0xee) } else { (0, 0xff) };
+    let mut v = [
+        k0 ^ 0x736f_6d65_7073_6575,
+        k1 ^ 0x646f_7261_6e64_6f6d ^ init,
+        k0 ^ 0x6c79_6765_6e65_7261,
+        k1 ^ 0x7465_6462_7974_6573,
+    ];
+    fn round(v: &mut [u64; 4]) {
+        v[0] = v[0].wrapping_add(v[1]);
+        v[1] = v[1].rotate_left(13) ^ v[0];
+        v[0] = v[0].rotate_left(32);
+        v[2] = v[2].wrapping_add(v[3]);
+        v[3] = v[3].rotate_left(16) ^ v[2];
+        v[0] = v[0].wrapping_add(v[3]);
+        v[3] = v[3].rotate_left(21) ^ v[0];
+        v[2] = v[2].wrapping_add(v[1]);
+        v[1] = v[1].rotate_left(17) ^ v[2];
+        v[2] = v[2].rotate_left(32);
+    }
+    let mut blocks = data.chunks_exact(8);
+    for block in &mut blocks {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(block);
+        let m = u64::from_le_bytes(b);
+        v[3] ^= m;
+        round(&mut v);
+        round(&mut v);
+        v[0] ^= m;
+    }
+    let mut last = [0u8; 8];
+    let tail = blocks.remainder();
+    for (d, s) in last.iter_mut().zip(tail) {
+        *d = *s;
+    }
+    let m = u64::from_le_bytes(last) | (data.len() as u64) << 56;
+    v[3] ^= m;
+    round(&mut v);
+    round(&mut v);
+    v[0] ^= m;
+    v[2] ^= fin;
+    for _ in 0..4 {
+        round(&mut v);
+    }
+    let a = v[0] ^ v[1] ^ v[2] ^ v[3];
+    v[1] ^= 0xdd;
+    for _ in 0..4 {
+        round(&mut v);
+    }
+    [a, v[0] ^ v[1] ^ v[2] ^ v[3]]
+}
+
+/// The key → slot table.
+#[derive(Debug, Clone)]
+struct KeyIndex {
+    seed: [u64; 2],
+    /// `slot + 1`, or 0 for an empty cell; the length is 0 or a power of two.
+    table: Vec<u32>,
+    /// How many cells are used.
+    used: usize,
+    /// Each indexed slot's key id.
+    ids: Chunks<KeyId>,
+}
+
+impl KeyIndex {
+    fn id(&self, key: &[u8]) -> KeyId {
+        siphash128(self.seed[0], self.seed[1], key)
+    }
+
+    fn home(&self, id: &KeyId) -> usize {
+        (id[0] as usize) & (self.table.len().wrapping_sub(1))
+    }
+
+    fn id_at(&self, slot: u32) -> Option<&KeyId> {
+        self.ids.get(slot as usize)
+    }
+
+    /// Probe from `id`'s home: the first cell whose slot satisfies `hit`, with that slot.
+    fn probe(&self, id: &KeyId, hit: impl Fn(u32) -> bool) -> Option<(usize, u32)> {
+        let mask = self.table.len().checked_sub(1)?;
+        let mut i = self.home(id);
+        loop {
+            let slot = self.table.get(i)?.checked_sub(1)?;
+            if hit(slot) {
+                return Some((i, slot));
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// The slot indexed under `id`, if any.
+    fn find(&self, id: &KeyId) -> Option<u32> {
+        self.probe(id, |slot| self.id_at(slot) == Some(id))
+            .map(|(_, slot)| slot)
+    }
+
+    /// The cell holding `slot`, if indexed.
+    fn cell_of(&self, slot: u32) -> Option<usize> {
+        self.probe(self.id_at(slot)?, |s| s == slot).map(|(i, _)| i)
+    }
+
+    /// Index `slot` under `id` (not indexed yet).
+    fn insert(&mut self, id: KeyId, slot: u32) {
+        if let Some(cell) = self.ids.at_mut(slot as usize) {
+            *cell = id;
+        }
+        if (self.used + 1) * 4 > self.table.len() * 3 {
+            self.grow();
+        }
+        self.place(slot);
+        self.used += 1;
+    }
+
+    /// Put `slot` (whose id is set) in the first empty cell from its home.
+    fn place(&mut self, slot: u32) {
+        let Some(id) = self.id_at(slot).copied() else {
+            return;
+        };
+        let mask = self.table.len() - 1;
+        let mut i = self.home(&id);
+        while let Some(cell) = self.table.get_mut(i) {
+            if *cell == 0 {
+                *cell = slot + 1;
+                return;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    fn grow(&mut self) {
+        let size = (self.table.len() * 2).max(16);
+        let old = std::mem::replace(&mut self.table, vec![0; size]);
+        for cell in old.into_iter().filter(|&c| c != 0) {
+            self.place(cell - 1);
+        }
+    }
+
+    /// Drop `slot` from the table (backward-shift deletion keeps every probe chain unbroken).
+    fn remove(&mut self, slot: u32) {
+        let Some(mut hole) = self.cell_of(slot) else {
+            return;
+        };
+        let mask = self.table.len() - 1;
+        let mut j = hole;
+        loop {
+            j = (j + 1) & mask;
+            let cell = self.table.get(j).copied().unwrap_or(0);
+            if cell == 0 {
+                break;
+            }
+            let home = self.id_at(cell - 1).map_or(j, |id| self.home(id));
+            // The entry at j may move back into the hole unless its home lies cyclically in
+            // (hole, j]: moving it before its home would hide it from its own probe.
+            let stays = if hole <= j {
+                hole < home && home <= j
+            } else {
+                hole < home || home <= j
+            };
+            if !stays {
+                if let Some(h) = self.table.get_mut(hole) {
+                    *h = cell;
+                }
+                hole = j;
+            }
+        }
+        if let Some(h) = self.table.get_mut(hole) {
+            *h = 0;
+        }
+        self.used -= 1;
+    }
+}
+
+/// [`Records`] plus the key → slot index: the in-process store's whole state but the results.
+/// Every rule is [`Records`]'s; this type only maps keys to the slots it hands out and forgets a
+/// key the moment its slot is freed. The caller still drains [`KeyedRecords::take_expired`] after
+/// a `begin` that reports expired slots, before storing anything under the returned slot.
+#[derive(Debug, Clone)]
+pub struct KeyedRecords {
+    records: Records,
+    index: KeyIndex,
+}
+
+impl KeyedRecords {
+    /// An empty store with `config`'s limits; `seed` keys the hash of the keys (draw it from a
+    /// CSPRNG: a known seed lets someone craft colliding keys).
+    pub fn new(config: StoreConfig, seed: [u64; 2]) -> Self {
+        Self {
+            records: Records::new(config),
+            index: KeyIndex {
+                seed,
+                table: Vec::new(),
+                used: 0,
+                ids: Chunks::default(),
+            },
+        }
+    }
+
+    /// The records, by slot (peek, unknown slots, size, limits).
+    pub fn records(&self) -> &Records {
+        &self.records
+    }
+
+    /// The slot of `key`'s record, if it has one (live or expired but not yet swept).
+    pub fn slot_of(&self, key: &[u8]) -> Option<u32> {
+        self.index.find(&self.index.id(key))
+    }
+
+    /// Drop the index entries of the slots freed by expiry from `from` on in the pending list.
+    fn unindex_expired(&mut self, from: usize) {
+        let mut i = from;
+        while let Some(&slot) = self.records.expired().get(i) {
+            self.index.remove(slot);
+            i += 1;
+        }
+    }
+
+    /// [`Records::begin`] for `key`: a known key passes its slot, a new key that runs is indexed
+    /// under the slot it gets. Also returns the slot `key` had before the call (`None`: new).
+    pub fn begin(
+        &mut self,
+        key: &[u8],
+        fingerprint: Option<Fingerprint>,
+        now_ms: f64,
+    ) -> (Begin, Option<u32>) {
+        let id = self.index.id(key);
+        let known = self.index.find(&id);
+        let pending = self.records.expired().len();
+        let got = self.records.begin(known, fingerprint, now_ms);
+        // Expiry first: the same begin may hand a just-freed slot to this key.
+        self.unindex_expired(pending);
+        if let (Begin::Run { slot }, None) = (got, known) {
+            self.index.insert(id, slot);
+        }
+        (got, known)
+    }
+
+    /// [`Records::complete`]; a freed slot leaves the index.
+    pub fn complete(&mut self, slot: u32, completion: Completion, now_ms: f64) -> bool {
+        let freed = self.records.complete(slot, completion, now_ms);
+        if freed {
+            self.index.remove(slot);
+        }
+        freed
+    }
+
+    /// [`Records::resolve`] of `key`'s record ([`Error::UnknownKey`] when it has none).
+    pub fn resolve(
+        &mut self,
+        key: &[u8],
+        resolution: Resolution,
+        expect_started_at_ms: Option<f64>,
+        now_ms: f64,
+    ) -> Result<u32, Error> {
+        let slot = self.slot_of(key).ok_or(Error::UnknownKey)?;
+        self.records
+            .resolve(slot, resolution, expect_started_at_ms, now_ms)?;
+        if resolution == Resolution::Failed {
+            self.index.remove(slot);
+        }
+        Ok(slot)
+    }
+
+    /// The live record of `key`, if any.
+    pub fn peek(&self, key: &[u8], now_ms: f64) -> Option<Peek> {
+        self.records.peek(self.slot_of(key)?, now_ms)
+    }
+
+    /// [`Records::sweep`]; expired slots leave the index.
+    pub fn sweep(&mut self, now_ms: f64) {
+        let pending = self.records.expired().len();
+        self.records.sweep(now_ms);
+        self.unindex_expired(pending);
+    }
+
+    /// [`Records::has_expired`].
+    pub fn has_expired(&self) -> bool {
+        self.records.has_expired()
+    }
+
+    /// [`Records::take_expired`] (already out of the index).
+    pub fn take_expired(&mut self) -> Vec<u32> {
+        self.records.take_expired()
+    }
+
+    /// Keys indexed (equal to the records held).
+    pub fn indexed(&self) -> usize {
+        self.index.used
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::idempotency::Status;
+
+    fn store(max: u32) -> KeyedRecords {
+        KeyedRecords::new(
+            StoreConfig {
+                ttl_ms: 1000.0,
+                max_records: max,
+            },
+            [1, 2],
+        )
+    }
+
+    #[test]
+    fn siphash128_matches_the_reference_vectors() {
+        // The reference implementation's vectors_sip128: key 00..0f, messages 00, 00 01, ...
+        let (k0, k1) = (0x0706_0504_0302_0100, 0x0f0e_0d0c_0b0a_0908);
+        let bytes = |id: KeyId| {
+            let mut b = id[0].to_le_bytes().to_vec();
+            b.extend_from_slice(&id[1].to_le_bytes());
+            b
+        };
+        assert_eq!(
+            bytes(siphash128(k0, k1, &[])),
+            [
+                0xa3, 0x81, 0x7f, 0x04, 0xba, 0x25, 0xa8, 0xe6, 0x6d, 0xf6, 0x72, 0x14, 0xc7, 0x55,
+                0x02, 0x93
+            ]
+        );
+    }
+
+    #[test]
+    #[allow(deprecated)] // std's SipHasher: SipHash-2-4, 64-bit, the same rounds and padding
+    fn the_rounds_and_the_padding_match_std_siphash_at_every_length() {
+        use std::hash::{Hasher, SipHasher};
+        let (k0, k1) = (0x0123_4567_89ab_cdef, 0xfedc_ba98_7654_3210);
+        let data: Vec<u8> = (0..64u8).map(|i| i.wrapping_mul(37)).collect();
+        for n in 0..data.len() {
+            let mut h = SipHasher::new_with_keys(k0, k1);
+            h.write(&data[..n]);
+            assert_eq!(sip(k0, k1, &data[..n], false)[0], h.finish(), "{n} bytes");
+        }
+    }
+
+    #[test]
+    fn keys_map_to_their_own_records_and_leave_with_them() {
+        let mut s = store(10);
+        let Begin::Run { slot: a } = s.begin(b"a", None, 0.0).0 else {
+            panic!()
+        };
+        let Begin::Run { slot: b } = s.begin(b"b", Some(7), 0.0).0 else {
+            panic!()
+        };
+        assert_ne!(a, b);
+        assert_eq!(
+            (s.slot_of(b"a"), s.slot_of(b"b"), s.slot_of(b"c")),
+            (Some(a), Some(b), None)
+        );
+        assert!(matches!(s.begin(b"a", None, 1.0), (Begin::InFlight { .. }, Some(x)) if x == a));
+        assert_eq!(s.begin(b"b", None, 1.0), (Begin::Mismatch, Some(b)));
+        assert!(s.complete(a, Completion::Definitive, 2.0));
+        assert_eq!(s.slot_of(b"a"), None);
+        s.complete(b, Completion::Transient, 2.0);
+        assert_eq!(s.peek(b"b", 3.0).map(|p| p.status), Some(Status::Unknown));
+        assert_eq!(
+            s.resolve(b"a", Resolution::Done, None, 3.0),
+            Err(Error::UnknownKey)
+        );
+        assert_eq!(s.resolve(b"b", Resolution::Failed, None, 3.0), Ok(b));
+        assert_eq!(
+            (s.slot_of(b"b"), s.indexed(), s.records().len()),
+            (None, 0, 0)
+        );
+    }
+
+    #[test]
+    fn expiry_unindexes_before_the_freed_slot_is_reused() {
+        let mut s = store(1);
+        let Begin::Run { slot } = s.begin(b"old", None, 0.0).0 else {
+            panic!()
+        };
+        s.complete(slot, Completion::Success, 0.0);
+        assert_eq!(s.begin(b"new", None, 500.0), (Begin::Full, None));
+        // Past the TTL the full store sweeps "old" and hands its slot to "new" in one begin.
+        assert_eq!(s.begin(b"new", None, 1000.0), (Begin::Run { slot }, None));
+        assert_eq!(s.take_expired(), vec![slot]);
+        assert_eq!((s.slot_of(b"old"), s.slot_of(b"new")), (None, Some(slot)));
+        assert_eq!(s.indexed(), 1);
+    }
+
+    #[test]
+    fn a_large_index_survives_growth_and_deletions() {
+        let n = 5000u32;
+        let mut s = store(n);
+        let key = |i: u32| format!("order-{i}");
+        for i in 0..n {
+            assert_eq!(
+                s.begin(key(i).as_bytes(), None, 0.0),
+                (Begin::Run { slot: i }, None)
+            );
+        }
+        // Free every third; the rest must still be found, the freed ones not.
+        for i in (0..n).step_by(3) {
+            assert!(s.complete(i, Completion::Definitive, 1.0));
+        }
+        for i in 0..n {
+            let want = (i % 3 != 0).then_some(i);
+            assert_eq!(s.slot_of(key(i).as_bytes()), want, "{i}");
+        }
+        assert_eq!(s.indexed(), s.records().len());
+    }
+}
