@@ -550,8 +550,11 @@ impl Records {
                 v.push((i, r.started_at_ms));
             }
         });
-        // Unstable sort with a total order: deterministic, and ~1 KB less wasm than a stable one.
-        v.sort_unstable_by(|a, b| a.1.total_cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
+        // A total order, so any sort gives the same list; the small heapsort is 1.1 KB gz less wasm
+        // than the standard library's (unknown lists are short and rare: speed does not matter).
+        crate::core::sort::heap_sort_by(&mut v, |a, b| {
+            a.1.total_cmp(&b.1).then_with(|| a.0.cmp(&b.0)).is_lt()
+        });
         v
     }
 
