@@ -87,6 +87,7 @@ export function cases() {
   const pipeBreaker = new CircuitBreaker(rateOptions);
   const deps = { store: new IdempotencyStore(), breaker: pipeBreaker, gateway, policy: retryPolicy };
   let keys = [];
+  let amountSeq = 0; // every amount of the "new amount" row is unique, across batches too
   const freshKeys = (n) => {
     // A new store per batch (records live 24 h by default, so a reused store would grow across
     // batches) and pre-made keys: key creation is the caller's, not the pipeline's, cost.
@@ -182,8 +183,18 @@ export function cases() {
         {
           name: 'steadfast chargeCustomer (fresh key)',
           lib: 'steadfast',
+          target: 1.0,
           setup: freshKeys,
           op: (i) => chargeCustomer({ idempotencyKey: keys[i], amountCents: 1200, currency: 'usd' }, deps),
+        },
+        {
+          // Real orders differ: a new amount per call, so the request fingerprint (canonical text +
+          // SHA-256/128 in the core) is never served from the store's cache of recent digests.
+          name: 'steadfast chargeCustomer (fresh key, new amount)',
+          lib: 'steadfast',
+          target: 1.0,
+          setup: freshKeys,
+          op: (i) => chargeCustomer({ idempotencyKey: keys[i], amountCents: 1200 + ++amountSeq, currency: 'usd' }, deps),
         },
         {
           name: 'steadfast chargeCustomer (same key: replay)',

@@ -652,6 +652,9 @@ describe('checkout.reconcile()', () => {
     const c = client({ attemptTimeoutMs: 50 });
     assert.equal((await c.charge({ amountCents: 9, currency: 'usd' }, { idempotencyKey: 'rc-2' })).status, 'unknown');
     const first = c.store.peek('rc-2').lastAttemptAt;
+    // lastAttemptAt of a given-up attempt is the abort, in whole ms: let the clock move on, or the
+    // re-sent request may start in the same millisecond (the flake this once was).
+    await new Promise((r) => setTimeout(r, 3));
     const out = await c.reconcile('rc-2');
     assert.deepEqual(out, { status: 'unknown', key: 'rc-2' }, 'the 409: still running');
     assert.ok(c.store.peek('rc-2').lastAttemptAt > first, 'the window now counts from the re-sent request');
