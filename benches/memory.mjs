@@ -36,7 +36,9 @@ const SCENARIOS = {
   },
   async 'steadfast chargeCustomer (fresh keys, 24 h TTL)'() {
     const { CircuitBreaker, IdempotencyStore, chargeCustomer } = await import('steadfast');
-    const deps = { store: new IdempotencyStore(), breaker: new CircuitBreaker(rate), policy, gateway: null };
+    // Warm-up + 1,000,000 calls + 100,000 in flight keep ~1.11M records: past the default maxRecords
+    // (1,000,000), which would end the run in StoreFullError.
+    const deps = { store: new IdempotencyStore({ maxRecords: 2_000_000 }), breaker: new CircuitBreaker(rate), policy, gateway: null };
     let current = ok;
     let i = 0;
     deps.gateway = () => current();
