@@ -272,7 +272,7 @@ proptest! {
                 }
                 Op::Peek(k) => {
                     let want = model.get(KEYS[k]).filter(|r| live(r, now))
-                        .map(|r| Peek { slot: r.slot, status: r.status, started_at_ms: r.started });
+                        .map(|r| Peek { slot: r.slot, status: r.status, started_at_ms: (r.status != Status::Done).then_some(r.started) });
                     prop_assert_eq!(t.peek(KEYS[k], now), want);
                 }
                 Op::Advance(ms) => now += ms,
@@ -332,7 +332,7 @@ proptest! {
                 }
                 Op::Complete(..) => {}
                 Op::Resolve(i, r, cas) => {
-                    let at = (cas == 1).then(|| t.peek(MANY[i], now).map_or(0.0, |p| p.started_at_ms));
+                    let at = (cas == 1).then(|| t.peek(MANY[i], now).and_then(|p| p.started_at_ms).unwrap_or(0.0));
                     prop_assert_eq!(k.resolve(MANY[i].as_bytes(), r, at, now), t.resolve(MANY[i], r, at, now));
                 }
                 Op::Peek(i) => prop_assert_eq!(k.peek(MANY[i].as_bytes(), now), t.peek(MANY[i], now)),

@@ -162,8 +162,8 @@ pub struct Peek {
     pub slot: u32,
     /// Its status.
     pub status: Status,
-    /// When its run began.
-    pub started_at_ms: f64,
+    /// When its run began (in flight, unknown); `None` for a done record, whose start is not kept.
+    pub started_at_ms: Option<f64>,
 }
 
 /// A request fingerprint: the first 128 bits of SHA-256 over the request's canonical text.
@@ -189,13 +189,15 @@ pub fn fingerprint_hex(fp: Fingerprint) -> String {
     s
 }
 
-/// One record, 40 bytes: the fingerprint as two `u64` (no `Option<u128>`, whose 16-byte alignment
-/// padded a record to 64 bytes) and its presence folded into `state` with the status.
+/// One record, 32 bytes: the fingerprint as two `u64` (no `Option<u128>`, whose 16-byte alignment
+/// padded a record to 64 bytes) and its presence folded into `state` with the status; one time,
+/// since no status needs two (in flight and unknown: when the run began; done: when it expires —
+/// a done record's start is never read).
 #[derive(Debug, Clone, Copy, Default)]
 struct Record {
     fingerprint: [u64; 2],
-    started_at_ms: f64,
-    expires_at_ms: f64,
+    /// In flight / unknown: when the run began. Done: when the record expires.
+    at_ms: f64,
     /// [`EMPTY`], or a [`Status::id`] + 1, plus [`HAS_FP`] when the run had a fingerprint.
     state: u8,
 }
@@ -210,8 +212,7 @@ impl Record {
         let fp = fingerprint.unwrap_or(0);
         Self {
             fingerprint: [(fp >> 64) as u64, fp as u64],
-            started_at_ms: now_ms,
-            expires_at_ms: f64::INFINITY,
+            at_ms: now_ms,
             state: Self::state_of(Status::InFlight)
                 | if fingerprint.is_some() { HAS_FP } else { 0 },
         }
@@ -248,7 +249,7 @@ impl Record {
     }
 }
 
-/// Records per chunk of slot storage (40 KiB): chunks are allocated whole and never moved, so a
+/// Records per chunk of slot storage (32 KiB): chunks are allocated whole and never moved, so a
 /// growing store copies nothing and leaves no abandoned buffer in memory (wasm linear memory
 /// never shrinks: a doubling `Vec` would keep every outgrown copy's pages).
 pub(crate) const CHUNK: usize = 1024;
@@ -395,7 +396,7 @@ impl Records {
     /// The record in `slot` unless it is a `Done` one past its TTL.
     fn live_record(&self, slot: u32, now_ms: f64) -> Option<&Record> {
         self.record(slot)
-            .filter(|r| r.status() != Status::Done || now_ms < r.expires_at_ms)
+            .filter(|r| !r.is(Status::Done) || now_ms < r.at_ms)
     }
 
     /// Start a run at `now_ms`: `slot` is the record of a known key (`None`: a new key). An
@@ -418,11 +419,11 @@ impl Records {
                 return match r.status() {
                     Status::Done => Begin::Replay { slot },
                     Status::InFlight => Begin::InFlight {
-                        started_at_ms: r.started_at_ms,
+                        started_at_ms: r.at_ms,
                     },
                     Status::Unknown => Begin::Unknown {
                         slot,
-                        started_at_ms: r.started_at_ms,
+                        started_at_ms: r.at_ms,
                     },
                 };
             }
@@ -474,7 +475,7 @@ impl Records {
         let expires = now_ms + self.config.ttl_ms;
         if let Some(r) = self.slots.get_mut(slot as usize).filter(|r| !r.is_empty()) {
             r.set_status(Status::Done);
-            r.expires_at_ms = expires;
+            r.at_ms = expires;
             // A NaN clock never expires (and never lowers the bound).
             if expires < self.earliest_expiry_ms {
                 self.earliest_expiry_ms = expires;
@@ -522,7 +523,7 @@ impl Records {
         let Some(r) = self.record(slot) else {
             return Err(Error::UnknownKey);
         };
-        let stale = expect_started_at_ms.is_some_and(|at| at != r.started_at_ms);
+        let stale = expect_started_at_ms.is_some_and(|at| at != r.at_ms);
         if r.status() != Status::Unknown || stale {
             return Err(Error::WrongState);
         }
@@ -538,7 +539,7 @@ impl Records {
         self.live_record(slot, now_ms).map(|r| Peek {
             slot,
             status: r.status(),
-            started_at_ms: r.started_at_ms,
+            started_at_ms: (!r.is(Status::Done)).then_some(r.at_ms),
         })
     }
 
@@ -547,7 +548,7 @@ impl Records {
         let mut v: Vec<(u32, f64)> = Vec::new();
         self.slots.each(|i, r| {
             if r.is(Status::Unknown) {
-                v.push((i, r.started_at_ms));
+                v.push((i, r.at_ms));
             }
         });
         // A total order, so any sort gives the same list; the small heapsort is 1.1 KB gz less wasm
@@ -593,10 +594,10 @@ impl Records {
         let mut expired = Vec::new();
         self.slots.each(|i, r| {
             if r.is(Status::Done) {
-                if now_ms >= r.expires_at_ms {
+                if now_ms >= r.at_ms {
                     expired.push(i);
-                } else if r.expires_at_ms < earliest {
-                    earliest = r.expires_at_ms;
+                } else if r.at_ms < earliest {
+                    earliest = r.at_ms;
                 }
             }
         });
@@ -718,8 +719,8 @@ mod tests {
     }
 
     #[test]
-    fn a_record_is_40_bytes_and_a_zero_fingerprint_is_not_none() {
-        assert_eq!(std::mem::size_of::<Record>(), 40);
+    fn a_record_is_32_bytes_and_a_zero_fingerprint_is_not_none() {
+        assert_eq!(std::mem::size_of::<Record>(), 32);
         let mut r = records(10);
         let zero = run(&mut r, Some(0), 0.0);
         let none = run(&mut r, None, 0.0);
@@ -766,7 +767,8 @@ mod tests {
             );
             assert_eq!(
                 r.peek(s, 2.0).map(|p| (p.status, p.started_at_ms)),
-                Some((Status::Done, 0.0))
+                Some((Status::Done, None)),
+                "a done record keeps no start"
             );
         }
         assert_eq!(r.peek(gone, 2.0), None);

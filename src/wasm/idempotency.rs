@@ -129,7 +129,10 @@ impl StoreCore {
     /// live record.
     pub fn peek(&self, slot: u32, now_ms: f64) -> Vec<f64> {
         match self.records.records().peek(slot, now_ms) {
-            Some(p) => vec![f64::from(p.status.id()), p.started_at_ms],
+            Some(p) => vec![
+                f64::from(p.status.id()),
+                p.started_at_ms.unwrap_or(f64::NAN),
+            ],
             None => Vec::new(),
         }
     }

@@ -386,19 +386,19 @@ impl<T: Clone> IdempotencyStore<T> {
         let stored = inner.slots.get(p.slot as usize).and_then(Option::as_ref);
         Some(match (p.status, stored) {
             (Status::InFlight, _) => Record::InFlight {
-                started_at_ms: p.started_at_ms,
+                started_at_ms: p.started_at_ms.unwrap_or(f64::NAN),
             },
             (Status::Done, Some(Stored::Result(v))) => Record::Done { result: v.clone() },
             (Status::Unknown, Some(Stored::Error(e, at))) => Record::Unknown {
                 error: e.clone(),
-                started_at_ms: p.started_at_ms,
+                started_at_ms: p.started_at_ms.unwrap_or(f64::NAN),
                 last_attempt_at_ms: Some(*at),
                 attempts: None,
                 settle_after_ms: None,
             },
             (_, _) => Record::Unknown {
                 error: String::new(),
-                started_at_ms: p.started_at_ms,
+                started_at_ms: p.started_at_ms.unwrap_or(f64::NAN),
                 last_attempt_at_ms: None,
                 attempts: None,
                 settle_after_ms: None,
