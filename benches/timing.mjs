@@ -53,7 +53,7 @@ export async function runCase(variants, { batch, reps, warmup }) {
       v.samples.push(await time(v.loop, batch));
     }
   }
-  return vs.map((v) => ({ name: v.name, lib: v.lib, vs: v.vs, ns: median(v.samples), spread: spread(v.samples) }));
+  return vs.map((v) => ({ name: v.name, lib: v.lib, vs: v.vs, target: v.target, ns: median(v.samples), spread: spread(v.samples) }));
 }
 
 const retryPolicy = Object.freeze({ maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 10_000 });

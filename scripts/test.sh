@@ -73,7 +73,17 @@ summary=()
 for step in "${steps[@]}"; do
   echo "━━ test: $step"
   t=$SECONDS
-  if ! run_step "$step"; then
+  # Not `if ! run_step`: bash ignores `set -e` inside a function called as a condition, so a step of
+  # several commands (fmt, clippy, wasm-web) would pass whenever its LAST command did. A subshell
+  # with -e of its own stops at the first failing command; its status is the step's.
+  set +e
+  (
+    set -e
+    run_step "$step"
+  )
+  rc=$?
+  set -e
+  if [ "$rc" -ne 0 ]; then
     echo "━━ test: step '$step' FAILED after $((SECONDS - t))s" >&2
     exit 1
   fi

@@ -70,37 +70,23 @@ export function fingerprintText(opts, where) {
 }
 
 /**
- * Digests of recent fingerprint texts (text -> { hex, words }). A retry, a double click or a replay
- * sends the same request again; hashing it once saves the crossing and the SHA-256 each time.
- * Bounded: cleared when it reaches CACHE_MAX entries.
+ * Hex digests of recent fingerprint texts, for the Redis store (which sends the hex twice per
+ * begin, and a retry or a replay sends the same request again). Bounded: cleared at CACHE_MAX.
+ * The in-memory store does not come here: its StoreCore.begin hashes the text it is given.
  */
 const cache = new Map();
 const CACHE_MAX = 256;
 
-function digest(text) {
-  let d = cache.get(text);
-  if (d === undefined) {
-    const [a, b, c, e] = coreWords(text);
-    d = { hex: undefined, words: Object.freeze([a, b, c, e]) };
-    if (cache.size >= CACHE_MAX) cache.clear();
-    cache.set(text, d);
-  }
-  return d;
-}
-
 /** The fingerprint of a fingerprint text, as Redis keeps it: SHA-256/128 in 32 hex digits (the core's words, most significant first). */
 export function fingerprintHex(text) {
   if (text === undefined) return '';
-  const d = digest(text);
-  d.hex ??= d.words.map((w) => w.toString(16).padStart(8, '0')).join('');
-  return d.hex;
-}
-
-const NO_FINGERPRINT = Object.freeze([NaN, 0, 0, 0]);
-
-/** The same digest as four 32-bit words, most significant first (what StoreCore.begin takes). */
-export function fingerprintWords(text) {
-  return text === undefined ? NO_FINGERPRINT : digest(text).words;
+  let hex = cache.get(text);
+  if (hex === undefined) {
+    hex = Array.from(coreWords(text), (w) => w.toString(16).padStart(8, '0')).join('');
+    if (cache.size >= CACHE_MAX) cache.clear();
+    cache.set(text, hex);
+  }
+  return hex;
 }
 
 const MAX_DEPTH = 32;

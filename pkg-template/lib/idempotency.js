@@ -11,7 +11,7 @@ import { brand, DuplicateRequestError, IdempotencyKeyReuseError, IdempotencyStat
 import { StoreFullError } from './shared/errors.js';
 import * as o from './options.js';
 import { isTransientError, leavesOutcomeUnknown } from './classify.js';
-import { BEGIN, RESOLVE, checkKey, fingerprintText, fingerprintWords, invalidKey, validKey } from './idempotency-key.js';
+import { BEGIN, RESOLVE, checkKey, fingerprintText, invalidKey, validKey } from './idempotency-key.js';
 import { unknownMeta } from './unknown.js';
 import { emit, listening } from './events.js';
 
@@ -53,8 +53,10 @@ export class MemoryRecords {
 
   /** `{ kind, slot }` with kind one of BEGIN's codes. `fp`: fingerprint text or undefined. */
   begin(key, fp, now) {
-    const [a, b, c, d] = fingerprintWords(fp);
-    const code = this.#core.begin(key, a, b, c, d, now);
+    // The fingerprint text crosses with the key and is hashed in the core (SHA-256/128): one call,
+    // no digest back. (A JS cache of recent digests, tried before, cost as much per lookup of a
+    // fresh text as the core's hash, and a new order missed it anyway.)
+    const code = this.#core.begin(key, fp ?? '', now);
     // Slots freed by expiry are dropped BEFORE this slot is used (the same begin may hand one out).
     if (code % 16 >= BEGIN.EXPIRED_FLAG) for (const s of this.#core.takeExpired()) this.#forget(s);
     return { kind: code % 8, slot: Math.floor(code / 16) };

@@ -61,16 +61,15 @@ impl StoreCore {
             .map_err(throw)
     }
 
-    /// Start a run for `key` (the caller checks the key rule first; any string is safe here); the
-    /// fingerprint as four 32-bit words, most significant first (`fingerprintWords`), or
-    /// `fp0` NaN for none: four numbers cross far cheaper than a string. Encoded as `slot * 16 + expired * 8 + kind`
+    /// Start a run for `key` (the caller checks the key rule first; any string is safe here) with
+    /// the request's fingerprint text (`""`: none), hashed here with [`fingerprint`] (SHA-256/128,
+    /// the digest Redis keeps as hex): the key and the text cross together, in one call, and no
+    /// digest comes back to JS. Encoded as `slot * 16 + expired * 8 + kind`
     /// (kind: 0 run, 1 replay, 2 in flight, 3 unknown, 4 mismatch, 5 full; for "in flight" and
     /// "mismatch" the slot part is the key's slot, for "full" 0). With the expired bit set,
     /// drop the slots `takeExpired` returns BEFORE storing anything under this slot.
-    pub fn begin(&mut self, key: &str, fp0: f64, fp1: f64, fp2: f64, fp3: f64, now_ms: f64) -> f64 {
-        let word = |w: f64| u128::from(w as u32);
-        let fp = (!fp0.is_nan())
-            .then(|| word(fp0) << 96 | word(fp1) << 64 | word(fp2) << 32 | word(fp3));
+    pub fn begin(&mut self, key: &str, fingerprint_text: &str, now_ms: f64) -> f64 {
+        let fp = (!fingerprint_text.is_empty()).then(|| fingerprint(fingerprint_text));
         let (begin, known) = self.records.begin(key.as_bytes(), fp, now_ms);
         let flag = if self.records.has_expired() { 8.0 } else { 0.0 };
         let (slot, kind) = match begin {
@@ -125,7 +124,7 @@ impl StoreCore {
         }
     }
 
-    /// `[status (0 in flight, 1 done, 2 unknown), startedAtMs]`, or empty when the slot holds no
+    /// `[status (0 in flight, 1 done, 2 unknown), startedAtMs (NaN for done: not kept)]`, or empty when the slot holds no
     /// live record.
     pub fn peek(&self, slot: u32, now_ms: f64) -> Vec<f64> {
         match self.records.records().peek(slot, now_ms) {

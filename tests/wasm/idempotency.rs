@@ -13,7 +13,8 @@ const IN_FLIGHT: f64 = 2.0;
 const UNKNOWN: f64 = 3.0;
 const MISMATCH: f64 = 4.0;
 const FULL: f64 = 5.0;
-const NO_FP: [f64; 4] = [f64::NAN, 0.0, 0.0, 0.0];
+/// No fingerprint (`begin`'s empty text).
+const NO_FP: &str = "";
 
 const SUCCESS: u32 = 0;
 const TRANSIENT: u32 = 1;
@@ -27,20 +28,14 @@ fn decode(code: f64) -> (u32, bool, f64) {
     ((code / 16.0).floor() as u32, code % 16.0 >= 8.0, code % 8.0)
 }
 
-fn begin(s: &mut StoreCore, key: &str, fp: [f64; 4], now: f64) -> f64 {
-    s.begin(key, fp[0], fp[1], fp[2], fp[3], now)
+fn begin(s: &mut StoreCore, key: &str, fp: &str, now: f64) -> f64 {
+    s.begin(key, fp, now)
 }
 
 /// `begin` with the expired flag masked off.
-fn kind_at(s: &mut StoreCore, key: &str, fp: [f64; 4], now: f64) -> (u32, f64) {
+fn kind_at(s: &mut StoreCore, key: &str, fp: &str, now: f64) -> (u32, f64) {
     let (slot, _, kind) = decode(begin(s, key, fp, now));
     (slot, kind)
-}
-
-/// A fingerprint's words the way the JS shell passes them (`fingerprintWords`).
-fn words(text: &str) -> [f64; 4] {
-    let w = fingerprint_words(text);
-    [0, 1, 2, 3].map(|i| f64::from(w[i]))
 }
 
 #[wasm_bindgen_test]
@@ -113,7 +108,7 @@ fn definitive_failure_frees_the_slot_for_reuse() {
 #[wasm_bindgen_test]
 fn fingerprints_mismatch_in_every_state_strictly() {
     let mut s = ok(StoreCore::new(None, None));
-    let (a, b) = (words("f:4999 usd"), words("f:5999 usd"));
+    let (a, b) = ("f:4999 usd", "f:5999 usd");
     assert_eq!(kind_at(&mut s, "k", a, 0.0), (0, RUN));
     assert_eq!(kind_at(&mut s, "k", b, 0.0), (0, MISMATCH));
     assert_eq!(kind_at(&mut s, "k", a, 0.0).1, IN_FLIGHT);
@@ -125,12 +120,15 @@ fn fingerprints_mismatch_in_every_state_strictly() {
     s.complete(0, SUCCESS, 0.0);
     assert_eq!(kind_at(&mut s, "k", b, 0.0).1, MISMATCH);
     assert_eq!(kind_at(&mut s, "k", a, 0.0).1, REPLAY);
-    // Words differing in any one position differ.
-    for i in 0..4 {
-        let mut c = a;
-        c[i] = (c[i] + 1.0) % 4_294_967_296.0;
-        assert_eq!(kind_at(&mut s, "k", c, 0.0).1, MISMATCH, "word {i}");
+    // Texts differing in one byte anywhere differ (the core hashes what crossed, all of it).
+    for i in 0..a.len() {
+        let mut c = a.as_bytes().to_vec();
+        c[i] ^= 1;
+        let c = String::from_utf8(c).unwrap_or_default();
+        assert_eq!(kind_at(&mut s, "k", &c, 0.0).1, MISMATCH, "byte {i}");
     }
+    let long = "f:".to_string() + &"x".repeat(10_000);
+    assert_eq!(kind_at(&mut s, "k", &long, 0.0).1, MISMATCH, "a long text");
 }
 
 #[wasm_bindgen_test]
@@ -149,13 +147,16 @@ fn fingerprint_words_are_sha256_truncated_to_128_bits() {
 fn peek_layout() {
     let mut s = ok(StoreCore::new(None, None));
     begin(&mut s, "a", NO_FP, 10.0);
-    // [status (0 in flight, 1 done, 2 unknown), startedAtMs]
+    // [status (0 in flight, 1 done, 2 unknown), startedAtMs (NaN for done: not kept)]
     assert_eq!(s.peek(0, 11.0), vec![0.0, 10.0]);
     s.complete(0, TRANSIENT, 20.0);
     assert_eq!(s.peek(0, 21.0), vec![2.0, 10.0]);
     begin(&mut s, "b", NO_FP, 30.0);
     s.complete(1, SUCCESS, 40.0);
-    assert_eq!(s.peek(1, 41.0), vec![1.0, 30.0]);
+    let done = s.peek(1, 41.0);
+    assert_eq!(done.len(), 2);
+    assert_eq!(done[0], 1.0);
+    assert!(done[1].is_nan(), "a done record keeps no start: {done:?}");
     assert!(s.peek(7, 0.0).is_empty());
 }
 
@@ -225,11 +226,11 @@ fn done_records_expire_after_the_ttl_and_are_swept() {
 #[wasm_bindgen_test]
 fn an_expired_done_record_restarts_in_place() {
     let mut s = ok(StoreCore::new(Some(1000.0), None));
-    begin(&mut s, "a", words("f:a"), 0.0);
+    begin(&mut s, "a", "f:a", 0.0);
     s.complete(0, SUCCESS, 0.0);
     // Not swept yet, the key still maps to slot 0: past the TTL it runs again, there, and the
     // old fingerprint no longer binds it.
-    assert_eq!(kind_at(&mut s, "a", words("f:b"), 2000.0), (0, RUN));
+    assert_eq!(kind_at(&mut s, "a", "f:b", 2000.0), (0, RUN));
     assert_eq!(s.size(), 1);
 }
 
