@@ -25,7 +25,12 @@ export function chargeCustomer(charge, deps) {
   }
   const d = o.object(deps, where);
   // Structural: an IdempotencyStore or a shared (Redis) one, a CircuitBreaker or a shared one.
-  const [store, breaker, gateway, policy, scope, settleAfterMs] = ['store', 'breaker', 'gateway', 'policy', 'scope', 'settleAfterMs'].map((k) => o.own(d, k));
+  const store = o.own(d, 'store');
+  const breaker = o.own(d, 'breaker');
+  const gateway = o.own(d, 'gateway');
+  const policy = o.own(d, 'policy');
+  const scope = o.own(d, 'scope');
+  const settleAfterMs = o.own(d, 'settleAfterMs');
   if (typeof store?.run !== 'function') return Promise.reject(o.typeError(where, 'store', 'an IdempotencyStore (an object with run())', store));
   if (typeof breaker?.execute !== 'function') return Promise.reject(o.typeError(where, 'breaker', 'a CircuitBreaker (an object with execute())', breaker));
   if (typeof gateway !== 'function') return Promise.reject(o.typeError(where, 'gateway', 'a function', gateway));
