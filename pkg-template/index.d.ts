@@ -1084,7 +1084,10 @@ export interface BreakerStoreHandle {
 }
 
 export interface IdempotencyStoreHandle {
-  /** `fingerprint`: the fingerprint TEXT (the store hashes it with the core's SHA-256/128). */
+  /**
+   * `fingerprint`: the fingerprint TEXT; the store hashes it (Redis: the core's SHA-256/128, the same
+   * in every process; the memory state store: a SipHash-128 keyed by its own secret seed).
+   */
   begin(
     key: string,
     fingerprint: string | undefined,

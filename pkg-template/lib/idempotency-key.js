@@ -1,6 +1,6 @@
 // Why: one home for what an idempotency key and a request fingerprint are, shared by the in-process
 // store, the shared (Redis) store and the pipelines. The rules are the Rust core's (key rule,
-// SHA-256/128 fingerprint, defaults); this module reads them from the core once and adds what only
+// SHA-256/128 fingerprint that Redis keeps, defaults); this module reads them from the core once and adds what only
 // JS can do: render messages, and turn a charge object into its canonical text.
 
 import { keyRule, fingerprintWords as coreWords, storeDefaults } from '../steadfast_core.js';

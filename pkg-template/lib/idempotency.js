@@ -53,8 +53,9 @@ export class MemoryRecords {
 
   /** `{ kind, slot }` with kind one of BEGIN's codes. `fp`: fingerprint text or undefined. */
   begin(key, fp, now) {
-    // The fingerprint text crosses with the key and is hashed in the core (SHA-256/128): one call,
-    // no digest back. (A JS cache of recent digests, tried before, cost as much per lookup of a
+    // The fingerprint text crosses with the key and is hashed in the core (a SipHash-128 keyed by
+    // this store's secret seed; Redis keeps SHA-256/128, which every process computes alike): one
+    // call, no digest back. (A JS cache of recent digests, tried before, cost as much per lookup of a
     // fresh text as the core's hash, and a new order missed it anyway.)
     const code = this.#core.begin(key, fp ?? '', now);
     // Slots freed by expiry are dropped BEFORE this slot is used (the same begin may hand one out).

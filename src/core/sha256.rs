@@ -1,4 +1,7 @@
-//! SHA-256 (FIPS 180-4), for request fingerprints.
+//! SHA-256 (FIPS 180-4), for request fingerprints that every process must compute alike (the
+//! shared Redis store, the Rust `web` store). An in-process store keys a SipHash-128 with its own
+//! secret seed instead ([`crate::core::keyed::KeyedRecords::fingerprint_of`]): no one outside can
+//! compute it, so no one can collide it, at a fraction of the cost.
 //!
 //! Why a cryptographic hash here: a fingerprint binds an idempotency key to one request, and the
 //! request is chosen by whoever sends it. With a fast non-cryptographic hash (FNV, a two-lane

@@ -62,14 +62,16 @@ impl StoreCore {
     }
 
     /// Start a run for `key` (the caller checks the key rule first; any string is safe here) with
-    /// the request's fingerprint text (`""`: none), hashed here with [`fingerprint`] (SHA-256/128,
-    /// the digest Redis keeps as hex): the key and the text cross together, in one call, and no
-    /// digest comes back to JS. Encoded as `slot * 16 + expired * 8 + kind`
+    /// the request's fingerprint text (`""`: none), hashed here with the store's keyed fingerprint
+    /// ([`KeyedRecords::fingerprint_of`]; a shared store keeps SHA-256/128 instead, see
+    /// `fingerprintWords`): the key and the text cross together, in one call, and no digest comes
+    /// back to JS. Encoded as `slot * 16 + expired * 8 + kind`
     /// (kind: 0 run, 1 replay, 2 in flight, 3 unknown, 4 mismatch, 5 full; for "in flight" and
     /// "mismatch" the slot part is the key's slot, for "full" 0). With the expired bit set,
     /// drop the slots `takeExpired` returns BEFORE storing anything under this slot.
     pub fn begin(&mut self, key: &str, fingerprint_text: &str, now_ms: f64) -> f64 {
-        let fp = (!fingerprint_text.is_empty()).then(|| fingerprint(fingerprint_text));
+        let fp = (!fingerprint_text.is_empty())
+            .then(|| self.records.fingerprint_of(fingerprint_text.as_bytes()));
         let (begin, known) = self.records.begin(key.as_bytes(), fp, now_ms);
         let flag = if self.records.has_expired() { 8.0 } else { 0.0 };
         let (slot, kind) = match begin {

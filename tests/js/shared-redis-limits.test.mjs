@@ -48,7 +48,7 @@ const cmd = (...args) => conn.client.sendCommand(args.map(String));
 const store = (opts = {}) => createRedisIdempotencyStore({ client: conn.client, prefix: fresh(), timeoutMs: 5000, ...opts });
 const transient = () => Object.assign(new Error('ETIMEDOUT'), { code: 'ETIMEDOUT' });
 
-test('fingerprints: the core SHA-256/128 of the request, the same digest in Redis as in memory; strict in every status', async () => {
+test('fingerprints: the core SHA-256/128 of the request (every process computes the same digest); strict in every status', async () => {
   const prefix = fresh();
   const s = createRedisIdempotencyStore({ client: conn.client, prefix, timeoutMs: 5000 });
   assert.equal(await s.run('k', async () => 'one', { fingerprint: '100 usd' }), 'one');
