@@ -197,6 +197,26 @@ export function cases() {
           op: (i) => chargeCustomer({ idempotencyKey: keys[i], amountCents: 1200 + ++amountSeq, currency: 'usd' }, deps),
         },
         {
+          // A checkout-sized charge: customer, description and metadata (~200 bytes of canonical
+          // text), a new amount per call. The fingerprint's cost grows with the text.
+          name: 'steadfast chargeCustomer (fresh key, checkout-sized charge)',
+          lib: 'steadfast',
+          target: 1.0,
+          setup: freshKeys,
+          op: (i) =>
+            chargeCustomer(
+              {
+                idempotencyKey: keys[i],
+                amountCents: 1200 + ++amountSeq,
+                currency: 'usd',
+                customer: 'cus_NffrFeUfNV2Hib',
+                description: 'Order 1042: 2 items',
+                metadata: { cartId: 'cart_8f3e2a9b', channel: 'web', promo: 'WINTER25' },
+              },
+              deps,
+            ),
+        },
+        {
           name: 'steadfast chargeCustomer (same key: replay)',
           lib: 'steadfast',
           op: () => chargeCustomer({ idempotencyKey: 'order-1', amountCents: 1200, currency: 'usd' }, replayDeps),
