@@ -84,35 +84,36 @@ fn resize(b: &mut Block, rng: &mut Rng) {
     let grow = rng.below(2) == 0;
     match b {
         Block::Bytes(id, v) => {
-            if grow {
-                let n = v.len() + 1 + rng.below(5000);
-                let id = *id;
-                v.extend((v.len()..n).map(|i| byte(id, i)));
-            } else {
-                v.truncate(v.len() / 2);
-                v.shrink_to_fit();
-            }
+            let id = *id;
+            resize_vec(v, grow, rng, 5000, 2, |i| byte(id, i));
         }
         Block::Words(id, v) => {
-            if grow {
-                let n = v.len() + 1 + rng.below(700);
-                let id = u64::from(*id);
-                v.extend((v.len()..n).map(|i| id << 32 | i as u64));
-            } else {
-                v.truncate(v.len() / 3);
-                v.shrink_to_fit();
-            }
+            let id = u64::from(*id);
+            resize_vec(v, grow, rng, 700, 3, |i| id << 32 | i as u64);
         }
         Block::Wide(id, v) => {
-            if grow {
-                let n = v.len() + 1 + rng.below(90);
-                let id = u64::from(*id);
-                v.extend((v.len()..n).map(|i| Wide(id ^ i as u64)));
-            } else {
-                v.truncate(v.len() / 2);
-                v.shrink_to_fit();
-            }
+            let id = u64::from(*id);
+            resize_vec(v, grow, rng, 90, 2, |i| Wide(id ^ i as u64));
         }
+    }
+}
+
+/// Grow `v` by 1 to `most` elements (`at(i)` for index `i`), or cut it to `1 / shrink` of its
+/// length and shrink its capacity.
+fn resize_vec<T>(
+    v: &mut Vec<T>,
+    grow: bool,
+    rng: &mut Rng,
+    most: u64,
+    shrink: usize,
+    at: impl Fn(usize) -> T,
+) {
+    if grow {
+        let n = v.len() + 1 + rng.below(most);
+        v.extend((v.len()..n).map(at));
+    } else {
+        v.truncate(v.len() / shrink);
+        v.shrink_to_fit();
     }
 }
 
