@@ -85,26 +85,31 @@ export class BreakerRegistry {
   get(origin) {
     let b = this.#byOrigin.get(origin);
     if (b === undefined) {
-      if (this.#byOrigin.size >= this.#maxOrigins) this.#evict();
+      if (this.#byOrigin.size >= this.#maxOrigins) evictOldest(this.#byOrigin, (breaker) => breaker.currentState === 'closed');
       b = new CircuitBreaker(this.#options);
       this.#byOrigin.set(origin, b);
     }
     return b;
   }
-  #evict() {
-    let victim = this.#byOrigin.keys().next().value;
-    for (const [origin, b] of this.#byOrigin) {
-      if (b.currentState === 'closed') {
-        victim = origin;
-        break;
-      }
-    }
-    this.#byOrigin.delete(victim);
-  }
   /** Origins with a breaker. */
   origins() {
     return [...this.#byOrigin.keys()];
   }
+}
+
+/**
+ * Make room in a per-origin map (insertion order = age): drop the oldest entry that `idle` says
+ * carries nothing worth keeping, or the oldest of all when none does.
+ */
+function evictOldest(byOrigin, idle) {
+  let victim = byOrigin.keys().next().value;
+  for (const [origin, v] of byOrigin) {
+    if (idle(v)) {
+      victim = origin;
+      break;
+    }
+  }
+  byOrigin.delete(victim);
 }
 
 let sharedRegistry;
@@ -192,16 +197,7 @@ function checkRequest(url, method, headers) {
 function limiterFor(origin) {
   let l = sharedLimiters.get(origin);
   if (l === undefined) {
-    if (sharedLimiters.size >= DEFAULT_MAX_ORIGINS) {
-      let victim = sharedLimiters.keys().next().value;
-      for (const [o, limiter] of sharedLimiters) {
-        if (!limiter.enabled) {
-          victim = o;
-          break;
-        }
-      }
-      sharedLimiters.delete(victim);
-    }
+    if (sharedLimiters.size >= DEFAULT_MAX_ORIGINS) evictOldest(sharedLimiters, (limiter) => !limiter.enabled);
     sharedLimiters.set(origin, (l = new RateLimiter()));
   }
   return l;
