@@ -2,15 +2,10 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { RetryBudget, withRetry, RetryBudgetExhaustedError, isSteadfastError, isTransientError } from 'steadfast';
+import { manualClock as clockAt } from '../support/clock.mjs';
 
-function manualClock(start = 1_000_000) {
-  let now = start;
-  const clock = () => now;
-  clock.advance = (ms) => {
-    now += ms;
-  };
-  return clock;
-}
+/** This file's clocks start at 1_000_000 ms unless a test says otherwise. */
+const manualClock = (start = 1_000_000) => clockAt(start);
 
 const drain = (budget, max = 10_000) => {
   let n = 0;

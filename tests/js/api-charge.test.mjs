@@ -15,6 +15,7 @@ import {
   RetryBudgetExhaustedError,
   isSteadfastError,
 } from 'steadfast';
+import { manualClock as clockAt } from '../support/clock.mjs';
 
 const POLICY = Object.freeze({ maxAttempts: 3, baseDelayMs: 0, maxDelayMs: 0 });
 
@@ -57,14 +58,8 @@ function fakeGateway(script = []) {
   return gw;
 }
 
-function manualClock(start = 1_700_000_000_000) {
-  let now = start;
-  const clock = () => now;
-  clock.advance = (ms) => {
-    now += ms;
-  };
-  return clock;
-}
+/** This file's clocks start at 1_700_000_000_000 ms unless a test says otherwise. */
+const manualClock = (start = 1_700_000_000_000) => clockAt(start);
 
 function setup({ script, breaker, policy = POLICY } = {}) {
   const clock = manualClock();

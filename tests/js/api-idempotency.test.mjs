@@ -13,15 +13,10 @@ import {
   SteadfastError,
   isSteadfastError,
 } from 'steadfast';
+import { manualClock as clockAt } from '../support/clock.mjs';
 
-function manualClock(start = 1_700_000_000_000) {
-  let now = start;
-  const clock = () => now;
-  clock.advance = (ms) => {
-    now += ms;
-  };
-  return clock;
-}
+/** This file's clocks start at 1_700_000_000_000 ms unless a test says otherwise. */
+const manualClock = (start = 1_700_000_000_000) => clockAt(start);
 
 /** A charge function that counts its calls. */
 function charger(impl = async () => ({ reference: 'ch_1', amountCents: 4999 })) {

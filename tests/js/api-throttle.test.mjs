@@ -5,18 +5,13 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { RetryQuota, RateLimiter, retryErrorClass, withRetry, resilientFetch, createCheckoutClient, RetryBudgetExhaustedError } from 'steadfast';
+import { manualClock as clockAt } from '../support/clock.mjs';
 
 const http = (status, headers = {}) => Object.assign(new Error(`HTTP ${status}`), { status, headers });
 const timeout = () => Object.assign(new Error('timed out'), { name: 'TimeoutError' });
 
-function manualClock(start = 1_000) {
-  let now = start;
-  const clock = () => now;
-  clock.advance = (ms) => {
-    now += ms;
-  };
-  return clock;
-}
+/** This file's clocks start at 1_000 ms unless a test says otherwise. */
+const manualClock = (start = 1_000) => clockAt(start);
 
 describe('RetryQuota', () => {
   test('presets: ours and the AWS SDK standard mode', () => {

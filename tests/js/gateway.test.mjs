@@ -6,6 +6,7 @@ import net from 'node:net';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { startGateway, FAULT_NAMES } from '../support/gateway.mjs';
+import { manualClock as clockAt } from '../support/clock.mjs';
 
 const GATEWAY_PATH = fileURLToPath(new URL('../support/gateway.mjs', import.meta.url));
 // Every test gets a timeout so a broken gateway fails the run instead of hanging it.
@@ -49,14 +50,8 @@ async function gateway(t, options) {
   return gw;
 }
 
-function fakeClock(start = 1_700_000_000_000) {
-  let now = start;
-  const clock = () => now;
-  clock.advance = (ms) => {
-    now += ms;
-  };
-  return clock;
-}
+/** This file's clocks start at 1_700_000_000_000 ms unless a test says otherwise. */
+const fakeClock = (start = 1_700_000_000_000) => clockAt(start);
 
 test('listens on 127.0.0.1 with an ephemeral port', async (t) => {
   const gw = await gateway(t);
