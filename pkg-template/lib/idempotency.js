@@ -12,7 +12,7 @@ import { StoreFullError } from './shared/errors.js';
 import * as o from './options.js';
 import { isTransientError, leavesOutcomeUnknown } from './classify.js';
 import { BEGIN, RESOLVE, checkKey, fingerprintText, invalidKey, validKey } from './idempotency-key.js';
-import { unknownMeta } from './unknown.js';
+import { errorText, unknownMeta } from './unknown.js';
 import { emit, listening } from './events.js';
 
 /** The core's begin() answers (BEGIN's codes, by index), as idempotency event outcomes. */
@@ -214,7 +214,7 @@ export class IdempotencyStore {
     } catch (error) {
       const transient = leavesOutcomeUnknown(this.#isTransient, error);
       const completedAt = this.#completedAt(startedAt);
-      this.#records.complete(slot, transient ? 1 : 2, String(error), completedAt, transient ? unknownMeta(error, options, completedAt) : undefined, key);
+      this.#records.complete(slot, transient ? 1 : 2, errorText(error), completedAt, transient ? unknownMeta(error, options, completedAt) : undefined, key);
       if (listening.idempotency) emit('idempotency', { store: this, key, outcome: transient ? 'parked-unknown' : 'failed' });
       throw error;
     }

@@ -23,6 +23,19 @@ export function unknownMeta(error, options, completedAt) {
   return meta;
 }
 
+/**
+ * @internal The text a store keeps of a failure: `String(error)`, or its tag when that throws (a
+ * null-prototype object, a throwing `toString`). It runs before the record is completed, so it must
+ * never throw: a throw here left the key in flight for good.
+ */
+export function errorText(error) {
+  try {
+    return String(error);
+  } catch {
+    return Object.prototype.toString.call(error);
+  }
+}
+
 /** A property of a user's error, or undefined when reading it throws (a hostile getter or Proxy). */
 function safeGet(object, name) {
   try {

@@ -12,6 +12,7 @@ import {
   CircuitOpenError,
   SteadfastError,
   isSteadfastError,
+  createSharedIdempotencyStore,
 } from 'steadfast';
 import { manualClock as clockAt } from '../support/clock.mjs';
 
@@ -176,6 +177,37 @@ describe('what parks a key as unknown', () => {
     );
     assert.equal(throwing.peek('c').status, 'unknown');
   });
+});
+
+describe('a failure that cannot be turned into text', () => {
+  // A null-prototype object and a throwing toString: String(error) throws. The record must still be
+  // completed (it was left in flight for good: every later run of the key was DUPLICATE_IN_FLIGHT).
+  const hostile = [
+    ['null prototype', () => Object.create(null)],
+    [
+      'throwing toString',
+      () => ({
+        toString() {
+          throw new Error('no');
+        },
+      }),
+    ],
+    ['transient, null prototype', () => Object.assign(Object.create(null), { code: 'ETIMEDOUT' })],
+  ];
+  for (const [name, make] of hostile) {
+    test(`${name}: the caller gets that very value and the key leaves "in flight"`, async () => {
+      for (const store of [new IdempotencyStore(), createSharedIdempotencyStore()]) {
+        const thrown = make();
+        await assert.rejects(
+          store.run('k', async () => Promise.reject(thrown)),
+          (e) => e === thrown,
+        );
+        const status = (await store.peek('k'))?.status;
+        assert.notEqual(status, 'in-flight', name);
+        assert.equal(status, name.startsWith('transient') ? 'unknown' : undefined, name);
+      }
+    });
+  }
 });
 
 describe('fingerprints', () => {

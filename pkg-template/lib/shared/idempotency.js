@@ -10,7 +10,7 @@ import { RESOLVE, checkKey, fingerprintText, idempotencyDefaults } from '../idem
 import * as o from '../options.js';
 import { StateStoreUnavailableError, StoreFullError } from './errors.js';
 import { memoryStateStore } from './store.js';
-import { unknownMeta } from '../unknown.js';
+import { errorText, unknownMeta } from '../unknown.js';
 
 const RESOLVE_CODE = { resolved: RESOLVE.RESOLVED, 'not-found': RESOLVE.NOT_FOUND, 'wrong-state': RESOLVE.WRONG_STATE };
 
@@ -122,7 +122,7 @@ export class SharedIdempotencyStore {
       const transient = leavesOutcomeUnknown(this.#isTransient, error);
       const meta = transient ? unknownMeta(error, options, Date.now()) : undefined;
       // If this report is lost, the record stays in flight and turns unknown when its lease lapses.
-      await this.#complete(key, begin.token, transient ? 'unknown' : 'failed', String(error), meta);
+      await this.#complete(key, begin.token, transient ? 'unknown' : 'failed', errorText(error), meta);
       throw error;
     }
     await this.#complete(key, begin.token, 'done', result);
