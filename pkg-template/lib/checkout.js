@@ -201,10 +201,11 @@ export function createCheckoutClient(options) {
     throw e;
   };
 
-  const run = async (charge, key, signal) => {
+  /** `fingerprint`: the charge's canonical text when the caller already has it (charge() does). */
+  const run = async (charge, key, signal, fingerprint) => {
     let outcome;
     try {
-      outcome = await store.run(key, () => attemptCharge(charge, key, signal), { fingerprint: canonicalCharge(charge), settleAfterMs });
+      outcome = await store.run(key, () => attemptCharge(charge, key, signal), { fingerprint: fingerprint ?? canonicalCharge(charge), settleAfterMs });
     } catch (e) {
       outcome = outcomeOf(e, key, signal);
     }
@@ -304,7 +305,7 @@ export function createCheckoutClient(options) {
       } catch (e) {
         return Promise.reject(e);
       }
-      return once(key, () => run(c, key, o.own(co, 'signal')), fingerprint);
+      return once(key, () => run(c, key, o.own(co, 'signal'), fingerprint), fingerprint);
     },
     /**
      * Get unknown charges out of unknown by re-sending each with the SAME key (see index.d.ts).

@@ -70,8 +70,8 @@ export function fingerprintText(opts, where) {
 }
 
 /**
- * Hex digests of recent fingerprint texts, for the Redis store (which sends the hex twice per
- * begin, and a retry or a replay sends the same request again). Bounded: cleared at CACHE_MAX.
+ * Hex digests of recent fingerprint texts, for the Redis store (a retry, a double click or a
+ * replay sends the same request again). Bounded: cleared at CACHE_MAX.
  * The in-memory store does not come here: its StoreCore.begin hashes the text it is given.
  */
 const cache = new Map();

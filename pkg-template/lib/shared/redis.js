@@ -237,8 +237,9 @@ export function redisStateStore(options) {
       };
       return {
         async begin(key, fingerprint, token) {
-          const r = await call('begin', key, [fingerprintHex(fingerprint), token, inFlightLeaseMs, maxRecords, unknownTtlMs]);
-          if (r[0] === 'run') return { status: 'run', startedAt: num(r[1]), token: { token, fingerprint: fingerprintHex(fingerprint) } };
+          const fp = fingerprintHex(fingerprint);
+          const r = await call('begin', key, [fp, token, inFlightLeaseMs, maxRecords, unknownTtlMs]);
+          if (r[0] === 'run') return { status: 'run', startedAt: num(r[1]), token: { token, fingerprint: fp } };
           if (r[0] === 'full') return { status: 'full', maxRecords };
           return record(r);
         },
