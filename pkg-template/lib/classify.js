@@ -13,7 +13,9 @@ import {
 import * as o from './options.js';
 import { isSteadfastError } from './errors.js';
 
-function statusOf(e) {
+/** @internal The HTTP status an error carries (`status`, `statusCode`, `response.status`), or undefined. */
+export function statusOf(e) {
+  if (e === null || typeof e !== 'object') return undefined;
   const s = e.status ?? e.statusCode ?? e.response?.status;
   return typeof s === 'number' ? s : undefined;
 }

@@ -23,6 +23,7 @@ import { newIdempotencyKey } from './idempotency.js';
 import * as o from './options.js';
 import { after } from './clock.js';
 import { fetchDefaults, JITTERS } from './defaults.js';
+import { evictOldest } from './bounded.js';
 
 const KEYED = new Set(['POST', 'PATCH']);
 
@@ -95,21 +96,6 @@ export class BreakerRegistry {
   origins() {
     return [...this.#byOrigin.keys()];
   }
-}
-
-/**
- * Make room in a per-origin map (insertion order = age): drop the oldest entry that `idle` says
- * carries nothing worth keeping, or the oldest of all when none does.
- */
-function evictOldest(byOrigin, idle) {
-  let victim = byOrigin.keys().next().value;
-  for (const [origin, v] of byOrigin) {
-    if (idle(v)) {
-      victim = origin;
-      break;
-    }
-  }
-  byOrigin.delete(victim);
 }
 
 let sharedRegistry;

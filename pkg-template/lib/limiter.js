@@ -12,7 +12,7 @@
 // every send.
 
 import { LimiterCore, limiterPreset, quotaErrorClass } from '../steadfast_core.js';
-import { retryAfterMsOf } from './classify.js';
+import { retryAfterMsOf, statusOf } from './classify.js';
 import { sleep } from './clock.js';
 import * as o from './options.js';
 
@@ -20,12 +20,6 @@ const CORE = Symbol('steadfast.limiter');
 const PRESETS = ['cubic', 'aws', 'aimd'];
 const FIELDS = ['beta', 'scaleConstant', 'smooth', 'minRatePerSec', 'minCapacity', 'increasePerSec', 'maxHoldMs'];
 const monotonic = () => globalThis.performance.now();
-
-function statusOf(e) {
-  if (e === null || typeof e !== 'object') return NaN;
-  const s = e.status ?? e.statusCode ?? e.response?.status;
-  return typeof s === 'number' ? s : NaN;
-}
 
 export class RateLimiter {
   /**
@@ -47,7 +41,7 @@ export class RateLimiter {
     const core = o.core(where, values, () => new LimiterCore(p[0], ...FIELDS.map((name) => values[name]), p[8] === 1));
     const observe = (error, sentAt) => {
       const now = clock();
-      const throttled = quotaErrorClass(statusOf(error)) === 1;
+      const throttled = quotaErrorClass(statusOf(error) ?? NaN) === 1;
       core.record(now, sentAt, throttled);
       if (throttled) {
         const ms = retryAfterMsOf(error, Date.now());

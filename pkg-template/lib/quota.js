@@ -6,18 +6,13 @@
 
 import { QuotaCore, quotaPreset, quotaErrorClass } from '../steadfast_core.js';
 import * as o from './options.js';
+import { statusOf } from './classify.js';
 
 const CORE = Symbol('steadfast.quota');
 const PRESETS = ['steadfast', 'aws'];
 const FIELDS = ['capacity', 'timeoutCost', 'throttledCost', 'serverErrorCost', 'successRefund'];
 /** Error classes, by core id. */
 const CLASSES = Object.freeze(['timeout', 'throttled', 'serverError']);
-
-function statusOf(e) {
-  if (e === null || typeof e !== 'object') return NaN;
-  const s = e.status ?? e.statusCode ?? e.response?.status;
-  return typeof s === 'number' ? s : NaN;
-}
 
 /**
  * The class of a failure, as the quota charges it: `'throttled'` (HTTP 429), `'timeout'` (no
@@ -27,7 +22,7 @@ function statusOf(e) {
  * @returns {'timeout' | 'throttled' | 'serverError'}
  */
 export function retryErrorClass(error) {
-  return CLASSES[quotaErrorClass(statusOf(error))] ?? 'serverError';
+  return CLASSES[quotaErrorClass(statusOf(error) ?? NaN)] ?? 'serverError';
 }
 
 export class RetryQuota {
@@ -49,7 +44,7 @@ export class RetryQuota {
       countRequest() {},
       /** Pay for a retry after `error`: the cost paid (the receipt), or false when refused. */
       tryWithdraw(error) {
-        const cost = core.tryAcquire(quotaErrorClass(statusOf(error)));
+        const cost = core.tryAcquire(quotaErrorClass(statusOf(error) ?? NaN));
         return cost < 0 ? false : cost;
       },
       /** A call succeeded; `receipt` is what its last retry paid (undefined: it never retried). */

@@ -26,6 +26,7 @@
 import { MemoryRecords, makeStoreCore } from '../idempotency.js';
 import { STATES, TRANSITION, TRANSITIONS, coreFromConfig } from '../breaker-options.js';
 import { BEGIN, RESOLVE } from '../idempotency-key.js';
+import { evictOldest } from '../bounded.js';
 
 /** A breaker handle on one BreakerCore (Date.now clock, like the Redis store's TIME). */
 function memoryBreaker(c) {
@@ -112,16 +113,7 @@ export function memoryStateStore() {
     breaker(name, config) {
       let b = breakers.get(name);
       if (b === undefined) {
-        if (breakers.size >= MAX_MEMORY_BREAKERS) {
-          let victim = breakers.keys().next().value;
-          for (const [n, h] of breakers) {
-            if (h.closed()) {
-              victim = n;
-              break;
-            }
-          }
-          breakers.delete(victim);
-        }
+        if (breakers.size >= MAX_MEMORY_BREAKERS) evictOldest(breakers, (h) => h.closed());
         b = memoryBreaker(config);
         breakers.set(name, b);
       }
