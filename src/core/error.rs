@@ -67,7 +67,7 @@ pub enum Opt {
 }
 
 /// The one table of option names: id (the index), variant, and the name users write (camelCase,
-/// units in the name). The wasm boundary exports names by id from here.
+/// units in the name). Error messages name options from here.
 pub const OPTIONS: [(Opt, &str); 52] = [
     (Opt::MaxAttempts, "maxAttempts"),
     (Opt::BaseDelayMs, "baseDelayMs"),
@@ -135,11 +135,6 @@ impl Opt {
     /// Stable numeric id (index in [`OPTIONS`]).
     pub fn id(self) -> u32 {
         OPTIONS.iter().position(|(o, _)| *o == self).unwrap_or(0) as u32
-    }
-
-    /// The option with id `id`.
-    pub fn from_id(id: u32) -> Option<Opt> {
-        OPTIONS.get(id as usize).map(|(o, _)| *o)
     }
 }
 
@@ -382,7 +377,6 @@ mod tests {
         for (i, (o, name)) in OPTIONS.iter().enumerate() {
             assert_eq!(o.id() as usize, i);
             assert_eq!(o.name(), *name);
-            assert_eq!(Opt::from_id(i as u32), Some(*o));
         }
         let mut names: Vec<_> = OPTIONS.iter().map(|(_, n)| *n).collect();
         names.sort_unstable();

@@ -166,27 +166,18 @@ pub struct Peek {
     pub started_at_ms: Option<f64>,
 }
 
-/// A request fingerprint: the first 128 bits of SHA-256 over the request's canonical text.
+/// A request fingerprint: 128 bits of a digest of the request's canonical text ([`fingerprint`],
+/// or an in-process store's keyed hash, [`crate::core::keyed::KeyedRecords::fingerprint_of`]).
 pub type Fingerprint = u128;
 
-/// The fingerprint of `text` (the same value in memory, in Redis — as [`fingerprint_hex`] — and
-/// in JS, which asks the core for it).
+/// The shared fingerprint of `text`: the first 128 bits of SHA-256, the same value in every
+/// process (Redis keeps it as hex, which JS renders from `fingerprintWords`) and in the Rust `web`
+/// store.
 pub fn fingerprint(text: &str) -> Fingerprint {
     let d = sha256(text.as_bytes());
     let mut b = [0u8; 16];
     b.copy_from_slice(d.get(..16).unwrap_or(&[0; 16]));
     u128::from_be_bytes(b)
-}
-
-/// `fp` as 32 lowercase hex digits (what the Redis store keeps).
-pub fn fingerprint_hex(fp: Fingerprint) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(32);
-    for i in (0..32).rev() {
-        let nibble = ((fp >> (i * 4)) & 0xf) as usize;
-        s.push(char::from(HEX.get(nibble).copied().unwrap_or(b'0')));
-    }
-    s
 }
 
 /// One record, 32 bytes: the fingerprint as two `u64` (no `Option<u128>`, whose 16-byte alignment
@@ -346,8 +337,8 @@ pub fn validate_key(key: &str) -> Result<(), Error> {
 }
 
 /// The record state machine, by slot: every rule of the module docs, with no keys. Whoever owns
-/// the key → slot index (a JS `Map` in the package, a `HashMap` in the native tests) passes the
-/// slot of a known key, or `None` for a new one.
+/// the key → slot index ([`crate::core::keyed::KeyedRecords`] in the package, a `HashMap` in the
+/// Rust `web` store and the model tests) passes the slot of a known key, or `None` for a new one.
 #[derive(Debug, Clone)]
 pub struct Records {
     config: StoreConfig,
@@ -638,10 +629,11 @@ mod tests {
     }
 
     #[test]
-    fn fingerprints_are_sha256_prefixes_and_hex_round_trips() {
+    fn fingerprints_are_sha256_prefixes() {
         assert_eq!(
-            fingerprint_hex(fingerprint("abc")),
-            "ba7816bf8f01cfea414140de5dae2223"
+            fingerprint("abc"),
+            0xba78_16bf_8f01_cfea_4141_40de_5dae_2223,
+            "the first 128 bits of SHA-256(\"abc\")"
         );
         assert_ne!(fingerprint("1 usd"), fingerprint("100000 usd"));
     }

@@ -328,6 +328,7 @@ impl RateLimiter {
         }
         let t = now_ms / 1000.0;
         self.update_measured(t);
+        let measured = self.measured(t);
         let calculated = if throttled {
             self.throttles += 1;
             if !self.c.aws_exact && self.enabled && sent_ms < self.last_cut_ms {
@@ -335,7 +336,6 @@ impl RateLimiter {
                 return;
             }
             self.cuts += 1;
-            let measured = self.measured(t);
             let rate = if self.enabled {
                 measured.min(self.fill_rate)
             } else {
@@ -348,7 +348,7 @@ impl RateLimiter {
             self.enabled = true;
             rate * self.c.beta
         } else {
-            self.time_window_s = self.window();
+            // time_window_s is CUBIC's K for the last cut, set there: its inputs change only then.
             let since = t - self.last_throttle_s;
             match self.c.mode {
                 Mode::Cubic => {
@@ -360,7 +360,7 @@ impl RateLimiter {
                 }
             }
         };
-        let rate = calculated.min(2.0 * self.measured(t));
+        let rate = calculated.min(2.0 * measured);
         self.refill(now_ms);
         self.fill_rate = rate.max(self.c.min_rate_per_sec).min(MAX_RATE);
         self.max_capacity = rate.max(self.c.min_capacity).min(MAX_RATE);

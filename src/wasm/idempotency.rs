@@ -2,8 +2,9 @@
 //! ([`crate::core::keyed::KeyedRecords`]: keys hashed with a per-store CSPRNG seed into one
 //! open-addressing table in linear memory), so the JS heap holds no key per record; results stay
 //! in JS, indexed by slot. Every rule of the record lifecycle is the core's
-//! ([`crate::core::idempotency::Records`]), and so are the fingerprint (SHA-256/128 of the
-//! request's canonical text) and the key rule, which JS reads from here.
+//! ([`crate::core::idempotency::Records`]), and so are the fingerprints (a SipHash-128 keyed by
+//! the store's seed for `begin`; SHA-256/128 in `fingerprintWords`, for Redis) and the key rule,
+//! which JS reads from here.
 
 use wasm_bindgen::prelude::*;
 
@@ -35,18 +36,11 @@ const RESOLVED: f64 = 0.0;
 const NOT_FOUND: f64 = 1.0;
 const WRONG_STATE: f64 = 2.0;
 
-/// The seed of a store's key hash, from the platform CSPRNG. Without one (not on Node 24 or any
-/// browser) `Math.random` seeds it: keys still work, only crafting colliding keys gets easier.
+/// The seed of a store's key and fingerprint hashes, from the platform CSPRNG (`random::seed`).
+/// Without one (not on Node 24 or any browser) `Math.random` seeds it: keys still work, only
+/// crafting colliding keys gets easier.
 fn key_seed() -> [u64; 2] {
-    let mut b = [0u8; 16];
-    if getrandom::fill(&mut b).is_err() {
-        for (i, byte) in b.iter_mut().enumerate() {
-            *byte = (js_sys::Math::random() * 256.0) as u8 ^ (i as u8);
-        }
-    }
-    let (hi, lo) = b.split_at(8);
-    let word = |s: &[u8]| s.iter().fold(0u64, |w, &x| w << 8 | u64::from(x));
-    [word(hi), word(lo)]
+    [super::random::seed(), super::random::seed()]
 }
 
 #[wasm_bindgen]

@@ -15,13 +15,15 @@ thread_local! {
     static STATE: Cell<Option<u64>> = const { Cell::new(None) };
 }
 
-fn seed() -> u64 {
+/// 64 bits from the platform CSPRNG, or from `Math.random` when there is none.
+pub(super) fn seed() -> u64 {
     let mut bytes = [0u8; 8];
     if getrandom::fill(&mut bytes).is_ok() {
         return u64::from_le_bytes(bytes);
     }
     // No CSPRNG (should not happen on Node 24 or any browser): jitter only needs spread, not
-    // secrecy, so Math.random is an acceptable seed. Keys never take this path.
+    // secrecy, so Math.random is an acceptable seed; a store's hash seed only loses resistance to
+    // crafted collisions. Idempotency keys never take this path (newIdempotencyKey refuses).
     (js_sys::Math::random() * 9_007_199_254_740_992.0) as u64
 }
 

@@ -4,14 +4,11 @@ use wasm_bindgen::prelude::*;
 
 use crate::core::reconcile;
 
-fn set(ms: f64) -> Option<f64> {
-    (!ms.is_nan()).then_some(ms)
-}
-
-/// The settle window (ms) for an unknown produced under `attemptTimeoutMs` / `deadlineMs` (NaN: not set).
+/// The settle window (ms) for an unknown produced under `attemptTimeoutMs` / `deadlineMs` (NaN,
+/// or any value the core does not count as a limit: not set).
 #[wasm_bindgen(js_name = settleAfterMs)]
 pub fn settle_after_ms(attempt_timeout_ms: f64, deadline_ms: f64) -> f64 {
-    reconcile::settle_after_ms(set(attempt_timeout_ms), set(deadline_ms))
+    reconcile::settle_after_ms(Some(attempt_timeout_ms), Some(deadline_ms))
 }
 
 /// Ms before a `failed` verdict may be believed (0: now; Infinity: never).
