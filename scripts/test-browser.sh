@@ -41,14 +41,12 @@ if [ "${#all_files[@]}" -eq 0 ]; then
   echo "test-browser: no tests/browser/*.test.mjs found (a step that tests nothing must not pass)" >&2
   exit 1
 fi
-scripts/install-tarball.sh >/dev/null
+# install-tarball.sh checks there is exactly one dist/steadfast-*.tgz and prints its path.
+tarball="$(scripts/install-tarball.sh)"
 mkdir -p tests/.out
 # The suites install this copy into their own consumer projects: the same bytes even if dist/ is rebuilt.
-shopt -s nullglob
-tarballs=(dist/steadfast-*.tgz)
-[ "${#tarballs[@]}" -eq 1 ] || { echo "test-browser: expected one dist/steadfast-*.tgz; run 'make build'" >&2; exit 1; }
-STEADFAST_TARBALL="$STEADFAST_ROOT/tests/.out/$(basename "${tarballs[0]}")"
-cp "${tarballs[0]}" "$STEADFAST_TARBALL"
+STEADFAST_TARBALL="$STEADFAST_ROOT/tests/.out/$(basename "$tarball")"
+cp "$tarball" "$STEADFAST_TARBALL"
 export STEADFAST_TARBALL
 
 log="$(mktemp)"
