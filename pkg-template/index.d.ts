@@ -376,6 +376,8 @@ export interface UnknownRecordMeta {
   readonly attempts?: number;
   /** The settle window of the limits that produced the unknown (see `reconcile`). */
   readonly settleAfterMs?: number;
+  /** The checkout client: the endpoint that may have processed the charge (reconciliation re-sends there only). */
+  readonly endpoint?: string;
 }
 
 export type IdempotencyRecord<T> =
@@ -419,8 +421,26 @@ export interface IdempotencyStoreOptions {
   readonly maxRecords?: number;
   /** Clock (ms). Default `Date.now`. */
   readonly clock?: () => number;
-  /** Which failures park a key as unknown. Default `isTransientError`. */
+  /**
+   * Which failures of an unknown shape park a key as unknown. Default `isTransientError`. A failure
+   * whose shape the core knows (an HTTP status, a network code, a timeout, steadfast's own errors)
+   * is judged by the core's rule — and by the whole history `withRetry` recorded for it, not by the
+   * last answer — and this option can only make the store more careful: an error it calls transient
+   * is parked whatever its shape says.
+   */
   readonly isTransient?: (error: unknown) => boolean;
+}
+
+/** Options of `resubmit()`: the same request, and what settles it. */
+export interface ResubmitOptions extends RunOptions {
+  /** Only the attempt that began then (from `peek()`) is reopened: compare-and-set. */
+  readonly startedAt?: number;
+  /**
+   * An error of `fn` that is an answer ABOUT this key and proves the charge did not happen (e.g. a
+   * decline from a gateway that honours keys, sent after the settle window): the key is freed. Any
+   * other failure leaves it unknown. Default: none refutes.
+   */
+  readonly refutes?: (error: unknown) => boolean;
 }
 
 export class IdempotencyStore<T = unknown> {
@@ -433,6 +453,14 @@ export class IdempotencyStore<T = unknown> {
    * The result type is `fn`'s (a subtype of the store's `T`): a replay returns what that key's `fn` returned.
    */
   run<R extends T = T>(key: string, fn: () => Promise<R> | R, options?: RunOptions): Promise<R>;
+  /**
+   * Reconciliation by re-sending: the key's UNKNOWN record goes back to in flight on the same record
+   * (one compare-and-set; another request's fingerprint rejects with `IdempotencyKeyReuseError`
+   * before `fn` is called; a key that is not unknown rejects with `IdempotencyStateError`), then
+   * `fn` runs once: its result → done; an error `refutes` accepts → the key is free; anything else →
+   * unknown again (`OutcomeUnknownError`). Nothing is freed in between.
+   */
+  resubmit<R extends T = T>(key: string, fn: () => Promise<R> | R, options?: ResubmitOptions): Promise<R>;
   peek(key: string): IdempotencyRecord<T> | undefined;
   /** Settle an unknown key (reconciliation). */
   resolve(key: string, outcome: Resolution<T>): void;
@@ -460,6 +488,8 @@ export interface ReconcileReport {
   readonly stillUnknown: number;
   /** When deferred > 0: ms until the earliest deferred key's "failed" may be believed; else undefined. */
   readonly retryAfterMs: number | undefined;
+  /** When deferred > 0: ms until every deferred key's "failed" may be believed (the whole batch can settle); else undefined. */
+  readonly settleAllAfterMs: number | undefined;
   readonly errors: ReadonlyArray<{ readonly key: string; readonly error: unknown }>;
 }
 
@@ -484,8 +514,13 @@ export function reconcile<T>(
   options?: {
     /** Keys looked up at once. Default 8. */
     readonly concurrency?: number;
-    /** The window for records that carry none (ms). Default 120,000 (2 × 60 s: nothing bounded the attempts). */
+    /**
+     * The window for records that carry none (ms). Default 120,000 (2 × 60 s: nothing bounded the
+     * attempts). Given, it can only WIDEN a record's own window, never shorten it.
+     */
     readonly settleAfterMs?: number;
+    /** How long one lookup may take (ms); a lookup past it is that key's error (`LOOKUP_TIMEOUT`), the key stays unknown. Default 30,000. */
+    readonly lookupTimeoutMs?: number;
     /** Clock (ms). Default `Date.now`. */
     readonly clock?: () => number;
   },
@@ -718,8 +753,15 @@ export class DuplicateRequestError extends SteadfastError {
 export class OutcomeUnknownError extends SteadfastError {
   constructor(key: string, startedAt: number, options?: { cause?: unknown; attempts?: number; lastAttemptAt?: number; settleAfterMs?: number });
   readonly code: 'OUTCOME_UNKNOWN';
+  /** The key, parked as unknown: blind retries with it are refused until reconciliation settles it. */
   readonly key: string;
   readonly startedAt: number;
+  /** The error (or HTTP answer) that ended the run; an earlier attempt may have been processed. */
+  readonly cause?: unknown;
+  /** When a store parked the key: ms until a lookup's "no charge" can be believed (the settle window from the last attempt). */
+  readonly retryAfterMs?: number;
+  /** The checkout client: the endpoint that may have processed the charge (reconciliation re-sends there only). */
+  readonly endpoint?: string;
   /** Attempts sent (resilientFetch and the checkout client set it). */
   readonly attempts?: number;
   /** When the last attempt started (ms). */
@@ -959,7 +1001,7 @@ export type ChargeOutcome =
    */
   | {
       readonly status: 'unavailable';
-      readonly reason: 'circuit-open' | 'offline' | 'connection-refused' | 'store-unavailable';
+      readonly reason: 'circuit-open' | 'offline' | 'connection-refused' | 'rate-limited' | 'store-unavailable' | 'store-full' | 'aborted';
       readonly retryAfterMs: number;
       readonly key: string;
     };
@@ -1023,7 +1065,14 @@ export interface CheckoutClient<S extends CheckoutStore = IdempotencyStore<Charg
    * Without a key: every unknown key of the store, one after another.
    */
   reconcile(key: string, charge?: ChargeRequest): Promise<ChargeOutcome>;
-  reconcile(): Promise<ChargeOutcome[]>;
+  /** Keys this client did not make (another client's, on a shared store) are skipped and reported. */
+  reconcile(): Promise<
+    Array<
+      | ChargeOutcome
+      | { readonly status: 'skipped'; readonly reason: 'not-this-client'; readonly key: string }
+      | { readonly status: 'unknown'; readonly key: string; readonly retryAfterMs: number; readonly error: unknown }
+    >
+  >;
 }
 
 export function createCheckoutClient<S extends CheckoutStore = IdempotencyStore<ChargeOutcome>>(options: CheckoutClientOptions<S>): CheckoutClient<S>;
@@ -1234,6 +1283,8 @@ export class SharedIdempotencyStore<T = unknown> {
   constructor(options?: SharedIdempotencyStoreOptions);
   /** Rejects with StateStoreUnavailableError without calling `fn` when the start cannot be recorded. */
   run(key: string, fn: () => Promise<T> | T, options?: RunOptions): Promise<T>;
+  /** `IdempotencyStore.resubmit` across processes (one compare-and-set in the store); StateStoreUnavailableError without calling `fn` when the reopen cannot be recorded. */
+  resubmit(key: string, fn: () => Promise<T> | T, options?: ResubmitOptions): Promise<T>;
   peek(key: string): Promise<IdempotencyRecord<T> | undefined>;
   resolve(key: string, outcome: Resolution<T>): Promise<void>;
   unknownKeys(): Promise<string[]>;
