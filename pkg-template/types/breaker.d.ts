@@ -1,6 +1,10 @@
 /** The circuit breaker. */
 
-export type BreakerState = 'closed' | 'open' | 'half-open';
+/**
+ * A breaker's state, in every API that reports one (`currentState`, `onStateChange`, events, snapshots,
+ * shared breakers and store handles). `'isolated'`: held open by `isolate()` until `reset()`.
+ */
+export type BreakerState = 'closed' | 'open' | 'half-open' | 'isolated';
 
 interface BreakerCommon {
   /** How long the circuit stays open before one probe is allowed (ms, finite, ≥ 0). */
@@ -10,7 +14,7 @@ interface BreakerCommon {
   /** Clock (ms). Default `Date.now`, read at call time. */
   readonly clock?: () => number;
   /** Called on every transition ('half-open' | 'open' | 'closed' | 'isolated'). */
-  readonly onStateChange?: (state: BreakerState | 'isolated') => void;
+  readonly onStateChange?: (state: BreakerState) => void;
   /** Which errors count against the dependency. Default: every error. */
   readonly isFailure?: (error: unknown) => boolean;
   /** Restore a snapshot from `toJSON()` of a breaker with the same options. */
@@ -43,7 +47,7 @@ export type CircuitBreakerOptions = RateBreakerOptions | ConsecutiveBreakerOptio
 export interface BreakerSnapshot {
   readonly version: 1;
   readonly kind: 'rate' | 'consecutive';
-  readonly state: BreakerState | 'isolated';
+  readonly state: BreakerState;
   /** When an open circuit admits a probe (ms on the breaker's clock); null unless open. */
   readonly openUntil: number | null;
   readonly probeSuccesses: number;
@@ -54,7 +58,7 @@ export interface BreakerSnapshot {
 
 export class CircuitBreaker {
   constructor(options: CircuitBreakerOptions);
-  /** The state now (an open circuit past its cooldown reads 'half-open'; isolated reads 'open'). */
+  /** The state now (an open circuit past its cooldown reads 'half-open'; held by `isolate()`, 'isolated'). */
   readonly currentState: BreakerState;
   /** Whether `isolate()` holds it open. */
   readonly isolated: boolean;

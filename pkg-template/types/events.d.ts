@@ -14,7 +14,7 @@ export type GiveUpEvent =
   | { readonly attempt: number; readonly result: unknown; readonly reason: 'attempts' | 'deadline' | 'budget' };
 export interface BreakerStateEvent {
   readonly breaker: CircuitBreaker;
-  readonly state: BreakerState | 'isolated';
+  readonly state: BreakerState;
 }
 export interface BudgetRefusedEvent {
   readonly attempt: number;

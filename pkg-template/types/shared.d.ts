@@ -31,8 +31,8 @@ export interface StoreErrorEvent {
   readonly key?: string;
 }
 
-/** A shared breaker's state as a store handle answers it (the names `onStateChange` reports). */
-export type BreakerStoreState = BreakerState | 'isolated';
+/** A shared breaker's state as a store handle answers it: the same names as `BreakerState`. */
+export type BreakerStoreState = BreakerState;
 
 /** The state a store call moved the breaker to (what `onStateChange` then reports), or 'none'. */
 export type BreakerStoreTransition = BreakerStoreState | 'none';
@@ -153,7 +153,7 @@ type SharedBreakerExtra = {
   /** How long a process answers "open" by itself before asking again. Default 1000 (remote stores), 0 (memory). */
   readonly localCacheMs?: number;
   readonly onStoreError?: (event: StoreErrorEvent) => void;
-  readonly onStateChange?: (state: BreakerState | 'isolated') => void;
+  readonly onStateChange?: (state: BreakerState) => void;
   readonly clock?: never;
   readonly state?: never;
 };
@@ -165,11 +165,11 @@ export class SharedCircuitBreaker {
   constructor(options: SharedBreakerOptions);
   readonly name: string;
   /** The state this process last saw. */
-  readonly currentState: BreakerState | 'isolated';
+  readonly currentState: BreakerState;
   execute<T>(fn: () => Promise<T> | T): Promise<T>;
   execute<T, F>(fn: () => Promise<T> | T, fallback: () => Promise<F> | F): Promise<T | F>;
   /** Ask the store now. */
-  state(): Promise<BreakerState | 'isolated'>;
+  state(): Promise<BreakerState>;
   isolate(): Promise<void>;
   reset(): Promise<void>;
 }
@@ -211,7 +211,7 @@ export function createRedisIdempotencyStore<T = unknown>(options: SharedIdempote
 export interface TabSharing {
   readonly channel: string;
   /** Call it from the breaker's onStateChange. */
-  onStateChange(state: BreakerState | 'isolated'): void;
+  onStateChange(state: BreakerState): void;
   close(): void;
 }
 /** Share a CircuitBreaker's trips with the origin's other tabs (BroadcastChannel). */
