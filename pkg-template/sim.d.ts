@@ -54,7 +54,7 @@ export interface HistogramResult {
   readonly runs: readonly HistogramRun[];
 }
 
-/** The seed's experiment: `clients` clients that failed together at t = 0 retry once. */
+/** The retry-storm experiment: `clients` clients that failed together at t = 0 retry once. */
 export function simulateHistogram(options?: HistogramOptions): HistogramResult;
 
 export interface JitterStatsOptions {
@@ -72,7 +72,7 @@ export interface JitterStatsOptions {
 
 export interface JitterStatsRow {
   /**
-   * `decorrelated` is the seed's definition (previous = the exponential ceiling at `attempt`);
+   * `decorrelated` is the textbook definition (previous = the exponential ceiling at `attempt`);
    * `decorrelatedChained` chains previous from attempt 1, as a client really does.
    */
   readonly variant: 'full' | 'equal' | 'decorrelated' | 'decorrelatedChained' | 'none';
@@ -135,7 +135,7 @@ export interface OutageOptions {
   readonly tickMs?: number;
   /** Default 5,000 ms. */
   readonly outageStartMs?: number;
-  /** Default 400 ms (the seed's hiccup). */
+  /** Default 400 ms (a short hiccup). */
   readonly outageDurationMs?: number;
   /** Simulated time. Default 20,000 ms. */
   readonly durationMs?: number;
@@ -259,7 +259,7 @@ export interface OutageResult {
 /** The outage model: offered load, served, failed, retries, breaker rejections and 429s per bucket. */
 export function simulateOutage(options?: OutageOptions): OutageResult;
 
-/** The seed's terminal bars (`█`), on a scale shared by every run. */
+/** Terminal bars (`█`), on a scale shared by every run. */
 export function renderHistogram(rows: ReadonlyArray<{ readonly at: number; readonly count: number }>, scaleMax: number, width?: number): string;
 
 /** A self-contained SVG chart of one `simulateOutage` result. Defaults: 800 × 260. */

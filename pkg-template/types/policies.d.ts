@@ -51,7 +51,7 @@ export interface PipelineStages<F = never> {
 }
 
 /**
- * The seed's order whatever order the stages are written in: fallback → idempotency → bulkhead →
+ * The documented order whatever order the stages are written in: fallback → idempotency → bulkhead →
  * breaker → retry (budget) → timeout per attempt → fn. Omitted stages are skipped.
  */
 export function pipeline<F = never>(stages: PipelineStages<F>): Policy<F>;

@@ -62,7 +62,7 @@ export interface RetryInfo {
 
 /**
  * A retry policy. Validated and frozen (`Object.freeze`) on first use: mutating a policy at runtime
- * is a race (seed pitfall #1).
+ * is a race.
  */
 export interface RetryPolicy {
   /** Calls at most, first attempt included: an integer from 1 to 1000. */
