@@ -23,7 +23,7 @@ interface BreakerCommon {
 
 /** Trip on the failure rate over the last `windowSize` outcomes. */
 export interface RateBreakerOptions extends BreakerCommon {
-  /** Outcomes in the rolling window: an integer from 1 to 1,000,000. */
+  /** Outcomes in the rolling window: an integer from 1 to 100,000. */
   readonly windowSize: number;
   /** Trip when failures ÷ outcomes ≥ this (0 to 1), judged each time a failure is recorded (a success never trips). */
   readonly failureRateThreshold: number;

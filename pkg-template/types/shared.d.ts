@@ -93,7 +93,7 @@ export type SharedBreakerConfig =
 export interface StateStore {
   readonly kind: string;
   breaker(name: string, config: SharedBreakerConfig): BreakerStoreHandle;
-  /** `maxRecords` and `unknownTtlMs` default to the core's (1,000,000 and 30 days). */
+  /** `maxRecords` and `unknownTtlMs` default to the core's (as `SharedIdempotencyStoreOptions` states them). */
   idempotency(options: {
     readonly ttlMs: number;
     readonly inFlightLeaseMs: number;

@@ -10,9 +10,10 @@ export function retryErrorClass(error: unknown): RetryErrorClass;
 
 export interface RetryQuotaOptions {
   /**
-   * `'steadfast'` (default): capacity 500; a retry costs 10 after a timeout, 5 after a 429, 5 after
-   * another failure; a success without retry refunds 1. `'aws'`: the AWS SDK v3 standard mode
-   * (`@smithy/util-retry`): 500; 10, 5, 10 (500/502/503/504 are "transient" there); refund 1.
+   * `'steadfast'` (default): `{ capacity: 500, timeoutCost: 10, throttledCost: 5, serverErrorCost: 5,
+   * successRefund: 1 }`. `'aws'`, the AWS SDK v3 standard mode (`@smithy/util-retry`; its "transient"
+   * errors, 500/502/503/504 among them, cost what a timeout does): `{ capacity: 500, timeoutCost: 10,
+   * throttledCost: 5, serverErrorCost: 10, successRefund: 1 }`. The fields below override the preset.
    */
   readonly preset?: 'steadfast' | 'aws';
   /** Tokens when full (integer ≥ 1); it starts full. */
@@ -46,7 +47,7 @@ export interface RateLimiterOptions {
    * `'cubic'` (default): CUBIC with the AWS SDK's constants plus our rules (one cut per burst of
    * 429s; a throttle before the first half-second is measured, not taken as rate 0).
    * `'aws'`: the AWS SDK's `DefaultRateLimiter` exactly. `'aimd'`: additive increase,
-   * multiplicative decrease (beta 0.5, increasePerSec 10).
+   * multiplicative decrease, `{ beta: 0.5, increasePerSec: 10 }`. The fields below override the preset.
    */
   readonly preset?: 'cubic' | 'aws' | 'aimd';
   /** Share of the rate kept on a throttle, in (0, 1). Default 0.7 (AIMD 0.5). */
