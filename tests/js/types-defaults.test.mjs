@@ -1,6 +1,6 @@
 // The reference cannot drift: every default and limit the installed package's declarations state in
 // their JSDoc (index.d.ts with types/*.d.ts, sim.d.ts; parsed by tests/support/stated-defaults.mjs) is
-// checked against what the core exports (fetchDefaults, storeDefaults, quotaPreset, limiterPreset,
+// checked against what the core exports (fetchDefaults through lib/defaults.js, storeDefaults, quotaPreset, limiterPreset,
 // settleAfterMs, the simulator's defaults: the numbers the options are filled in with), or, for a
 // range or a value only behaviour shows, against what the package does. A new stated default with no
 // check fails the first test, so nothing stated goes unchecked by accident.
@@ -21,21 +21,11 @@ const simCore = await import(pathToFileURL(join(PKG, 'steadfast_sim.js')).href);
 const stated = statedDefaults(PKG);
 
 // ---- the core's exported defaults, by name ---------------------------------------------------------
-const [
-  ratio,
-  minRetriesPerSec,
-  windowMs,
-  maxAttempts,
-  baseDelayMs,
-  maxDelayMs,
-  jitterId,
-  windowSize,
-  minimumCalls,
-  failureRateThreshold,
-  openDurationMs,
-  checkoutAttemptTimeoutMs,
-] = core.fetchDefaults();
-const JITTER = ['full', 'equal', 'decorrelated', 'none'][jitterId]; // the core's Jitter::ALL order
+// lib/defaults.js is the package's one reader of the core's fetchDefaults() (src/wasm/defaults.rs).
+const { fetchDefaults } = await import(pathToFileURL(join(PKG, 'lib', 'defaults.js')).href);
+const { budget: fetchBudget, retry, breaker: fetchBreaker, checkoutAttemptTimeoutMs } = fetchDefaults();
+const { jitter: JITTER, ...fetchRetry } = retry;
+const { ratio, minRetriesPerSec, windowMs } = fetchBudget;
 const [ttlMs, maxRecords, inFlightLeaseMs, unknownTtlMs] = core.storeDefaults();
 const QUOTA_FIELDS = ['capacity', 'timeoutCost', 'throttledCost', 'serverErrorCost', 'successRefund'];
 const LIMITER_FIELDS = ['mode', 'beta', 'scaleConstant', 'smooth', 'minRatePerSec', 'minCapacity', 'increasePerSec', 'maxHoldMs'];
@@ -49,9 +39,6 @@ const outageNames = simCore.simOutageLayout().split(';')[0].split(',');
 const outageVector = simCore.simOutageDefaults();
 const outage = Object.fromEntries(outageNames.map((name, i) => [name, outageVector[i]]));
 
-const fetchBreaker = { windowSize, minimumCalls, failureRateThreshold, openDurationMs };
-const fetchBudget = { ratio, minRetriesPerSec, windowMs };
-const fetchRetry = { maxAttempts, baseDelayMs, maxDelayMs };
 const fields = (prefix, values) => Object.fromEntries(Object.entries(values).map(([k, v]) => [`${prefix}.${k}`, () => v]));
 
 /** key → the actual value (a function, so a failing one names its key). */
