@@ -37,6 +37,7 @@ virtual_tests!(
     breaker_stops_new_keys_when_dead,
     deadline_is_enforced,
     budget_refuses_when_spent,
+    a_later_refusal_never_frees_a_debited_key,
 );
 
 #[derive(Debug, PartialEq)]

@@ -49,8 +49,15 @@ export class DuplicateRequestError extends SteadfastError {
 export class OutcomeUnknownError extends SteadfastError {
   constructor(key: string, startedAt: number, options?: { cause?: unknown; attempts?: number; lastAttemptAt?: number; settleAfterMs?: number });
   readonly code: 'OUTCOME_UNKNOWN';
+  /** The key, parked as unknown: blind retries with it are refused until reconciliation settles it. */
   readonly key: string;
   readonly startedAt: number;
+  /** The error (or HTTP answer) that ended the run; an earlier attempt may have been processed. */
+  readonly cause?: unknown;
+  /** When a store parked the key: ms until a lookup's "no charge" can be believed (the settle window from the last attempt). */
+  readonly retryAfterMs?: number;
+  /** The checkout client: the endpoint that may have processed the charge (reconciliation re-sends there only). */
+  readonly endpoint?: string;
   /** Attempts sent (resilientFetch and the checkout client set it). */
   readonly attempts?: number;
   /** When the last attempt started (ms). */

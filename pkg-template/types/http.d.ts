@@ -98,7 +98,7 @@ export type ChargeOutcome =
    */
   | {
       readonly status: 'unavailable';
-      readonly reason: 'circuit-open' | 'offline' | 'connection-refused' | 'store-unavailable';
+      readonly reason: 'circuit-open' | 'offline' | 'connection-refused' | 'rate-limited' | 'store-unavailable' | 'store-full' | 'aborted';
       readonly retryAfterMs: number;
       readonly key: string;
     };
@@ -162,7 +162,8 @@ export interface CheckoutClient<S extends CheckoutStore = IdempotencyStore<Charg
    * Without a key: every unknown key of the store, one after another.
    */
   reconcile(key: string, charge?: ChargeRequest): Promise<ChargeOutcome>;
-  reconcile(): Promise<ChargeOutcome[]>;
+  /** Keys this client did not make (another client's, on a shared store) are skipped and reported. */
+  reconcile(): Promise<Array<ChargeOutcome | { readonly status: 'skipped'; readonly reason: 'not-this-client'; readonly key: string } | { readonly status: 'unknown'; readonly key: string; readonly retryAfterMs: number; readonly error: unknown }>>;
 }
 
 export function createCheckoutClient<S extends CheckoutStore = IdempotencyStore<ChargeOutcome>>(options: CheckoutClientOptions<S>): CheckoutClient<S>;

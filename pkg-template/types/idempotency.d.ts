@@ -8,6 +8,8 @@ export interface UnknownRecordMeta {
   readonly attempts?: number;
   /** The settle window of the limits that produced the unknown (see `reconcile`). */
   readonly settleAfterMs?: number;
+  /** The checkout client: the endpoint that may have processed the charge (reconciliation re-sends there only). */
+  readonly endpoint?: string;
 }
 
 export type IdempotencyRecord<T> =
@@ -51,8 +53,26 @@ export interface IdempotencyStoreOptions {
   readonly maxRecords?: number;
   /** Clock (ms). Default `Date.now`. */
   readonly clock?: () => number;
-  /** Which failures park a key as unknown. Default `isTransientError`. */
+  /**
+   * Which failures of an unknown shape park a key as unknown. Default `isTransientError`. A failure
+   * whose shape the core knows (an HTTP status, a network code, a timeout, steadfast's own errors)
+   * is judged by the core's rule — and by the whole history `withRetry` recorded for it, not by the
+   * last answer — and this option can only make the store more careful: an error it calls transient
+   * is parked whatever its shape says.
+   */
   readonly isTransient?: (error: unknown) => boolean;
+}
+
+/** Options of `resubmit()`: the same request, and what settles it. */
+export interface ResubmitOptions extends RunOptions {
+  /** Only the attempt that began then (from `peek()`) is reopened: compare-and-set. */
+  readonly startedAt?: number;
+  /**
+   * An error of `fn` that is an answer ABOUT this key and proves the charge did not happen (e.g. a
+   * decline from a gateway that honours keys, sent after the settle window): the key is freed. Any
+   * other failure leaves it unknown. Default: none refutes.
+   */
+  readonly refutes?: (error: unknown) => boolean;
 }
 
 export class IdempotencyStore<T = unknown> {
@@ -65,6 +85,14 @@ export class IdempotencyStore<T = unknown> {
    * The result type is `fn`'s (a subtype of the store's `T`): a replay returns what that key's `fn` returned.
    */
   run<R extends T = T>(key: string, fn: () => Promise<R> | R, options?: RunOptions): Promise<R>;
+  /**
+   * Reconciliation by re-sending: the key's UNKNOWN record goes back to in flight on the same record
+   * (one compare-and-set; another request's fingerprint rejects with `IdempotencyKeyReuseError`
+   * before `fn` is called; a key that is not unknown rejects with `IdempotencyStateError`), then
+   * `fn` runs once: its result → done; an error `refutes` accepts → the key is free; anything else →
+   * unknown again (`OutcomeUnknownError`). Nothing is freed in between.
+   */
+  resubmit<R extends T = T>(key: string, fn: () => Promise<R> | R, options?: ResubmitOptions): Promise<R>;
   peek(key: string): IdempotencyRecord<T> | undefined;
   /** Settle an unknown key (reconciliation). */
   resolve(key: string, outcome: Resolution<T>): void;
@@ -92,6 +120,8 @@ export interface ReconcileReport {
   readonly stillUnknown: number;
   /** When deferred > 0: ms until the earliest deferred key's "failed" may be believed; else undefined. */
   readonly retryAfterMs: number | undefined;
+  /** When deferred > 0: ms until every deferred key's "failed" may be believed (the whole batch can settle); else undefined. */
+  readonly settleAllAfterMs: number | undefined;
   readonly errors: ReadonlyArray<{ readonly key: string; readonly error: unknown }>;
 }
 
@@ -116,8 +146,13 @@ export function reconcile<T>(
   options?: {
     /** Keys looked up at once. Default 8. */
     readonly concurrency?: number;
-    /** The window for records that carry none (ms). Default 120,000 (2 × 60 s: nothing bounded the attempts). */
+    /**
+     * The window for records that carry none (ms). Default 120,000 (2 × 60 s: nothing bounded the
+     * attempts). Given, it can only WIDEN a record's own window, never shorten it.
+     */
     readonly settleAfterMs?: number;
+    /** How long one lookup may take (ms); a lookup past it is that key's error (`LOOKUP_TIMEOUT`), the key stays unknown. Default 30,000. */
+    readonly lookupTimeoutMs?: number;
     /** Clock (ms). Default `Date.now`. */
     readonly clock?: () => number;
   },

@@ -3,7 +3,7 @@
 import type { BreakerState, CircuitBreaker, ConsecutiveBreakerOptions, RateBreakerOptions } from './breaker.js';
 import type { SteadfastError } from './errors.js';
 import type { ChargeOutcome, ChargeRequest, CheckoutClient } from './http.js';
-import type { IdempotencyRecord, Resolution, RunOptions, UnknownRecordMeta } from './idempotency.js';
+import type { IdempotencyRecord, Resolution, ResubmitOptions, RunOptions, UnknownRecordMeta } from './idempotency.js';
 import type { AbortSignalLike } from './platform.js';
 
 /** A store call failed or timed out (`timeoutMs`). Idempotency never starts a charge it cannot record. */
@@ -201,6 +201,8 @@ export class SharedIdempotencyStore<T = unknown> {
   constructor(options?: SharedIdempotencyStoreOptions);
   /** Rejects with StateStoreUnavailableError without calling `fn` when the start cannot be recorded. */
   run(key: string, fn: () => Promise<T> | T, options?: RunOptions): Promise<T>;
+  /** `IdempotencyStore.resubmit` across processes (one compare-and-set in the store); StateStoreUnavailableError without calling `fn` when the reopen cannot be recorded. */
+  resubmit(key: string, fn: () => Promise<T> | T, options?: ResubmitOptions): Promise<T>;
   peek(key: string): Promise<IdempotencyRecord<T> | undefined>;
   resolve(key: string, outcome: Resolution<T>): Promise<void>;
   unknownKeys(): Promise<string[]>;
