@@ -405,6 +405,8 @@ test('forceNext: FIFO, count, overrides probabilities, validates arguments', asy
     'processAfterGiveUp',
     'resetBeforeProcessing',
     'slow',
+    'status401',
+    'status404',
     'status429',
     'status500',
     'status502',

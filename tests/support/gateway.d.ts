@@ -9,6 +9,8 @@ export type FaultName =
   | 'status503'
   | 'status504'
   | 'status429'
+  | 'status401'
+  | 'status404'
   | 'slow'
   | 'decline'
   | 'processAfterGiveUp';
