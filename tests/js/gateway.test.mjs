@@ -407,6 +407,7 @@ test('forceNext: FIFO, count, overrides probabilities, validates arguments', asy
     'slow',
     'status401',
     'status404',
+    'status409',
     'status429',
     'status500',
     'status502',

@@ -11,6 +11,7 @@ export type FaultName =
   | 'status429'
   | 'status401'
   | 'status404'
+  | 'status409'
   | 'slow'
   | 'decline'
   | 'processAfterGiveUp';
