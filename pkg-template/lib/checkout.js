@@ -192,7 +192,8 @@ export function createCheckoutClient(options) {
     if (statusOf(met) === 429) return new Unavailable('rate-limited', retryAfterOf(met?.response ?? met) ?? UNAVAILABLE_RETRY_MS);
     if (provablyNotSent(met)) return new Unavailable('connection-refused', UNAVAILABLE_RETRY_MS);
     if (met instanceof CircuitOpenError) return new Unavailable('circuit-open', met.retryAfterMs);
-    if (sent.attempts > 0) return new Unavailable('rate-limited', UNAVAILABLE_RETRY_MS);
+    // Not processed, yet answered: only a 429 says that.
+    if (sent.maybeSent) return new Unavailable('rate-limited', UNAVAILABLE_RETRY_MS);
     return undefined; // nothing was sent and it is not the network: a programming error (bad URL, bad option)
   };
 
@@ -247,6 +248,8 @@ export function createCheckoutClient(options) {
 
   /** The outcome of an HTTP answer, judged with the charge's history (already folded in by post). */
   const answerOf = async ({ response, text }, key, startedAt, sent) => {
+    // A final transient answer comes back unread (its body was not awaited inside the attempt).
+    if (text === undefined) response.body?.cancel().catch(() => {});
     const data = parse(text);
     const verdict = historyVerdict(sent.history);
     const fail = (e) => {

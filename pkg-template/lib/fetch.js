@@ -222,7 +222,8 @@ export async function fetchWithState(input, init, options, state, readBody = fal
   state.maybeSent = false;
   state.attempts = 0;
   state.lastAttemptAt = undefined;
-  state.history = 0;
+  // A caller may carry a history in (the checkout client's failover: one charge, two endpoints).
+  state.history = typeof state.history === 'number' ? state.history : 0;
   state.bodyText = undefined;
   const c = compile(options);
   const url = urlOf(input);
