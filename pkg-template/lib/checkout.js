@@ -15,6 +15,7 @@ import { fetchWithState, provablyNotSent, settleWindowFor, BreakerRegistry, comp
 import * as o from './options.js';
 import { canonicalCharge } from './idempotency-key.js';
 import { fetchDefaults } from './defaults.js';
+import { coreUnavailable } from './loader.js';
 
 /** What `retryAfterMs` says when nothing but the network itself failed (offline, refused): a hint, not a server's word. */
 const UNAVAILABLE_RETRY_MS = 1_000;
@@ -71,6 +72,7 @@ async function json(response) {
  */
 export function createCheckoutClient(options) {
   const where = 'createCheckoutClient';
+  if (coreUnavailable(where) !== undefined) return clientBeforeCore(options);
   const opts = o.object(options, where);
   const endpoint = href(opts.endpoint);
   if (endpoint === undefined) throw o.typeError(where, 'endpoint', 'a URL string or URL', opts.endpoint);
@@ -292,10 +294,8 @@ export function createCheckoutClient(options) {
      */
     charge(charge, chargeOptions) {
       const c = o.object(charge, 'charge');
-      if (!Number.isSafeInteger(c.amountCents) || c.amountCents <= 0) {
-        return Promise.reject((typeof c.amountCents === 'number' ? o.rangeError : o.typeError)('charge', 'amountCents', 'a positive integer', c.amountCents));
-      }
-      if (typeof c.currency !== 'string' || c.currency.length === 0) return Promise.reject(o.typeError('charge', 'currency', 'a non-empty string', c.currency));
+      const bad = chargeError(c);
+      if (bad !== undefined) return Promise.reject(bad);
       const co = o.object(chargeOptions, 'charge', true);
       const key = o.own(co, 'idempotencyKey') ?? newIdempotencyKey();
       if (typeof key !== 'string') return Promise.reject(o.typeError('charge', 'idempotencyKey', 'a string', key));
@@ -337,6 +337,54 @@ export function createCheckoutClient(options) {
         if (outcome === undefined) throw o.typeError('reconcile', 'charge', `the charge for key ${key} (the store has no record of it)`, charge);
         return outcome;
       });
+    },
+  };
+}
+
+/** The TypeError/RangeError for a charge's amount or currency, or undefined. */
+function chargeError(c) {
+  if (!Number.isSafeInteger(c.amountCents) || c.amountCents <= 0) {
+    return (typeof c.amountCents === 'number' ? o.rangeError : o.typeError)('charge', 'amountCents', 'a positive integer', c.amountCents);
+  }
+  if (typeof c.currency !== 'string' || c.currency.length === 0) return o.typeError('charge', 'currency', 'a non-empty string', c.currency);
+  return undefined;
+}
+
+/**
+ * A client made while the core is unavailable (module level under a strict CSP, `steadfast/lazy`
+ * still loading; see deferred.js). Nothing can be sent safely without the core, so `charge()`
+ * resolves `unavailable` with reason 'wasm' (the key, if the caller gave one, is free); once the
+ * core has loaded, the real client is made from the same options and every call goes to it.
+ */
+function clientBeforeCore(options) {
+  let real;
+  const client = () => (real ??= createCheckoutClient(options));
+  const now = (call) => {
+    try {
+      return call(client());
+    } catch (e) {
+      return Promise.reject(e); // options only the core validates, checked at this first use
+    }
+  };
+  return {
+    get store() {
+      const unavailable = coreUnavailable('createCheckoutClient.store');
+      if (unavailable !== undefined) throw unavailable;
+      return client().store;
+    },
+    charge(charge, chargeOptions) {
+      if (coreUnavailable('charge') === undefined) return now((c) => c.charge(charge, chargeOptions));
+      const c = o.object(charge, 'charge');
+      const bad = chargeError(c);
+      if (bad !== undefined) return Promise.reject(bad);
+      const key = o.own(o.object(chargeOptions, 'charge', true), 'idempotencyKey');
+      if (key !== undefined && typeof key !== 'string') return Promise.reject(o.typeError('charge', 'idempotencyKey', 'a string', key));
+      return Promise.resolve({ status: 'unavailable', reason: 'wasm', retryAfterMs: UNAVAILABLE_RETRY_MS, key });
+    },
+    reconcile(key, charge) {
+      const unavailable = coreUnavailable('reconcile');
+      if (unavailable !== undefined) return Promise.reject(unavailable);
+      return now((c) => c.reconcile(key, charge));
     },
   };
 }

@@ -10,6 +10,7 @@ import { StoreCore, newIdempotencyKey as coreKey } from '../steadfast_core.js';
 import { brand, DuplicateRequestError, IdempotencyKeyReuseError, IdempotencyStateError, OutcomeUnknownError } from './errors.js';
 import { StoreFullError } from './shared/errors.js';
 import * as o from './options.js';
+import { deferred } from './deferred.js';
 import { isTransientError, leavesOutcomeUnknown } from './classify.js';
 import { BEGIN, RESOLVE, checkKey, fingerprintText, invalidKey, validKey } from './idempotency-key.js';
 import { errorText, unknownMeta } from './unknown.js';
@@ -162,6 +163,8 @@ export class IdempotencyStore {
    */
   constructor(options) {
     const where = 'IdempotencyStore';
+    const stand = deferred(new.target, arguments, where, ['run']);
+    if (stand !== undefined) return stand;
     const opts = o.object(options, where, true);
     this.#clock = o.clock(opts, where);
     this.#isTransient = o.fn(opts, 'isTransient', where) ?? isTransientError;
