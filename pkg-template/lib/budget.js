@@ -17,7 +17,7 @@ export class RetryBudget {
    */
   constructor(options) {
     const where = 'RetryBudget';
-    const stand = deferred(new.target, arguments, where, []);
+    const stand = deferred(new.target, arguments, where);
     if (stand !== undefined) return stand;
     const opts = o.object(options, where);
     const clock = o.clock(opts, where);

@@ -31,11 +31,13 @@ function describe(proto, prop) {
  * @internal In a constructor: `const stand = deferred(new.target, arguments, where, ASYNC); if (stand) return stand;`.
  * undefined when the core is ready (construct normally). Otherwise a stand-in, `instanceof Class`,
  * whose members build the real instance once the core is ready and forward to it. `asyncMethods`:
- * the methods that return a promise (they reject instead of throwing).
+ * the methods that return a promise without being `async` (they, and `async` ones, reject instead of
+ * throwing).
  */
-export function deferred(Class, args, where, asyncMethods) {
+export function deferred(Class, args, where, asyncMethods = []) {
   if (coreUnavailable(where) === undefined) return undefined;
   const argv = Array.from(args);
+  const promises = (prop) => asyncMethods.includes(prop) || describe(Class.prototype, prop)?.value?.[Symbol.toStringTag] === 'AsyncFunction';
   let real;
   const bound = new Map();
   const target = Object.create(Class.prototype);
@@ -48,7 +50,7 @@ export function deferred(Class, args, where, asyncMethods) {
             real = Reflect.construct(Class, argv);
           } catch (e) {
             // Options only the core validates (ranges): the error construction would have thrown.
-            if (!asyncMethods.includes(prop)) throw e;
+            if (!promises(prop)) throw e;
             return () => Promise.reject(e);
           }
         } else {
@@ -56,7 +58,7 @@ export function deferred(Class, args, where, asyncMethods) {
           const d = describe(Class.prototype, prop);
           if (typeof d?.value !== 'function') throw unavailable; // a getter or an internal field: needs the core
           const name = `${where}.${String(prop)}`;
-          return asyncMethods.includes(prop)
+          return promises(prop)
             ? () => Promise.reject(coreUnavailable(name))
             : () => {
                 throw coreUnavailable(name);

@@ -74,7 +74,7 @@ export class BreakerRegistry {
    *   all when none is closed), so URLs built from client input cannot grow memory without bound.
    */
   constructor(breakerOptions) {
-    const stand = deferred(new.target, arguments, 'BreakerRegistry', []);
+    const stand = deferred(new.target, arguments, 'BreakerRegistry');
     if (stand !== undefined) return stand;
     const given = o.object(breakerOptions === undefined ? fetchDefaults().breaker : breakerOptions, 'BreakerRegistry');
     const opts = { isFailure: countsAgainstOrigin };

@@ -36,7 +36,7 @@ export class RetryQuota {
    */
   constructor(options) {
     const where = 'RetryQuota';
-    const stand = deferred(new.target, arguments, where, []);
+    const stand = deferred(new.target, arguments, where);
     if (stand !== undefined) return stand;
     const opts = o.object(options, where, true);
     const preset = quotaPreset(o.oneOf(opts, 'preset', where, PRESETS, 0));
