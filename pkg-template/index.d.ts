@@ -23,11 +23,22 @@ export type PlatformAbortSignal = typeof globalThis extends { AbortSignal: { pro
 /**
  * Settles when loading the WebAssembly core has ended: resolves when it is ready, rejects with
  * `WasmUnavailableError` when it could not load (a Content-Security-Policy without
- * `'wasm-unsafe-eval'`, a 404 or wrong MIME type for the .wasm). Importing steadfast never rejects
- * because of the wasm, and nobody has to listen to `ready`: every call that needs the core throws
- * (or, for async APIs, rejects with) a fresh `WasmUnavailableError` until it has loaded. In Node the
- * core loads synchronously at import, so `ready` is already settled. `steadfast/lazy` (same
- * declarations) does not wait for the wasm at import: await `ready` before the first call.
+ * `'wasm-unsafe-eval'`, a 404 or wrong MIME type for the .wasm, Deno without `--allow-read`).
+ * It follows the LATEST load: after a failed load, a successful `init(...)` makes it resolve.
+ * Importing steadfast never rejects because of the wasm, and nobody has to listen to `ready`: every
+ * call that needs the core throws (or, for async APIs, rejects with) a fresh `WasmUnavailableError`
+ * until it has loaded. Constructing never needs the core: a `CircuitBreaker`, `RetryBudget`,
+ * `RetryQuota`, `RateLimiter`, `IdempotencyStore`, `BreakerRegistry`, `retry()` policy or checkout
+ * client made before it loaded works from its first call after it has (options only the core
+ * validates, such as ranges, are then checked at that first call); a checkout client's `charge()`
+ * resolves `{ status: 'unavailable', reason: 'wasm' }` until then.
+ *
+ * Each host gets its loader by export condition: Node (and Deno) compile the file next to the code
+ * synchronously, so `ready` is already settled at import; Bun does too, from a file that
+ * `bun build --compile` embeds; Cloudflare Workers (`workerd`) and Next.js's edge runtime
+ * (`edge-light`) import the wasm as a module and instantiate it before the import ends; browsers and
+ * bundlers fetch it, and the import waits. `steadfast/lazy` (same declarations) does not wait for the
+ * wasm at import in browsers: await `ready` before the first call.
  */
 export const ready: Promise<void>;
 
@@ -765,8 +776,11 @@ export class WasmUnavailableError extends SteadfastError {
   constructor(cause?: unknown, where?: string);
   readonly code: 'WASM_UNAVAILABLE';
   readonly name: 'WasmUnavailableError';
-  /** `'csp'`: a Content-Security-Policy refused WebAssembly; `'load'`: fetching or compiling failed; `'pending'`: still loading. */
-  readonly reason: 'csp' | 'load' | 'pending';
+  /**
+   * `'csp'`: a Content-Security-Policy refused WebAssembly; `'permission'`: Deno refused to read the
+   * .wasm (run with `--allow-read`); `'load'`: fetching or compiling failed; `'pending'`: still loading.
+   */
+  readonly reason: 'csp' | 'permission' | 'load' | 'pending';
   /** What the platform threw. */
   readonly cause?: unknown;
 }
@@ -962,7 +976,14 @@ export type ChargeOutcome =
       readonly reason: 'circuit-open' | 'offline' | 'connection-refused' | 'store-unavailable';
       readonly retryAfterMs: number;
       readonly key: string;
-    };
+    }
+  /**
+   * The WebAssembly core is not loaded (a strict Content-Security-Policy, still loading under
+   * `steadfast/lazy`, a host that needs `init(...)`): nothing was sent. `key` is the caller's
+   * `idempotencyKey` if one was given (it is free), else undefined. `retryAfterMs`: 1,000 ms, a hint;
+   * `ready` says when the core is there.
+   */
+  | { readonly status: 'unavailable'; readonly reason: 'wasm'; readonly retryAfterMs: number; readonly key: string | undefined };
 
 /** A store the checkout client can use: an `IdempotencyStore`, or a shared (Redis) one. */
 export type CheckoutStore = IdempotencyRunner<ChargeOutcome> & ReconcilableStore<ChargeOutcome>;

@@ -192,7 +192,7 @@ export type TypeChecks = [
   Expect<Equal<ReturnType<typeof init>, Promise<void>>>,
   Expect<Equal<SteadfastErrorsByCode['CIRCUIT_OPEN'], CircuitOpenError>>,
   Expect<Equal<SteadfastErrorsByCode['WASM_UNAVAILABLE'], WasmUnavailableError>>,
-  Expect<Equal<WasmUnavailableError['reason'], 'csp' | 'load' | 'pending'>>,
+  Expect<Equal<WasmUnavailableError['reason'], 'csp' | 'permission' | 'load' | 'pending'>>,
   Expect<Equal<CircuitOpenError['name'], 'CircuitOpenError'>>,
   Expect<Equal<ReturnType<typeof bulkhead>, Bulkhead>>,
   Expect<Equal<ReturnType<SteadfastEvents['onRetry']>, Unsubscribe>>,
