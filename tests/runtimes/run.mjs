@@ -10,13 +10,13 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { launchBrowser } from '../browser/harness.mjs';
 import { startServer } from './server.mjs';
+import { freePort } from '../shared/redis-server.mjs';
 
 const exec = promisify(execFile);
 const HERE = fileURLToPath(new URL('.', import.meta.url));
@@ -95,14 +95,6 @@ async function makeApp(name, files, packageJson = { type: 'module' }) {
   await writeFile(join(dir, 'package.json'), JSON.stringify({ name: `steadfast-${name}`, private: true, ...packageJson }, null, 2));
   await run('npm', ['install', '--no-save', '--no-package-lock', '--no-audit', '--no-fund', '--loglevel=error', TARBALL], { cwd: dir });
   return dir;
-}
-
-async function freePort() {
-  const s = createServer();
-  await new Promise((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const { port } = s.address();
-  await new Promise((resolve) => s.close(resolve));
-  return port;
 }
 
 function stopGroup(child) {
@@ -195,6 +187,7 @@ for (const [bundler, edge] of [
   test(`Next.js (${bundler}): client component in Chromium, Node route${edge ? ', edge route' : ''}`, { timeout: 600_000 }, async () => {
     const dir = await makeApp(`next-${bundler}`, [
       ['program.js', 'program.js'],
+      ['next/handler.js', 'handler.js'],
       ['next/app/layout.js', 'app/layout.js'],
       ['next/app/page.js', 'app/page.js'],
       ['next/app/api/node', 'app/api/node'],
