@@ -49,8 +49,10 @@ export type WasmModule = typeof globalThis extends { WebAssembly: { Module: { pr
 
 /**
  * Load the core again after a failure, optionally from `source` (browser: a URL or Response, bytes, or a
- * `WebAssembly.Module`; Node: bytes or a `WebAssembly.Module`). A core that has loaded is kept: then it
- * resolves at once. With no argument while the first load is running, it returns that load.
+ * `WebAssembly.Module`; Node, Deno and Bun: bytes or a `WebAssembly.Module`; Workers and Next.js edge:
+ * the `WebAssembly.Module` of `import wasm from 'steadfast/steadfast_core_bg.wasm'`). It settles `ready`
+ * too: after a failed load, a successful `init` makes `ready` resolve. A core that has loaded is kept:
+ * then it resolves at once. With no argument while the first load is running, it returns that load.
  */
 export function init(source?: WasmSource): Promise<void>;
 
