@@ -8,6 +8,7 @@
 #                Firefox, WebKit), Rust web API — what CI runs (.ci/run)
 #   make demo    the demo's tools only (bootstrap.sh demo: no wasm-pack/browsers/redis), build, node examples/demo.mjs
 #   make bench   setup, build, node benches/run.mjs
+#   make docs    the API reference from the declarations (TypeDoc) into target/api/, and the process-word lint
 #   make fmt     cargo fmt          make lint   cargo fmt --check + prettier/eslint + clippy (native and wasm32)
 #   make test-native | test-wasm | test-wasm-web | test-js | test-consumers | test-runtimes | test-browser   one part of `make test`
 SHELL := /bin/bash
@@ -15,7 +16,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := build
 ENV := . scripts/env.sh &&
 
-.PHONY: setup build test demo bench fmt lint test-native test-wasm test-wasm-web test-js test-consumers test-runtimes test-browser clean soak
+.PHONY: setup build test demo bench docs fmt lint test-native test-wasm test-wasm-web test-js test-consumers test-runtimes test-browser clean soak
 
 setup:
 	@scripts/bootstrap.sh
@@ -34,6 +35,9 @@ demo:
 
 bench: build
 	@$(ENV) node benches/run.mjs
+
+docs: setup
+	@scripts/test.sh lint-docs docs
 
 fmt:
 	@$(ENV) cargo fmt --all

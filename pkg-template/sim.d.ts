@@ -5,6 +5,10 @@
  * (TypeError for a wrong type, RangeError naming the option and value).
  */
 
+import type { ConsecutiveBreakerOptions, RateBreakerOptions } from './types/breaker.js';
+import type { RatioBudgetOptions, TokenBucketBudgetOptions } from './types/budget.js';
+import type { RateLimiterOptions, RetryQuotaOptions } from './types/throttling.js';
+
 /** Strategy names. `fixed` waits exactly `baseDelayMs`; `none` is the exponential ceiling (1 s, 2 s, 4 s…). */
 export type Strategy = 'full' | 'equal' | 'decorrelated' | 'none' | 'fixed';
 export const STRATEGIES: readonly Strategy[];
@@ -54,7 +58,7 @@ export interface HistogramResult {
   readonly runs: readonly HistogramRun[];
 }
 
-/** The seed's experiment: `clients` clients that failed together at t = 0 retry once. */
+/** The retry-storm experiment: `clients` clients that failed together at t = 0 retry once. */
 export function simulateHistogram(options?: HistogramOptions): HistogramResult;
 
 export interface JitterStatsOptions {
@@ -72,7 +76,7 @@ export interface JitterStatsOptions {
 
 export interface JitterStatsRow {
   /**
-   * `decorrelated` is the seed's definition (previous = the exponential ceiling at `attempt`);
+   * `decorrelated` is the textbook definition (previous = the exponential ceiling at `attempt`);
    * `decorrelatedChained` chains previous from attempt 1, as a client really does.
    */
   readonly variant: 'full' | 'equal' | 'decorrelated' | 'decorrelatedChained' | 'none';
@@ -92,30 +96,32 @@ export function jitterStats(options?: JitterStatsOptions): {
   readonly rows: readonly JitterStatsRow[];
 };
 
+/** The breaker's options (see `CircuitBreaker`), with the simulator's defaults. */
 export interface SimBreakerOptions {
   /** Rate shape: default 100. */
-  readonly windowSize?: number;
+  readonly windowSize?: RateBreakerOptions['windowSize'];
   /** Default 0.5. */
-  readonly failureRateThreshold?: number;
+  readonly failureRateThreshold?: RateBreakerOptions['failureRateThreshold'];
   /** Consecutive shape instead of the rate window. */
-  readonly failureThreshold?: number;
+  readonly failureThreshold?: ConsecutiveBreakerOptions['failureThreshold'];
   /** Default 5,000 ms. */
-  readonly openDurationMs?: number;
+  readonly openDurationMs?: RateBreakerOptions['openDurationMs'];
   /** Default 1. */
-  readonly probesToClose?: number;
+  readonly probesToClose?: RateBreakerOptions['probesToClose'];
 }
 
+/** The retry budget's options (see `RetryBudget`), with the simulator's defaults. */
 export interface SimBudgetOptions {
   /** Ratio shape: default 0.2. */
-  readonly ratio?: number;
+  readonly ratio?: RatioBudgetOptions['ratio'];
   /** Default 10. */
-  readonly minRetriesPerSec?: number;
+  readonly minRetriesPerSec?: RatioBudgetOptions['minRetriesPerSec'];
   /** Default 10,000 ms. */
-  readonly windowMs?: number;
+  readonly windowMs?: RatioBudgetOptions['windowMs'];
   /** Token-bucket shape instead: default 100. */
-  readonly capacity?: number;
+  readonly capacity?: TokenBucketBudgetOptions['capacity'];
   /** Default 10. */
-  readonly refillPerSec?: number;
+  readonly refillPerSec?: TokenBucketBudgetOptions['refillPerSec'];
 }
 
 export interface OutageOptions {
@@ -135,7 +141,7 @@ export interface OutageOptions {
   readonly tickMs?: number;
   /** Default 5,000 ms. */
   readonly outageStartMs?: number;
-  /** Default 400 ms (the seed's hiccup). */
+  /** Default 400 ms (a short hiccup). */
   readonly outageDurationMs?: number;
   /** Simulated time. Default 20,000 ms. */
   readonly durationMs?: number;
@@ -167,32 +173,16 @@ export interface OutageOptions {
   readonly limiterGroups?: number;
 }
 
-/** `'steadfast'` (ours: 500; timeout 10, throttled 5, server error 5; refund 1) or `'aws'` (standard mode: 500; 10, 5, 10; 1). */
-export type QuotaPreset = 'steadfast' | 'aws';
-/** `'cubic'` (CUBIC with our rules), `'aws'` (the AWS SDK's DefaultRateLimiter exactly), `'aimd'`. */
-export type LimiterPreset = 'cubic' | 'aws' | 'aimd';
+/** Quota presets: see `RetryQuotaOptions['preset']`. */
+export type QuotaPreset = NonNullable<RetryQuotaOptions['preset']>;
+/** Limiter presets: see `RateLimiterOptions['preset']`. */
+export type LimiterPreset = NonNullable<RateLimiterOptions['preset']>;
 
-export interface SimQuotaOptions {
-  /** Default 'steadfast'; the fields below override it. */
-  readonly preset?: QuotaPreset;
-  readonly capacity?: number;
-  readonly timeoutCost?: number;
-  readonly throttledCost?: number;
-  readonly serverErrorCost?: number;
-  readonly successRefund?: number;
-}
+/** `RetryQuota`'s options: a preset (default 'steadfast'), and any field overriding it. */
+export type SimQuotaOptions = RetryQuotaOptions;
 
-export interface SimLimiterOptions {
-  /** Default 'cubic'; the fields below override it. */
-  readonly preset?: LimiterPreset;
-  readonly beta?: number;
-  readonly scaleConstant?: number;
-  readonly smooth?: number;
-  readonly minRatePerSec?: number;
-  readonly minCapacity?: number;
-  readonly increasePerSec?: number;
-  readonly maxHoldMs?: number;
-}
+/** `RateLimiter`'s options but the clock (the simulator's own): a preset (default 'cubic'), and any field overriding it. */
+export type SimLimiterOptions = Omit<RateLimiterOptions, 'clock'>;
 
 export interface OutageSummary {
   readonly bucketMs: number;
@@ -259,7 +249,7 @@ export interface OutageResult {
 /** The outage model: offered load, served, failed, retries, breaker rejections and 429s per bucket. */
 export function simulateOutage(options?: OutageOptions): OutageResult;
 
-/** The seed's terminal bars (`█`), on a scale shared by every run. */
+/** Terminal bars (`█`), on a scale shared by every run. */
 export function renderHistogram(rows: ReadonlyArray<{ readonly at: number; readonly count: number }>, scaleMax: number, width?: number): string;
 
 /** A self-contained SVG chart of one `simulateOutage` result. Defaults: 800 × 260. */

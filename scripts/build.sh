@@ -2,6 +2,7 @@
 # The one build (`make build`): Rust → wasm → wasm-bindgen (--target web) → wasm-opt → pkg/ → npm pack.
 #
 #   pkg/   = wasm-bindgen output (steadfast_core.js + _bg.wasm, steadfast_sim.js + _bg.wasm) + all of pkg-template/
+#            + LICENSE-MIT, LICENSE-APACHE, CHANGELOG.md, docs/checkout-contract.md; README.md gets its size table
 #   dist/steadfast-<version>.tgz = `npm pack` of pkg/, what tests and consumers install
 #
 # One web-target build serves Node and browsers: pkg-template's init.node.js instantiates it synchronously
@@ -122,12 +123,19 @@ mkdir pkg
 cp -R pkg-template/. pkg/
 cp "$bindgen"/steadfast_core.js "$bindgen"/steadfast_core_bg.wasm \
   "$bindgen"/steadfast_sim.js "$bindgen"/steadfast_sim_bg.wasm pkg/
+# What ships besides pkg-template/: the licence texts, the changelog and the endpoint contract.
+cp LICENSE-MIT LICENSE-APACHE CHANGELOG.md pkg/
+mkdir -p pkg/docs
+cp docs/checkout-contract.md pkg/docs/
 
 # Fail the build, not the tests, when the optimised module does not load.
 entry=index.node.js
 step "load check: require('./pkg/$entry') on Node $(node --version)"
 node -e 'require(process.argv[1])' "$STEADFAST_ROOT/pkg/$entry"
 node -e 'require(process.argv[1])' "$STEADFAST_ROOT/pkg/sim.node.js"
+
+# The npm README's size table, from the files just assembled (never typed by hand).
+node scripts/sizes.mjs pkg --readme pkg/README.md >/dev/null
 
 mkdir -p dist
 rm -f dist/steadfast-*.tgz

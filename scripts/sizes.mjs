@@ -1,11 +1,16 @@
-// Size table for the built package: node scripts/sizes.mjs <pkg dir>
+// Size table for the built package: node scripts/sizes.mjs <pkg dir> [--readme <file>]
 // .wasm raw / gzip -9 / brotli (max quality), and every shipped .js with the same, plus the JS total.
 // Uses node:zlib, so no gzip/brotli CLI is needed. Sizes are per file, as a server would send them.
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+// --readme <file>: also write the .wasm rows and the JS total, in bytes, as a Markdown table between
+// the file's `<!-- sizes:start -->` and `<!-- sizes:end -->` lines (scripts/build.sh does it for the
+// npm README in pkg/), so the sizes a user reads are those of the files just built.
+import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { gzipSync, brotliCompressSync, constants } from 'node:zlib';
 
 const dir = process.argv[2] ?? 'pkg';
+const readmeAt = process.argv.indexOf('--readme');
+const readme = readmeAt > 0 ? process.argv[readmeAt + 1] : undefined;
 
 function* walk(d) {
   for (const name of readdirSync(d).sort()) {
@@ -36,3 +41,21 @@ rows.push(['total JS', js]);
 const kb = (n) => `${(n / 1024).toFixed(1)} KB`.padStart(9);
 console.log(`${'file'.padEnd(32)}${'raw'.padStart(9)}${'gzip -9'.padStart(9)}${'brotli'.padStart(9)}`);
 for (const [name, m] of rows) console.log(`${name.padEnd(32)}${kb(m.raw)}${kb(m.gz)}${kb(m.br)}`);
+
+if (readme !== undefined) {
+  const text = readFileSync(readme, 'utf8');
+  const re = /(<!-- sizes:start -->\n)[\s\S]*?(<!-- sizes:end -->)/;
+  if (!re.test(text)) {
+    console.error(`sizes: ${readme} has no <!-- sizes:start --> … <!-- sizes:end --> block`);
+    process.exit(1);
+  }
+  const bytes = (n) => `${n.toLocaleString('en-US')} B`;
+  const table = [
+    '| file | raw | gzip -9 | brotli |',
+    '| --- | --- | --- | --- |',
+    ...rows
+      .filter(([name]) => name.endsWith('.wasm') || name === 'total JS')
+      .map(([name, m]) => `| ${name === 'total JS' ? 'all shipped JS (unbundled)' : `\`${name}\``} | ${bytes(m.raw)} | ${bytes(m.gz)} | ${bytes(m.br)} |`),
+  ].join('\n');
+  writeFileSync(readme, text.replace(re, `$1${table}\n$2`));
+}

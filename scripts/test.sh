@@ -3,6 +3,8 @@
 #
 #   fmt          cargo fmt --check
 #   lint-js      prettier --check and eslint on the JS files scripts/lint-js.sh covers
+#   lint-docs    no process words (issue numbers, commit ids, …) in what users read (scripts/lint-docs.mjs)
+#   docs         the API reference from the declarations by TypeDoc, failing on any warning (scripts/docs.sh)
 #   clippy       cargo clippy --all-targets -D warnings (native) and --target wasm32 --lib
 #   native       cargo test (the pure core, natively)
 #   wasm-web     the async Rust API (feature `web`; run last): natively on a virtual clock, then inside
@@ -30,8 +32,8 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$STEADFAST_ROOT"
 
-ALL=(fmt lint-js clippy native build wasm-node wasm-chrome wasm-firefox wasm-webkit js consumers package-lint
-  runtimes browser-chromium browser-firefox browser-webkit)
+ALL=(fmt lint-js lint-docs docs clippy native build wasm-node wasm-chrome wasm-firefox wasm-webkit js consumers
+  package-lint runtimes browser-chromium browser-firefox browser-webkit)
 steps=("$@")
 ALL+=(wasm-web)
 [ "${#steps[@]}" -gt 0 ] || steps=("${ALL[@]}")
@@ -43,6 +45,8 @@ run_step() {
       cargo fmt --manifest-path examples/rust-checkout/Cargo.toml --check
       ;;
     lint-js) scripts/lint-js.sh ;;
+    lint-docs) node scripts/lint-docs.mjs ;;
+    docs) scripts/docs.sh ;;
     clippy)
       cargo clippy --quiet --all-targets -- -D warnings
       cargo clippy --quiet --target wasm32-unknown-unknown --lib -- -D warnings

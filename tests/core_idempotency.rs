@@ -120,6 +120,18 @@ impl Index {
         self.records.peek(*self.by_key.get(key)?, now)
     }
 
+    fn reopen(
+        &mut self,
+        key: &str,
+        fp: Option<Fingerprint>,
+        at: Option<f64>,
+        now: f64,
+    ) -> Result<u32, Error> {
+        let slot = *self.by_key.get(key).ok_or(Error::UnknownKey)?;
+        self.records.reopen(slot, fp, at, now)?;
+        Ok(slot)
+    }
+
     fn unknown_keys(&self) -> Vec<&'static str> {
         self.records
             .unknown_slots()
@@ -136,6 +148,8 @@ struct Rec {
     fingerprint: Option<&'static str>,
     started: f64,
     expires: f64, // +inf unless Done
+    /// May have been processed: parked unknown at least once (sticky).
+    maybe: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -145,6 +159,8 @@ enum Op {
     /// Resolve, with a compare-and-set on the attempt's start: none, the right one, a wrong one.
     Resolve(usize, Resolution, u8),
     Peek(usize),
+    /// Reconciliation's re-send: reopen with a fingerprint and a compare-and-set (as Resolve).
+    Reopen(usize, usize, u8),
     Advance(f64),
 }
 
@@ -152,7 +168,8 @@ fn ops() -> impl Strategy<Value = Vec<Op>> {
     let completion = prop_oneof![
         Just(Completion::Success),
         Just(Completion::Transient),
-        Just(Completion::Definitive)
+        Just(Completion::Definitive),
+        Just(Completion::Refuted)
     ];
     let resolution = prop_oneof![Just(Resolution::Done), Just(Resolution::Failed)];
     let op = prop_oneof![
@@ -160,6 +177,7 @@ fn ops() -> impl Strategy<Value = Vec<Op>> {
         4 => (any::<usize>(), completion).prop_map(|(i, c)| Op::Complete(i, c)),
         2 => (0..KEYS.len(), resolution, 0u8..3).prop_map(|(k, r, c)| Op::Resolve(k, r, c)),
         2 => (0..KEYS.len()).prop_map(Op::Peek),
+        3 => (0..KEYS.len(), 0..FINGERPRINTS.len(), 0u8..3).prop_map(|(k, f, c)| Op::Reopen(k, f, c)),
         3 => prop_oneof![0u32..20, 0u32..3000].prop_map(|ms| Op::Advance(f64::from(ms))),
     ];
     prop::collection::vec(op, 1..150)
@@ -220,7 +238,7 @@ proptest! {
                             prop_assert!(in_place || owned.insert(slot), "slot {} handed out twice", slot);
                             running.push((slot, key));
                             model.insert(key, Rec {
-                                slot, status: Status::InFlight, fingerprint: fp_text, started: now, expires: f64::INFINITY,
+                                slot, status: Status::InFlight, fingerprint: fp_text, started: now, expires: f64::INFINITY, maybe: false,
                             });
                             got
                         }
@@ -231,15 +249,18 @@ proptest! {
                 Op::Complete(i, completion) if !running.is_empty() => {
                     let (slot, key) = running.swap_remove(i % running.len());
                     let freed = t.complete(slot, completion, now);
-                    prop_assert_eq!(freed, completion == Completion::Definitive);
                     let r = model.get_mut(key).unwrap();
+                    // The sticky rule: a record that may have been processed is freed only by an
+                    // answer about the key (Refuted), never by a later definitive answer.
+                    let frees = completion == Completion::Refuted || (completion == Completion::Definitive && !r.maybe);
+                    prop_assert_eq!(freed, frees, "step {}", step);
                     match completion {
                         Completion::Success => { r.status = Status::Done; r.expires = now + ttl; }
-                        Completion::Transient => r.status = Status::Unknown,
-                        Completion::Definitive => {
+                        _ if frees => {
                             model.remove(key);
                             prop_assert!(owned.remove(&slot));
                         }
+                        _ => { r.status = Status::Unknown; r.maybe = true; }
                     }
                     // A second report of the same run changes nothing (its slot is not reused yet).
                     prop_assert!(!t.complete(slot, Completion::Definitive, now));
@@ -265,6 +286,29 @@ proptest! {
                                 m.status = Status::Done;
                                 m.expires = now + ttl;
                             }
+                            Ok(r.slot)
+                        }
+                    };
+                    prop_assert_eq!(got, want, "step {}", step);
+                }
+                Op::Reopen(k, f, cas) => {
+                    let (key, fp_text) = (KEYS[k], FINGERPRINTS[f]);
+                    let rec = model.get(key).copied().filter(|r| live(r, now));
+                    let at = match cas {
+                        0 => None,
+                        1 => rec.map(|r| r.started),
+                        _ => Some(rec.map_or(-1.0, |r| r.started - 1.0)),
+                    };
+                    let got = t.reopen(key, fp_text.map(fingerprint), at, now);
+                    let want = match rec {
+                        None => Err(Error::UnknownKey),
+                        Some(r) if r.fingerprint != fp_text => Err(Error::KeyReused),
+                        Some(r) if r.status != Status::Unknown || cas == 2 => Err(Error::WrongState),
+                        Some(r) => {
+                            let m = model.get_mut(key).unwrap();
+                            m.status = Status::InFlight;
+                            m.started = now;
+                            running.push((r.slot, key));
                             Ok(r.slot)
                         }
                     };
@@ -300,11 +344,13 @@ proptest! {
         ops in prop::collection::vec(prop_oneof![
             6 => (0..MANY.len(), 0..FINGERPRINTS.len()).prop_map(|(k, f)| Op::Begin(k, f)),
             4 => (any::<usize>(), prop_oneof![
-                Just(Completion::Success), Just(Completion::Transient), Just(Completion::Definitive)
+                Just(Completion::Success), Just(Completion::Transient), Just(Completion::Definitive),
+                Just(Completion::Refuted)
             ]).prop_map(|(i, c)| Op::Complete(i, c)),
             2 => (0..MANY.len(), prop_oneof![Just(Resolution::Done), Just(Resolution::Failed)], 0u8..2)
                 .prop_map(|(k, r, c)| Op::Resolve(k, r, c)),
             2 => (0..MANY.len()).prop_map(Op::Peek),
+            2 => (0..MANY.len(), 0..FINGERPRINTS.len(), 0u8..2).prop_map(|(k, f, c)| Op::Reopen(k, f, c)),
             3 => prop_oneof![0u32..20, 0u32..3000].prop_map(|ms| Op::Advance(f64::from(ms))),
         ], 1..300),
     ) {
@@ -336,6 +382,15 @@ proptest! {
                     prop_assert_eq!(k.resolve(MANY[i].as_bytes(), r, at, now), t.resolve(MANY[i], r, at, now));
                 }
                 Op::Peek(i) => prop_assert_eq!(k.peek(MANY[i].as_bytes(), now), t.peek(MANY[i], now)),
+                Op::Reopen(i, f, cas) => {
+                    let fp = FINGERPRINTS[f].map(fingerprint);
+                    let at = (cas == 1).then(|| t.peek(MANY[i], now).and_then(|p| p.started_at_ms).unwrap_or(0.0));
+                    let want = t.reopen(MANY[i], fp, at, now);
+                    prop_assert_eq!(k.reopen(MANY[i].as_bytes(), fp, at, now), want);
+                    if let Ok(slot) = want {
+                        running.push(slot);
+                    }
+                }
                 Op::Advance(ms) => now += ms,
             }
             prop_assert_eq!(k.records().unknown_slots(), t.records.unknown_slots());

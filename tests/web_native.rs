@@ -37,6 +37,7 @@ virtual_tests!(
     breaker_stops_new_keys_when_dead,
     deadline_is_enforced,
     budget_refuses_when_spent,
+    a_later_refusal_never_frees_a_debited_key,
 );
 
 #[derive(Debug, PartialEq)]
@@ -197,19 +198,14 @@ fn a_stalled_run_is_reported_not_hung() {
 
 use std::future::Future;
 
-/// The README's "From Rust" code blocks are excerpts of examples/rust-checkout/src/lib.rs, verbatim
-/// (the browser test runs that file), so the README cannot drift from code that works.
+/// The Rust guide's (docs/guide/rust.md) code blocks are excerpts of examples/rust-checkout/src/lib.rs,
+/// verbatim (the browser test runs that file), so the guide cannot drift from code that works.
 #[test]
-fn readme_from_rust_blocks_are_the_example_s_code() {
+fn guide_from_rust_blocks_are_the_example_s_code() {
     let root = env!("CARGO_MANIFEST_DIR");
-    let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
+    let section = std::fs::read_to_string(format!("{root}/docs/guide/rust.md")).unwrap();
     let example =
         std::fs::read_to_string(format!("{root}/examples/rust-checkout/src/lib.rs")).unwrap();
-    let start = readme.find("## From Rust").expect("a From Rust section");
-    let end = readme[start..]
-        .find("\n## ")
-        .map_or(readme.len(), |i| start + i);
-    let section = &readme[start..end];
     let blocks: Vec<&str> = section
         .split("```rust\n")
         .skip(1)
@@ -219,7 +215,7 @@ fn readme_from_rust_blocks_are_the_example_s_code() {
     for block in blocks {
         assert!(
             example.contains(block),
-            "README block is not in the example:\n{block}"
+            "guide block is not in the example:\n{block}"
         );
     }
 }

@@ -58,6 +58,7 @@ web_tests!(
     breaker_stops_new_keys_when_dead,
     deadline_is_enforced,
     budget_refuses_when_spent,
+    a_later_refusal_never_frees_a_debited_key,
 );
 
 // ---- the real platform: setTimeout, AbortSignal ------------------------------------------------
@@ -518,6 +519,39 @@ async fn a_keyed_post_whose_connection_drops_is_outcome_unknown() {
     let log = s.log().await;
     assert!(log.len() >= 2, "a network error is retried: {log:?}");
     assert!(log.iter().all(|(_, k)| k.as_deref() == Some("order-drop")));
+}
+
+/// The whole history decides: a dropped attempt (it may have been processed), then a 404 or a
+/// 401 or a 409 from whatever answers next — the keyed POST is still OutcomeUnknown, with that
+/// last answer as its cause; never the final Response.
+#[wasm_bindgen_test]
+async fn a_keyed_post_dropped_then_refused_is_still_outcome_unknown() {
+    for status in [404, 401, 409, 400] {
+        let s = Scenario::new(&format!(r#"[{{"drop":true}},{{"status":{status}}}]"#)).await;
+        let opts = options().idempotency_key(IdempotencyKey::Key("order-h".into()));
+        match fetch(&s.request("POST"), &opts).await {
+            Err(Error::OutcomeUnknown { cause, .. }) => {
+                let cause = cause.expect("the last answer");
+                assert!(
+                    matches!(*cause, Error::Operation(FetchFailure::Status { status: s, .. }) if s == status),
+                    "{status}: {cause:?}"
+                );
+            }
+            other => panic!("{status}: expected OutcomeUnknown, got {other:?}"),
+        }
+        assert_eq!(
+            s.log().await.len(),
+            2,
+            "{status}: not retried past the refusal"
+        );
+    }
+    // Refused alone (nothing before it may have been processed): the Response, as fetch gives it.
+    let s = Scenario::new(r#"[{"status":404}]"#).await;
+    let opts = options().idempotency_key(IdempotencyKey::Key("order-r".into()));
+    assert_eq!(
+        fetch(&s.request("POST"), &opts).await.unwrap().status(),
+        404
+    );
 }
 
 #[wasm_bindgen_test]

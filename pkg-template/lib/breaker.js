@@ -42,10 +42,9 @@ export class CircuitBreaker {
     if (state !== undefined) this.#restore(state);
   }
 
-  /** 'closed' | 'open' | 'half-open' (an isolated breaker reads 'open'). */
+  /** 'closed' | 'open' | 'half-open' | 'isolated' (held open by `isolate()`), as SharedCircuitBreaker answers. */
   get currentState() {
-    const s = this.#core.state(this.#clock());
-    return s === 3 ? 'open' : STATES[s];
+    return STATES[this.#core.state(this.#clock())];
   }
 
   /** Whether the breaker is held open by `isolate()`. */

@@ -7,11 +7,12 @@
 // unknown by re-sending the SAME key: a gateway that honours keys replays the first outcome,
 // processes it once, or answers 409 while it is still running (then it stays unknown).
 
-import { isTransientStatus } from '../steadfast_core.js';
+import { failedVerdictWaitMs } from '../steadfast_core.js';
 import { RetryBudget } from './budget.js';
 import { IdempotencyStore, newIdempotencyKey } from './idempotency.js';
 import { CircuitOpenError, IdempotencyKeyReuseError, OfflineError, OutcomeUnknownError, SteadfastError, named } from './errors.js';
 import { fetchWithState, provablyNotSent, settleWindowFor, BreakerRegistry, compile as checkFetchOptions } from './fetch.js';
+import { VERDICT, historyVerdict, rememberHistory, statusOf } from './classify.js';
 import * as o from './options.js';
 import { canonicalCharge } from './idempotency-key.js';
 import { fetchDefaults } from './defaults.js';
@@ -22,8 +23,8 @@ const UNAVAILABLE_RETRY_MS = 1_000;
 
 /** The gateway answered with something a correct client never causes (400, 401, 404, …). */
 export class CheckoutRequestError extends SteadfastError {
-  constructor(status, body) {
-    super(`Checkout request rejected with HTTP ${status}`, 'CHECKOUT_REJECTED');
+  constructor(status, body, why) {
+    super(`Checkout request rejected with HTTP ${status}${why === undefined ? '' : `: ${why}`}`, 'CHECKOUT_REJECTED');
     this.status = status;
     this.body = body;
   }
@@ -59,12 +60,38 @@ function href(v) {
   return v !== null && typeof v === 'object' && typeof v.href === 'string' ? v.href : undefined;
 }
 
-async function json(response) {
+/** A charge's shape: an object with a positive integer `amountCents` and a non-empty `currency`. */
+function checkCharge(charge, where) {
+  const c = o.object(charge, where);
+  if (!Number.isSafeInteger(c.amountCents) || c.amountCents <= 0) {
+    throw (typeof c.amountCents === 'number' ? o.rangeError : o.typeError)(where, 'amountCents', 'a positive integer', c.amountCents);
+  }
+  if (typeof c.currency !== 'string' || c.currency.length === 0) throw o.typeError(where, 'currency', 'a non-empty string', c.currency);
+  return c;
+}
+
+/** The JSON of a body text, or undefined. */
+function parse(text) {
+  if (typeof text !== 'string' || text.length === 0) return undefined;
   try {
-    return await response.json();
+    return JSON.parse(text);
   } catch {
     return undefined;
   }
+}
+
+/** A Response's Retry-After in ms, or undefined. */
+function retryAfterOf(response) {
+  const v = response?.headers?.get?.('retry-after');
+  if (typeof v !== 'string') return undefined;
+  const ms = Number(v) * 1000;
+  return Number.isFinite(ms) && ms >= 0 ? ms : undefined;
+}
+
+/** When an unknown key is worth reconciling again: an open circuit's cooldown, else a second. */
+function retryHint(e) {
+  const open = e?.cause instanceof CircuitOpenError ? e.cause : e?.cause?.cause instanceof CircuitOpenError ? e.cause.cause : undefined;
+  return open?.retryAfterMs ?? UNAVAILABLE_RETRY_MS;
 }
 
 /**
@@ -116,90 +143,144 @@ export function createCheckoutClient(options) {
   /** key -> the charge, while its outcome is unknown (what reconcile() re-sends). */
   const unknownCharges = new Map();
 
-  /** One resilientFetch to `url`; adds what it sent to `sent` (across primary and secondary). */
-  const post = async (url, body, key, signal, breaker, sent) => {
+  /** The breaker that guards `url`: the caller's own for the primary, else the registry's. */
+  const breakerFor = (url) => (url === endpoint ? (primaryBreaker ?? registry) : registry);
+
+  /**
+   * One resilientFetch to `url`, its answer's body read inside the attempt (so the attempt timeout
+   * and the deadline cover a body that stalls); folds what it sent into `sent` (across primary and
+   * secondary): attempts, the last attempt's time, the charge's history (core::history) and the
+   * endpoint where it may have been processed.
+   */
+  const post = async (url, body, key, signal, sent) => {
     const counted = fetchImpl ?? ((...a) => globalThis.fetch(...a));
     const fetch = (req, init) => {
       onAttempt?.({ attempt: sent.attempts + state.attempts, key, url: String(url) });
       return counted(req, init);
     };
-    const state = {};
+    const state = { history: sent.history };
+    const before = historyVerdict(sent.history) === VERDICT.UNKNOWN;
     try {
-      return await fetchWithState(
+      const breaker = breakerFor(url);
+      const response = await fetchWithState(
         url,
         { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': key }, body, signal },
         { ...fetchOptions, breaker: breaker ?? false, fetch },
         state,
+        true,
       );
+      return { response, text: state.bodyText };
     } finally {
       sent.maybeSent ||= state.maybeSent === true;
       sent.attempts += state.attempts ?? 0;
+      if (typeof state.history === 'number') sent.history = state.history;
       if (state.lastAttemptAt !== undefined) sent.lastAttemptAt = state.lastAttemptAt;
+      if (!before && historyVerdict(sent.history) === VERDICT.UNKNOWN) sent.endpoint = String(url);
     }
   };
 
-  const unknown = (key, startedAt, sent, cause) =>
-    new OutcomeUnknownError(key, startedAt, { cause, attempts: sent.attempts, lastAttemptAt: sent.lastAttemptAt, settleAfterMs });
+  const unknown = (key, startedAt, sent, cause) => {
+    const e = new OutcomeUnknownError(key, startedAt, { cause, attempts: sent.attempts, lastAttemptAt: sent.lastAttemptAt, settleAfterMs });
+    if (sent.endpoint !== undefined) e.endpoint = sent.endpoint;
+    return e;
+  };
 
-  /** Classify a failure of the HTTP calls: unknown if anything may have left, unavailable if provably nothing did. */
+  /** Why nothing was processed, from what the call met (the history said "not processed"). */
+  const unavailable = (e, sent) => {
+    if (e instanceof CircuitOpenError) return new Unavailable('circuit-open', e.retryAfterMs);
+    // A budget refusal or a deadline after attempts that never left: classify what those met.
+    const met = e?.code === 'RETRY_BUDGET_EXHAUSTED' || e?.code === 'DEADLINE_EXCEEDED' ? e.cause : e;
+    if (met instanceof OfflineError) return new Unavailable('offline', UNAVAILABLE_RETRY_MS);
+    if (statusOf(met) === 429) return new Unavailable('rate-limited', retryAfterOf(met?.response ?? met) ?? UNAVAILABLE_RETRY_MS);
+    if (provablyNotSent(met)) return new Unavailable('connection-refused', UNAVAILABLE_RETRY_MS);
+    if (met instanceof CircuitOpenError) return new Unavailable('circuit-open', met.retryAfterMs);
+    if (sent.attempts > 0) return new Unavailable('rate-limited', UNAVAILABLE_RETRY_MS);
+    return undefined; // nothing was sent and it is not the network: a programming error (bad URL, bad option)
+  };
+
+  /**
+   * Classify a failure of the HTTP calls by the charge's whole history: unknown if any attempt may
+   * have been processed, unavailable if provably none was.
+   */
   const failure = (e, key, startedAt, sent, signal) => {
+    const verdict = historyVerdict(sent.history);
     if (signal?.aborted && e === signal.reason) {
-      const classified = sent.maybeSent ? unknown(key, startedAt, sent, e) : new Unavailable('aborted', 0);
+      const classified = verdict === VERDICT.UNKNOWN ? unknown(key, startedAt, sent, e) : new Unavailable('aborted', 0);
       ABORTED.add(classified);
       return classified;
     }
     // resilientFetch's own OutcomeUnknownError knows its attempts but not this client's settle
     // window (nor the attempts made at the other endpoint): restate it with both.
     if (e instanceof OutcomeUnknownError) return unknown(key, startedAt, sent, e.cause);
-    if (sent.maybeSent) return unknown(key, startedAt, sent, e);
-    if (e instanceof CircuitOpenError) return new Unavailable('circuit-open', e.retryAfterMs);
-    // A budget refusal or a deadline after attempts that never left: classify what those met.
-    const met = e?.code === 'RETRY_BUDGET_EXHAUSTED' || e?.code === 'DEADLINE_EXCEEDED' ? e.cause : e;
-    if (met instanceof OfflineError) return new Unavailable('offline', UNAVAILABLE_RETRY_MS);
-    if (provablyNotSent(met)) return new Unavailable('connection-refused', UNAVAILABLE_RETRY_MS);
-    return e; // nothing was sent and it is not the network: a programming error (bad URL, bad option)
+    if (verdict === VERDICT.UNKNOWN) return unknown(key, startedAt, sent, e);
+    return unavailable(e, sent) ?? e;
   };
 
-  const attemptCharge = async (charge, key, signal) => {
+  /**
+   * One charge over HTTP: to `only` (reconciliation: the endpoint that may have processed the
+   * key), or to the primary with failover to the secondary — the SAME key, and only while nothing
+   * sent to the primary may have been processed (a key the primary may hold is never sent
+   * elsewhere). Every error it throws carries the charge's history for the store.
+   */
+  const attemptCharge = async (charge, key, signal, only) => {
     const body = JSON.stringify(charge);
     const startedAt = Date.now();
-    const sent = { maybeSent: false, attempts: 0, lastAttemptAt: undefined };
-    let response;
+    const sent = { maybeSent: false, attempts: 0, lastAttemptAt: undefined, history: 0, endpoint: undefined };
     try {
-      try {
-        response = await post(endpoint, body, key, signal, primaryBreaker ?? registry, sent);
-      } catch (e) {
-        if (e instanceof CircuitOpenError && secondary !== undefined) {
-          response = await post(secondary, body, key, signal, registry, sent); // failover: the SAME key
-        } else {
-          throw e;
-        }
-      }
+      return await answerOf(await send(body, key, signal, only, sent), key, startedAt, sent);
     } catch (e) {
-      throw failure(e, key, startedAt, sent, signal);
+      const thrown = sent.thrown === e ? e : failure(e, key, startedAt, sent, signal);
+      rememberHistory(thrown, sent.history);
+      throw thrown;
     }
-    const data = await json(response);
+  };
+
+  const send = async (body, key, signal, only, sent) => {
+    if (only !== undefined) return post(only, body, key, signal, sent);
+    try {
+      return await post(endpoint, body, key, signal, sent);
+    } catch (e) {
+      if (e instanceof CircuitOpenError && secondary !== undefined && historyVerdict(sent.history) !== VERDICT.UNKNOWN) {
+        return post(secondary, body, key, signal, sent); // failover: the SAME key
+      }
+      throw e;
+    }
+  };
+
+  /** The outcome of an HTTP answer, judged with the charge's history (already folded in by post). */
+  const answerOf = async ({ response, text }, key, startedAt, sent) => {
+    const data = parse(text);
+    const verdict = historyVerdict(sent.history);
+    const fail = (e) => {
+      sent.thrown = e;
+      throw e;
+    };
     if (response.ok) return { status: 'succeeded', reference: String(data?.reference ?? data?.id ?? ''), key };
+    // An earlier attempt may have been processed: this answer (a 404 from a load balancer, a 409
+    // while the gateway still runs the key, a 401 from a proxy) says nothing about it.
+    if (verdict === VERDICT.UNKNOWN) fail(unknown(key, startedAt, sent, undefined));
     const err = data?.error ?? {};
-    if (response.status === 402 || err.type === 'card_error') throw new Declined(String(err.decline_code ?? err.code ?? 'declined'));
-    if (response.status === 422 && err.type === 'idempotency_error') throw new IdempotencyKeyReuseError(key);
-    if (response.status === 409 || isTransientStatus(response.status)) {
-      // Still being processed elsewhere (409), or the server failed without saying what happened
-      // (the core's transient status rule: 408, 429, 5xx).
-      throw unknown(key, startedAt, sent, undefined);
+    if (response.status === 402 || err.type === 'card_error') fail(new Declined(String(err.decline_code ?? err.code ?? 'declined')));
+    if (response.status === 422 && err.type === 'idempotency_error') fail(new IdempotencyKeyReuseError(key));
+    if (verdict === VERDICT.NOT_PROCESSED) fail(new Unavailable('rate-limited', retryAfterOf(response) ?? UNAVAILABLE_RETRY_MS));
+    if (response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400)) {
+      fail(new CheckoutRequestError(response.status, data, 'redirected: a charge is never followed through a redirect'));
     }
-    throw new CheckoutRequestError(response.status, data);
+    return fail(new CheckoutRequestError(response.status, data));
   };
 
   /** The outcome for what attemptCharge (through the store) threw; rethrows programming errors. */
   const outcomeOf = (e, key, signal) => {
     if (e instanceof Declined) return { status: 'declined', reason: e.reason, key };
-    if (ABORTED.has(e)) throw signal.reason;
+    if (ABORTED.has(e) || ABORTED.has(e?.cause)) throw signal.reason;
     if (e instanceof Unavailable) return { status: 'unavailable', reason: e.reason, retryAfterMs: e.retryAfterMs, key };
     // Unknown here, or parked earlier; or another tab/process is charging this key right now.
     if (e instanceof OutcomeUnknownError || e?.code === 'OUTCOME_UNKNOWN' || e?.code === 'DUPLICATE_IN_FLIGHT') return { status: 'unknown', key };
     // A shared store that cannot record the start never starts the charge: nothing was sent.
     if (e?.code === 'STORE_UNAVAILABLE') return { status: 'unavailable', reason: 'store-unavailable', retryAfterMs: UNAVAILABLE_RETRY_MS, key };
+    // Every record is live (in flight, done within its TTL, or unknown): nothing was sent. The way
+    // out is reconciliation (settle unknown keys) or a larger maxRecords; see the README.
+    if (e?.code === 'STORE_FULL') return { status: 'unavailable', reason: 'store-full', retryAfterMs: UNAVAILABLE_RETRY_MS, key };
     throw e;
   };
 
@@ -216,51 +297,49 @@ export function createCheckoutClient(options) {
     return outcome;
   };
 
-  /** Re-send an unknown key's charge with the SAME key and settle the record by the answer. */
+  /**
+   * Re-send an unknown key's charge with the SAME key, on the SAME record: the store moves it from
+   * unknown back to in flight in one compare-and-set (never delete-then-begin, so a failure in
+   * between cannot forget a debit), to the endpoint that may have processed it. Its answer settles
+   * it only when it is about the key: a success, or a decline sent after the settle window (a
+   * gateway that honours keys would have replayed an earlier debit instead). Anything else leaves
+   * it unknown.
+   */
   const resubmit = async (key, charge) => {
     const record = await store.peek(key);
-    if (record === undefined) return charge === undefined ? undefined : run(charge, key, undefined);
-    if (record.status === 'done') return record.result;
-    if (record.status === 'in-flight') return { status: 'unknown', key };
-    const body = charge ?? unknownCharges.get(key);
-    if (body === undefined) throw o.typeError('reconcile', 'charge', `the charge sent with key ${key} (this client did not make it)`, charge);
-    // Reopen the record and run the SAME key through the store again, so that a resubmission that
-    // ends unknown is parked with ITS attempt time (a later lookup's settle window counts from the
-    // latest request, not the first). In-process the reopen and the new start are one synchronous
-    // step; across processes another holder of the key could start in the gap, which is safe: it is
-    // the same key, and the gateway answers it once.
-    try {
-      await store.resolve(key, { status: 'failed' });
-    } catch (e) {
-      if (e?.code !== 'KEY_WRONG_STATE' && e?.code !== 'KEY_NOT_FOUND') throw e;
-      const now = await store.peek(key); // settled meanwhile (another reconcile, another tab): its answer stands
-      return now?.status === 'done' ? now.result : { status: 'unknown', key };
+    // No record, a settled one or one in flight: the store's own answers (replay, in flight, or a
+    // different charge for this key: IdempotencyKeyReuseError) — nothing is joined or re-sent blind.
+    if (record === undefined || record.status !== 'unknown') {
+      if (charge !== undefined) return run(charge, key, undefined);
+      if (record === undefined) return undefined;
+      return record.status === 'done' ? record.result : { status: 'unknown', key };
     }
-    const rethrow = new WeakMap();
-    const again = async () => {
-      try {
-        return await attemptCharge(body, key, undefined);
-      } catch (e) {
-        if (e instanceof Declined || e instanceof OutcomeUnknownError) throw e;
-        // Nothing was sent this time (or the request itself was refused, e.g. a different body for
-        // the key): the earlier attempt's fate is still unknown, from its own time. Park it again.
-        const parked = new OutcomeUnknownError(key, record.startedAt, {
-          attempts: record.attempts,
-          lastAttemptAt: record.lastAttemptAt,
-          settleAfterMs: record.settleAfterMs,
-        });
-        if (e instanceof Unavailable) parked.retryAfterMs = e.retryAfterMs;
-        else rethrow.set(parked, e);
-        throw parked;
-      }
-    };
+    const body = charge ?? unknownCharges.get(key);
+    if (body === undefined) return undefined;
+    if (typeof store.resubmit !== 'function') {
+      throw o.typeError('reconcile', 'store', 'a store with resubmit() (IdempotencyStore, createSharedIdempotencyStore)', store);
+    }
+    const windowMs = record.settleAfterMs ?? settleAfterMs;
+    const last = record.lastAttemptAt ?? record.startedAt;
+    const afterWindow = failedVerdictWaitMs(Date.now(), last, windowMs) <= 0;
+    const only = record.endpoint === secondary && secondary !== undefined ? secondary : endpoint;
     let outcome;
     try {
-      outcome = await store.run(key, again, { fingerprint: canonicalCharge(body), settleAfterMs });
+      outcome = await store.resubmit(key, () => attemptCharge(body, key, undefined, only), {
+        fingerprint: canonicalCharge(body),
+        startedAt: record.startedAt,
+        settleAfterMs,
+        refutes: (e) => afterWindow && e instanceof Declined,
+      });
     } catch (e) {
-      if (rethrow.has(e)) throw rethrow.get(e); // a programming error; the key stays unknown
+      if (e?.code === 'KEY_WRONG_STATE' || e?.code === 'KEY_NOT_FOUND') {
+        const now = await store.peek(key); // settled meanwhile (another reconcile, another tab): its answer stands
+        return now?.status === 'done' ? now.result : { status: 'unknown', key };
+      }
       outcome = outcomeOf(e, key, undefined);
-      if (outcome.status === 'unknown' && typeof e?.retryAfterMs === 'number') outcome.retryAfterMs = e.retryAfterMs;
+      if (outcome.status === 'unknown') {
+        outcome.retryAfterMs = typeof e?.retryAfterMs === 'number' && e.retryAfterMs > 0 ? e.retryAfterMs : retryHint(e);
+      }
     }
     if (outcome.status !== 'unknown') unknownCharges.delete(key);
     return outcome;
@@ -268,20 +347,29 @@ export function createCheckoutClient(options) {
 
   /**
    * One pending promise per key. A charge passes its request's fingerprint: a double click of the
-   * SAME charge shares the pending promise, another charge under the same key is refused (never
-   * answered with this one's outcome). Reconciliation (no fingerprint) joins whatever is pending.
+   * SAME charge shares the pending promise; another charge under the same key is refused (never
+   * answered with this one's outcome); a charge meeting a reconciliation whose charge it cannot
+   * compare waits for it, then goes through the store, which checks the binding.
    */
   const once = (key, start, fingerprint) => {
     const pending = inFlight.get(key);
     if (pending !== undefined) {
-      if (fingerprint !== undefined && pending.fingerprint !== undefined && pending.fingerprint !== fingerprint) {
-        return Promise.reject(new IdempotencyKeyReuseError(key));
-      }
-      return pending.promise;
+      if (fingerprint === undefined || pending.fingerprint === fingerprint) return pending.promise;
+      if (pending.fingerprint !== undefined) return Promise.reject(new IdempotencyKeyReuseError(key));
+      return pending.promise.then(
+        () => once(key, start, fingerprint),
+        () => once(key, start, fingerprint),
+      );
     }
     const promise = start().finally(() => inFlight.delete(key));
     inFlight.set(key, { promise, fingerprint });
     return promise;
+  };
+
+  /** The fingerprint of the charge reconcile() would re-send for `key`, when this client knows it. */
+  const fingerprintFor = (key, charge) => {
+    const c = charge ?? unknownCharges.get(key);
+    return c === undefined ? undefined : canonicalCharge(c);
   };
 
   return {
@@ -293,9 +381,12 @@ export function createCheckoutClient(options) {
      * and an unknown key answers unknown without sending anything.
      */
     charge(charge, chargeOptions) {
-      const c = o.object(charge, 'charge');
-      const bad = chargeError(c);
-      if (bad !== undefined) return Promise.reject(bad);
+      let c;
+      try {
+        c = checkCharge(charge, 'charge');
+      } catch (e) {
+        return Promise.reject(e);
+      }
       const co = o.object(chargeOptions, 'charge', true);
       const key = o.own(co, 'idempotencyKey') ?? newIdempotencyKey();
       if (typeof key !== 'string') return Promise.reject(o.typeError('charge', 'idempotencyKey', 'a string', key));
@@ -315,39 +406,50 @@ export function createCheckoutClient(options) {
       if (key === undefined) {
         return (async () => {
           const out = [];
-          for (const k of await store.unknownKeys()) out.push(await once(k, () => resubmit(k, undefined)));
+          for (const k of await store.unknownKeys()) {
+            // One key's trouble (a store blip, a bad answer) costs that key only.
+            let outcome;
+            try {
+              outcome = await once(k, () => resubmit(k, undefined), fingerprintFor(k));
+            } catch (error) {
+              outcome = { status: 'unknown', key: k, retryAfterMs: UNAVAILABLE_RETRY_MS, error };
+            }
+            // A key this client did not make (another client's, on a shared store): skipped, reported.
+            out.push(outcome ?? { status: 'skipped', reason: 'not-this-client', key: k });
+          }
           return out;
         })();
       }
       if (typeof key !== 'string') return Promise.reject(o.typeError('reconcile', 'key', 'a string', key));
+      let fingerprint;
       if (charge !== undefined) {
-        const c = o.object(charge, 'reconcile');
-        if (!Number.isSafeInteger(c.amountCents) || c.amountCents <= 0)
-          return Promise.reject(o.rangeError('reconcile', 'amountCents', 'a positive integer', c.amountCents));
-      }
-      return once(key, async () => {
-        let outcome;
         try {
-          outcome = await resubmit(key, charge);
+          fingerprint = canonicalCharge(checkCharge(charge, 'reconcile'));
         } catch (e) {
-          // A shared store that cannot answer: nothing was settled, the key stays as it was.
-          if (e?.code === 'STORE_UNAVAILABLE') return { status: 'unknown', key, retryAfterMs: UNAVAILABLE_RETRY_MS };
-          throw e;
+          return Promise.reject(e);
         }
-        if (outcome === undefined) throw o.typeError('reconcile', 'charge', `the charge for key ${key} (the store has no record of it)`, charge);
-        return outcome;
-      });
+        // The charge this client sent under the key, if it knows it: another one is refused before anything is sent.
+        const mine = unknownCharges.get(key);
+        if (mine !== undefined && canonicalCharge(mine) !== fingerprint) return Promise.reject(new IdempotencyKeyReuseError(key));
+      }
+      return once(
+        key,
+        async () => {
+          let outcome;
+          try {
+            outcome = await resubmit(key, charge);
+          } catch (e) {
+            // A shared store that cannot answer: nothing was settled, the key stays as it was.
+            if (e?.code === 'STORE_UNAVAILABLE') return { status: 'unknown', key, retryAfterMs: UNAVAILABLE_RETRY_MS };
+            throw e;
+          }
+          if (outcome === undefined) throw o.typeError('reconcile', 'charge', `the charge sent with key ${key} (this client did not make it)`, charge);
+          return outcome;
+        },
+        fingerprint ?? fingerprintFor(key),
+      );
     },
   };
-}
-
-/** The TypeError/RangeError for a charge's amount or currency, or undefined. */
-function chargeError(c) {
-  if (!Number.isSafeInteger(c.amountCents) || c.amountCents <= 0) {
-    return (typeof c.amountCents === 'number' ? o.rangeError : o.typeError)('charge', 'amountCents', 'a positive integer', c.amountCents);
-  }
-  if (typeof c.currency !== 'string' || c.currency.length === 0) return o.typeError('charge', 'currency', 'a non-empty string', c.currency);
-  return undefined;
 }
 
 /**
@@ -374,10 +476,13 @@ function clientBeforeCore(options) {
     },
     charge(charge, chargeOptions) {
       if (coreUnavailable('charge') === undefined) return now((c) => c.charge(charge, chargeOptions));
-      const c = o.object(charge, 'charge');
-      const bad = chargeError(c);
-      if (bad !== undefined) return Promise.reject(bad);
-      const key = o.own(o.object(chargeOptions, 'charge', true), 'idempotencyKey');
+      let key;
+      try {
+        checkCharge(charge, 'charge');
+        key = o.own(o.object(chargeOptions, 'charge', true), 'idempotencyKey');
+      } catch (e) {
+        return Promise.reject(e);
+      }
       if (key !== undefined && typeof key !== 'string') return Promise.reject(o.typeError('charge', 'idempotencyKey', 'a string', key));
       return Promise.resolve({ status: 'unavailable', reason: 'wasm', retryAfterMs: UNAVAILABLE_RETRY_MS, key });
     },

@@ -5,10 +5,13 @@
 // engine. That list is here, once (see FETCH_NETWORK_MESSAGES).
 
 import {
+  historyRecord,
+  historyVerdict,
   isTransientCode,
   isTransientResponse as coreIsTransientResponse,
   parseRetryAfter as coreParseRetryAfter,
   parseShouldRetry,
+  provesNotSent,
 } from '../steadfast_core.js';
 import * as o from './options.js';
 import { isSteadfastError } from './errors.js';
@@ -159,4 +162,88 @@ export function leavesOutcomeUnknown(isTransient, error) {
   } catch {
     return true;
   }
+}
+
+/**
+ * @internal What one attempt showed, as the core's answer code (`core::history::answer_from_code`):
+ * -1 provably not sent, -2 no answer (may have been processed), -3 refused without a status, or
+ * the HTTP status. JS only digs the facts out of the error's shape; the core decides what they
+ * mean. `retryable` (a thunk, read only for an error of no known shape) is the caller's
+ * classifier: a failure it would retry may have been processed; one it would not was refused.
+ */
+export function answerOf(error, retryable) {
+  if (error !== null && typeof error === 'object') {
+    const e = /** @type {any} */ (error);
+    if (isSteadfastError(e)) {
+      switch (e.code) {
+        case 'CIRCUIT_OPEN':
+        case 'OFFLINE':
+          return ANSWER.NOT_SENT;
+        case 'RETRY_BUDGET_EXHAUSTED':
+          return e.cause === undefined ? ANSWER.NOT_SENT : answerOf(e.cause, retryable);
+        case 'OUTCOME_UNKNOWN':
+        case 'DEADLINE_EXCEEDED':
+        case 'TIMEOUT':
+        case 'DUPLICATE_IN_FLIGHT':
+          return ANSWER.NO_ANSWER;
+        default:
+          return ANSWER.REFUSED;
+      }
+    }
+    if (e.name === 'TimeoutError' || e.name === 'AbortError') return ANSWER.NO_ANSWER;
+    const status = statusOf(e);
+    if (status !== undefined) return status;
+    if (hasCode(e, provesNotSent)) return ANSWER.NOT_SENT;
+    if (hasCode(e, isTransientCode) || isFetchNetworkError(e)) return ANSWER.NO_ANSWER;
+  }
+  return retryable() ? ANSWER.NO_ANSWER : ANSWER.REFUSED;
+}
+
+/** @internal Answer codes of `answerOf` that are not statuses. */
+export const ANSWER = Object.freeze({ NOT_SENT: -1, NO_ANSWER: -2, REFUSED: -3 });
+/** @internal `historyVerdict` codes (core::history::Verdict::id). */
+export const VERDICT = Object.freeze({ DONE: 0, UNKNOWN: 1, REFUSED: 2, NOT_PROCESSED: 3 });
+
+/**
+ * The histories of the errors `withRetry` gave up with: error -> the core's folded history of
+ * every attempt of that call. Why a side channel: `store.run(key, () => withRetry(...))` (and
+ * chargeCustomer, and pipeline) must judge the charge by all its attempts, and the store sees only
+ * the last error. A WeakMap keeps the caller's error untouched and holds nothing alive.
+ */
+const HISTORIES = new WeakMap();
+
+/** @internal Remember the history of the calls that ended with `error` (objects only). */
+export function rememberHistory(error, history) {
+  if (error !== null && (typeof error === 'object' || typeof error === 'function')) HISTORIES.set(error, history);
+}
+
+/** @internal The history remembered for `error`, or undefined. */
+export function historyOf(error) {
+  return error !== null && (typeof error === 'object' || typeof error === 'function') ? HISTORIES.get(error) : undefined;
+}
+
+/** @internal Fold one failed attempt into `history` (a plain number; 0 = no attempt yet). */
+export function recordAttempt(history, error, retryable) {
+  return historyRecord(history, answerOf(error, retryable));
+}
+
+/** @internal Fold an attempt answered with `status` (a Response) into `history`. */
+export function recordStatus(history, status) {
+  return historyRecord(history, status);
+}
+
+export { historyVerdict };
+
+/**
+ * @internal How a failed run ends, by its whole history (VERDICT): the history `withRetry`
+ * remembered for the error, else the error judged as one attempt. A classifier the caller gave the
+ * store (`isTransient`) may only make it more careful: if it calls the error transient, the key is
+ * parked whatever the shape says.
+ */
+export function failedRunVerdict(error, isTransient, userClassifier) {
+  const known = historyOf(error);
+  const history = known ?? recordAttempt(0, error, () => leavesOutcomeUnknown(isTransient, error));
+  const verdict = historyVerdict(history);
+  if (verdict !== VERDICT.UNKNOWN && userClassifier && leavesOutcomeUnknown(isTransient, error)) return VERDICT.UNKNOWN;
+  return verdict;
 }

@@ -11,13 +11,13 @@
 // differs per engine: Chromium "Failed to fetch", Firefox "NetworkError when attempting to fetch
 // resource.", WebKit "Load failed", undici "fetch failed").
 
-import { methodIsRetryable, settleAfterMs as coreSettleAfterMs } from '../steadfast_core.js';
+import { historyRecord, methodIsRetryable, provesNotSent, settleAfterMs as coreSettleAfterMs } from '../steadfast_core.js';
 import { CircuitBreaker } from './breaker.js';
 import { RetryBudget } from './budget.js';
 import { RetryQuota } from './quota.js';
 import { RateLimiter } from './limiter.js';
 import { OfflineError, OutcomeUnknownError } from './errors.js';
-import { isTransientError, isTransientResponse, hasCode } from './classify.js';
+import { ANSWER, VERDICT, historyVerdict, isTransientError, isTransientResponse, hasCode } from './classify.js';
 import { withRetry } from './retry.js';
 import { newIdempotencyKey } from './idempotency.js';
 import * as o from './options.js';
@@ -28,27 +28,28 @@ import { evictOldest } from './bounded.js';
 
 const KEYED = new Set(['POST', 'PATCH']);
 
-/** A transient HTTP status, thrown inside the retry loop so the breaker and driver see a failure. */
+/**
+ * An HTTP answer as an error: a transient status thrown inside the retry loop (so the breaker and
+ * driver see a failure), or the last answer of a keyed request whose outcome is unknown (its `cause`).
+ */
 class RetryableResponse extends Error {
   constructor(response) {
     super(`HTTP ${response.status}`);
-    this.name = 'RetryableResponse';
+    this.name = 'HttpResponseError';
     this.response = response;
     this.status = response.status;
     this.headers = response.headers;
   }
 }
 
-/** Network errors that prove the request never left (safe to call "not charged"). */
-const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
-
 /**
  * @internal Does this failure prove that nothing reached the server? Offline before sending, or a
  * connection that was never made (refused, DNS failed, connect timed out: Node reports these; a
- * browser's TypeError cannot tell, so there it is never proof).
+ * browser's TypeError cannot tell, so there it is never proof). The codes are the core's
+ * (core::history::NOT_SENT_CODES).
  */
 export function provablyNotSent(error) {
-  return error instanceof OfflineError || hasCode(error, (code) => NOT_SENT.has(code));
+  return error instanceof OfflineError || hasCode(error, provesNotSent);
 }
 
 /** What an origin's breaker counts as a failure: transient statuses and network errors, not the caller's own abort. */
@@ -214,13 +215,18 @@ export function resilientFetch(input, init, options) {
 
 /**
  * @internal resilientFetch, reporting into `state`: `maybeSent` (some attempt may have reached the
- * server), `attempts` (fetch calls made), `lastAttemptAt` (when the last one started, or was aborted).
+ * server), `attempts` (fetch calls made), `lastAttemptAt` (when the last one started, or was aborted),
+ * `history` (core::history, every attempt folded in: the verdict of the whole call, not of its last
+ * answer). With `readBody`, the body of the answer that ends the call is read inside its attempt
+ * (as `state.bodyText`), so the attempt timeout and the deadline cover a body that stalls.
  */
-export async function fetchWithState(input, init, options, state) {
+export async function fetchWithState(input, init, options, state, readBody = false) {
   const startedAt = Date.now();
   state.maybeSent = false;
   state.attempts = 0;
   state.lastAttemptAt = undefined;
+  state.history = 0;
+  state.bodyText = undefined;
   const c = compile(options);
   const url = urlOf(input);
   const doFetch = c.fetch ?? globalThis.fetch;
@@ -240,7 +246,11 @@ export async function fetchWithState(input, init, options, state) {
   const replayable = !streamed || c.bufferBody;
   const retryable = replayable && methodIsRetryable(method, key !== undefined);
   const callerSignal = reqInit.signal ?? base?.signal ?? undefined;
-  const fetchInit = { ...reqInit, method, headers };
+  const keyed = KEYED.has(method) && key !== undefined;
+  // A redirect would turn a POST into a GET (301/302/303) whose 200 reads as a success that charged
+  // nothing: a keyed request is never followed through one. It comes back as the 3xx answer (an
+  // opaque redirect, status 0, in browsers), which proves this attempt was not processed.
+  const fetchInit = keyed ? { ...reqInit, method, headers, redirect: 'manual' } : { ...reqInit, method, headers };
   if (reqInit.body !== undefined) fetchInit.body = body;
   if (streamed && c.bufferBody) delete fetchInit.duplex;
   // Rejections of the fetch call itself (not our abort): network errors, whatever their text.
@@ -276,21 +286,39 @@ export async function fetchWithState(input, init, options, state) {
         // fetch rejects with a generic AbortError; report the reason we aborted with.
         if (controller.signal.aborted) {
           state.maybeSent = true;
+          state.history = historyRecord(state.history, ANSWER.NO_ANSWER);
           // Browsers queue requests per host (6 connections) and may still send a queued request
           // just after its fetch was aborted (measured in all three engines: tests/browser/probe-engines.mjs):
           // the settle window counts from when the client let go, not from when it asked.
           state.lastAttemptAt = Date.now();
           throw controller.signal.reason;
         }
-        if (!provablyNotSent(e)) state.maybeSent = true;
+        const notSent = provablyNotSent(e);
+        if (!notSent) state.maybeSent = true;
+        state.history = historyRecord(state.history, notSent ? ANSWER.NOT_SENT : ANSWER.NO_ANSWER);
         fromFetch.add(e);
         throw e;
       }
       state.maybeSent = true;
-      if (response.ok) return response;
-      if (isTransientResponse(response.status, response.headers.get('stripe-should-retry') ?? undefined)) {
-        throw new RetryableResponse(response);
+      const transient = !response.ok && isTransientResponse(response.status, response.headers.get('stripe-should-retry') ?? undefined);
+      if (readBody && !transient) {
+        // Read inside the attempt: its timeout and the deadline abort a body that stalls. A body
+        // that does not arrive is no answer (a 2xx without its reference may still be a debit).
+        try {
+          state.bodyText = response.type === 'opaqueredirect' ? '' : await response.text();
+        } catch (e) {
+          state.history = historyRecord(state.history, ANSWER.NO_ANSWER);
+          if (controller.signal.aborted) {
+            state.lastAttemptAt = Date.now();
+            throw controller.signal.reason;
+          }
+          fromFetch.add(e);
+          throw e;
+        }
       }
+      state.history = historyRecord(state.history, response.status);
+      if (response.ok) return response;
+      if (transient) throw new RetryableResponse(response);
       return response;
     } finally {
       if (cancelTimer !== undefined) cancelTimer();
@@ -318,22 +346,29 @@ export async function fetchWithState(input, init, options, state) {
   if (policy.random === undefined) delete policy.random;
   if (policy.rateLimiter === undefined) delete policy.rateLimiter;
 
+  // A keyed POST/PATCH whose history says some attempt may have been processed ends unknown,
+  // whatever its last answer was: a 404 or 401 after a dropped attempt proves nothing about it.
+  const unknown = (cause) =>
+    new OutcomeUnknownError(key, startedAt, {
+      cause,
+      attempts: state.attempts,
+      lastAttemptAt: state.lastAttemptAt,
+      settleAfterMs: c.settleAfterMs ?? settleWindowFor(c.attemptTimeoutMs, c.deadlineMs),
+    });
+  const mayHaveBeenProcessed = () => keyed && historyVerdict(state.history) === VERDICT.UNKNOWN;
+  let response;
   try {
     const run = () => withRetry(attempt, policy);
-    return await (breaker === undefined ? run() : breaker.execute(run));
+    response = await (breaker === undefined ? run() : breaker.execute(run));
   } catch (e) {
-    if (e instanceof RetryableResponse) return e.response;
     const callerAbort = callerSignal?.aborted && e === callerSignal.reason;
-    // A keyed POST/PATCH that may have reached the server: its fate is unknown, whatever the last
-    // attempt's error was (an earlier attempt may have been processed).
-    if (KEYED.has(method) && key !== undefined && !callerAbort && state.maybeSent) {
-      throw new OutcomeUnknownError(key, startedAt, {
-        cause: e,
-        attempts: state.attempts,
-        lastAttemptAt: state.lastAttemptAt,
-        settleAfterMs: c.settleAfterMs ?? settleWindowFor(c.attemptTimeoutMs, c.deadlineMs),
-      });
-    }
+    if (!callerAbort && mayHaveBeenProcessed()) throw unknown(e);
+    if (e instanceof RetryableResponse) return e.response;
     throw e;
   }
+  if (!response.ok && mayHaveBeenProcessed()) {
+    response.body?.cancel().catch(() => {});
+    throw unknown(new RetryableResponse(response));
+  }
+  return response;
 }

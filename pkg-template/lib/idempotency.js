@@ -6,12 +6,12 @@
 // slots, and the keys of unknown records (for the reconciliation worklist); it is the one
 // in-process handle that both IdempotencyStore and the memory state store drive.
 
-import { StoreCore, newIdempotencyKey as coreKey } from '../steadfast_core.js';
+import { StoreCore, failedVerdictWaitMs, newIdempotencyKey as coreKey, settleAfterMs as coreSettleAfterMs } from '../steadfast_core.js';
 import { brand, DuplicateRequestError, IdempotencyKeyReuseError, IdempotencyStateError, OutcomeUnknownError } from './errors.js';
 import { StoreFullError } from './shared/errors.js';
 import * as o from './options.js';
 import { deferred } from './deferred.js';
-import { isTransientError, leavesOutcomeUnknown } from './classify.js';
+import { VERDICT, failedRunVerdict, isTransientError } from './classify.js';
 import { BEGIN, RESOLVE, checkKey, fingerprintText, invalidKey, validKey } from './idempotency-key.js';
 import { errorText, unknownMeta } from './unknown.js';
 import { emit, listening } from './events.js';
@@ -65,13 +65,29 @@ export class MemoryRecords {
   }
 
   /**
-   * Report how the run of `key` in `slot` ended: 0 success (`value` replays), 1 unknown (`value` =
-   * error text, `meta` = unknownMeta()), 2 definitive.
+   * Report how the run of `key` in `slot` ended: 0 success (`value` replays), 1 unknown, 2
+   * definitive, 3 refuted (for a failure `value` = error text, `meta` = unknownMeta()). Returns
+   * whether the key is free now: a definitive end of a record that may have been processed
+   * before (reopened by reconciliation) leaves it unknown — the core's sticky rule.
    */
   complete(slot, kind, value, now, meta, key) {
-    if (kind !== 2) this.#slots[slot] = value;
-    if (kind === 1) this.#unknown.set(slot, { key, meta });
-    if (this.#core.complete(slot, kind, now)) this.#forget(slot);
+    this.#slots[slot] = value;
+    if (kind !== 0) this.#unknown.set(slot, { key, meta });
+    const freed = this.#core.complete(slot, kind, now);
+    if (freed) this.#forget(slot);
+    else if (kind !== 0) return false;
+    else this.#unknown.delete(slot);
+    return freed;
+  }
+
+  /**
+   * Reconciliation's re-send: move `key`'s unknown record back to in flight on the same record
+   * (compare-and-set on `expectStartedAt` when given; the same request's fingerprint text `fp`).
+   * `{ code, slot }`: code 0 reopened, 1 no record, 2 not unknown, 3 another request's key.
+   */
+  reopen(key, fp, expectStartedAt, now) {
+    const r = this.#core.reopen(key, fp ?? '', expectStartedAt, now);
+    return { code: r % 4, slot: Math.floor(r / 4) };
   }
 
   /** The value stored under `slot` (a done record's result): the replay path, no crossing. */
@@ -125,6 +141,43 @@ export class MemoryRecords {
   }
 }
 
+/** StoreCore.reopen's answer for another request's key (the others are RESOLVE's codes). */
+const REOPEN_KEY_REUSED = 3;
+
+/**
+ * @internal The completion kind (0 done, 1 unknown, 2 definitive, 3 refuted) of a run that failed
+ * with `error`: the core's verdict on the run's whole history (classify.failedRunVerdict), or
+ * refuted when the caller's `refutes` says the error is an answer about the key.
+ */
+export function completionOf(error, isTransient, classifierGiven, refutes) {
+  if (refutes !== undefined) {
+    try {
+      if (refutes(error) === true) return 3;
+    } catch {
+      // a refutation that cannot be read refutes nothing
+    }
+  }
+  return failedRunVerdict(error, isTransient, classifierGiven) === VERDICT.UNKNOWN ? 1 : 2;
+}
+
+/**
+ * @internal What a run that left its key parked rejects with: an OutcomeUnknownError naming the key,
+ * with the error that ended the run as `cause`, the attempts and settle window reconciliation
+ * needs, and `retryAfterMs` — how long until a lookup's "no charge" can be believed (the settle
+ * window from the last attempt). An OutcomeUnknownError for this key is completed, not wrapped.
+ */
+export function parkedError(key, startedAt, error, meta, now) {
+  const window = meta?.settleAfterMs ?? coreSettleAfterMs(NaN, NaN);
+  const retryAfterMs = failedVerdictWaitMs(now, meta?.lastAttemptAt ?? now, window);
+  if (error instanceof OutcomeUnknownError && error.key === key) {
+    if (typeof error.retryAfterMs !== 'number') error.retryAfterMs = retryAfterMs;
+    return error;
+  }
+  const e = new OutcomeUnknownError(key, startedAt, { cause: error, attempts: meta?.attempts, lastAttemptAt: meta?.lastAttemptAt, settleAfterMs: window });
+  e.retryAfterMs = retryAfterMs;
+  return e;
+}
+
 /** A StoreCore from validated numbers (RangeError naming the option otherwise). @internal */
 export function makeStoreCore(where, values) {
   return o.core(where, values, () => new StoreCore(values.ttlMs, values.maxRecords));
@@ -161,13 +214,17 @@ export class IdempotencyStore {
    * @param {object} [options] `{ ttlMs = 86_400_000, maxRecords = 1_000_000, clock = Date.now,
    *   isTransient = isTransientError }`
    */
+  #classifierGiven;
+
   constructor(options) {
     const where = 'IdempotencyStore';
     const stand = deferred(new.target, arguments, where, ['run']);
     if (stand !== undefined) return stand;
     const opts = o.object(options, where, true);
     this.#clock = o.clock(opts, where);
-    this.#isTransient = o.fn(opts, 'isTransient', where) ?? isTransientError;
+    const given = o.fn(opts, 'isTransient', where);
+    this.#classifierGiven = given !== undefined;
+    this.#isTransient = given ?? isTransientError;
     const values = { ttlMs: o.num(opts, 'ttlMs', where), maxRecords: o.num(opts, 'maxRecords', where) };
     this.#records = new MemoryRecords(makeStoreCore(where, values));
   }
@@ -210,20 +267,57 @@ export class IdempotencyStore {
     }
   }
 
-  async #execute(key, slot, fn, startedAt, options) {
+  async #execute(key, slot, fn, startedAt, options, refutes) {
     let result;
     try {
       result = await fn();
     } catch (error) {
-      const transient = leavesOutcomeUnknown(this.#isTransient, error);
       const completedAt = this.#completedAt(startedAt);
-      this.#records.complete(slot, transient ? 1 : 2, errorText(error), completedAt, transient ? unknownMeta(error, options, completedAt) : undefined, key);
-      if (listening.idempotency) emit('idempotency', { store: this, key, outcome: transient ? 'parked-unknown' : 'failed' });
-      throw error;
+      const kind = completionOf(error, this.#isTransient, this.#classifierGiven, refutes);
+      const meta = unknownMeta(error, options, completedAt);
+      const freed = this.#records.complete(slot, kind, errorText(error), completedAt, meta, key);
+      if (listening.idempotency) emit('idempotency', { store: this, key, outcome: freed ? 'failed' : 'parked-unknown' });
+      throw freed ? error : parkedError(key, startedAt, error, meta, completedAt);
     }
     this.#records.complete(slot, 0, result, this.#completedAt(startedAt));
     if (listening.idempotency) emit('idempotency', { store: this, key, outcome: 'done' });
     return result;
+  }
+
+  /**
+   * Reconciliation by re-sending: the unknown record of `key` goes back to in flight — on the same
+   * record, one compare-and-set (with `options.startedAt`, only the attempt that began then), for
+   * the same request (`fingerprint`/`scope` as in run(): another one rejects with
+   * IdempotencyKeyReuseError before `fn` is called) — then `fn` runs once and settles it: its
+   * result → done; an error `options.refutes(error)` accepts (an answer about this key, e.g. a
+   * decline from a gateway that honours keys, after the settle window) → the key is free and
+   * `fn`'s error is rethrown; any other error → unknown again (OutcomeUnknownError). Nothing is
+   * freed in between: a crash mid-way leaves the key blocking blind retries. A key that is not
+   * unknown rejects with IdempotencyStateError (KEY_NOT_FOUND, KEY_WRONG_STATE).
+   */
+  resubmit(key, fn, options) {
+    if (typeof key !== 'string') return this.run(key, fn, options);
+    if (typeof fn !== 'function') return Promise.reject(o.typeError('resubmit', 'fn', 'a function', fn));
+    let fp;
+    let now;
+    let startedAt;
+    let refutes;
+    try {
+      const opts = o.object(options, 'resubmit', true);
+      fp = fingerprintText(opts, 'resubmit');
+      startedAt = o.num(opts, 'startedAt', 'resubmit');
+      refutes = o.fn(opts, 'refutes', 'resubmit');
+      checkKey(key, 'resubmit');
+      now = this.#clock();
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    const { code, slot } = this.#records.reopen(key, fp, startedAt, now);
+    if (code === REOPEN_KEY_REUSED) return Promise.reject(new IdempotencyKeyReuseError(key));
+    const e = resolveError(key, code);
+    if (e !== undefined) return Promise.reject(e);
+    if (listening.idempotency) emit('idempotency', { store: this, key, outcome: 'resubmit' });
+    return this.#execute(key, slot, fn, now, options, refutes);
   }
 
   /** The clock at completion; if a user clock throws now, the start time (a record must never stay in flight). */

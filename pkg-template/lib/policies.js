@@ -1,6 +1,6 @@
 // Why: cockatiel and Polly users compose resilience as small policies: a timeout inside a retry inside
 // a breaker, a bulkhead in front, a fallback outside. These are steadfast's, composable with its
-// CircuitBreaker, retry policies (with their RetryBudget) and IdempotencyStore, in the seed's order by
+// CircuitBreaker, retry policies (with their RetryBudget) and IdempotencyStore, in the documented order by
 // default. Decisions stay where they are made: retry and breaker rules in the Rust core (through
 // withRetry and CircuitBreaker); a timeout or a bulkhead decides nothing the core knows about (a timer,
 // two counters), so they are plain JS (benches/: a wasm call per admission would cost more than the
@@ -112,7 +112,7 @@ export function wrap(...policies) {
 }
 
 /**
- * The seed's order, whatever order the options are written in: fallback → idempotency → bulkhead →
+ * The documented order, whatever order the options are written in: fallback → idempotency → bulkhead →
  * breaker → retry (with its budget) → timeout (per attempt) → fn. Omitted stages are skipped.
  */
 export function pipeline(stages) {

@@ -10,6 +10,31 @@
 
 import { failedVerdictWaitMs, settleAfterMs as coreSettleAfterMs } from '../steadfast_core.js';
 import * as o from './options.js';
+import { brand } from './errors.js';
+import { after } from './clock.js';
+
+/** How long one lookup may take before its key is reported in `errors` and left unknown. */
+export const DEFAULT_LOOKUP_TIMEOUT_MS = 30_000;
+
+/**
+ * A lookup's answer as `{ status, result }` read once (a throwing getter is that key's error, not
+ * the run's): `undefined` (still unknown), or `null` when it is not a valid answer.
+ */
+function readAnswer(answer) {
+  if (answer === undefined) return undefined;
+  if (answer === null || typeof answer !== 'object') return null;
+  const status = answer.status;
+  if (status !== 'done' && status !== 'failed') return null;
+  return status === 'done' ? { status, result: answer.result } : { status };
+}
+
+/** `fn()` or a rejection after `ms`: a lookup that never settles costs its key, not the run. */
+function withTimeout(fn, ms, key) {
+  return new Promise((resolve, reject) => {
+    const cancel = after(ms, () => reject(brand(new Error(`steadfast: reconcile lookup for ${key} did not answer within ${ms} ms`), 'LOOKUP_TIMEOUT')));
+    Promise.resolve().then(fn).then(resolve, reject).finally(cancel);
+  });
+}
 
 /**
  * Resolve every unknown key of `store` through `lookup(key, record)`, which answers
@@ -30,12 +55,15 @@ export async function reconcile(store, lookup, options) {
   const opts = o.object(options, where, true);
   const concurrency = o.num(opts, 'concurrency', where) ?? 8;
   if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw o.rangeError(where, 'concurrency', 'an integer >= 1', concurrency);
-  const defaultWindow = o.num(opts, 'settleAfterMs', where) ?? coreSettleAfterMs(NaN, NaN);
-  if (!(defaultWindow >= 0)) throw o.rangeError(where, 'settleAfterMs', 'a number >= 0', defaultWindow);
+  const given = o.num(opts, 'settleAfterMs', where);
+  if (given !== undefined && !(given >= 0)) throw o.rangeError(where, 'settleAfterMs', 'a number >= 0', given);
+  const defaultWindow = given ?? coreSettleAfterMs(NaN, NaN);
+  const lookupTimeoutMs = o.num(opts, 'lookupTimeoutMs', where) ?? DEFAULT_LOOKUP_TIMEOUT_MS;
+  if (!(lookupTimeoutMs > 0)) throw o.rangeError(where, 'lookupTimeoutMs', 'a number > 0', lookupTimeoutMs);
   const clock = o.clock(opts, where);
   // Shared (Redis) stores answer asynchronously; in-process ones synchronously: await both.
   const keys = await store.unknownKeys();
-  const report = { checked: keys.length, done: 0, failed: 0, deferred: 0, stillUnknown: 0, retryAfterMs: undefined, errors: [] };
+  const report = { checked: keys.length, done: 0, failed: 0, deferred: 0, stillUnknown: 0, retryAfterMs: undefined, settleAllAfterMs: undefined, errors: [] };
   let next = 0;
   const worker = async () => {
     while (next < keys.length) {
@@ -46,7 +74,7 @@ export async function reconcile(store, lookup, options) {
         record = await store.peek(key);
         // Settled meanwhile by someone else: nothing to ask.
         if (record?.status !== 'unknown') continue;
-        answer = await lookup(key, Object.freeze({ ...record }));
+        answer = readAnswer(await withTimeout(() => lookup(key, Object.freeze({ ...record })), lookupTimeoutMs, key));
       } catch (error) {
         report.errors.push({ key, error });
         report.stillUnknown += 1;
@@ -56,18 +84,22 @@ export async function reconcile(store, lookup, options) {
         report.stillUnknown += 1;
         continue;
       }
-      if (answer === null || typeof answer !== 'object' || (answer.status !== 'done' && answer.status !== 'failed')) {
+      if (answer === null) {
         report.errors.push({ key, error: o.typeError(where, 'lookup() result', "{ status: 'done', result }, { status: 'failed' } or undefined", answer) });
         report.stillUnknown += 1;
         continue;
       }
       if (answer.status === 'failed') {
         const last = typeof record.lastAttemptAt === 'number' ? record.lastAttemptAt : typeof record.startedAt === 'number' ? record.startedAt : NaN;
-        const window = typeof record.settleAfterMs === 'number' ? record.settleAfterMs : defaultWindow;
+        // The caller's window can only widen the record's own (an operator who learns the gateway
+        // queues work for longer makes reconciliation safer, never hastier).
+        const own = typeof record.settleAfterMs === 'number' ? record.settleAfterMs : defaultWindow;
+        const window = given === undefined ? own : Math.max(own, given);
         const waitMs = failedVerdictWaitMs(clock(), last, window);
         if (waitMs > 0) {
           report.deferred += 1;
           report.retryAfterMs = Math.min(report.retryAfterMs ?? Infinity, waitMs);
+          report.settleAllAfterMs = Math.max(report.settleAllAfterMs ?? 0, waitMs);
           continue;
         }
       }

@@ -7,7 +7,8 @@ import { RetryCore, jitterDelay } from '../steadfast_core.js';
 import { DeadlineExceededError, RetryBudgetExhaustedError, PermanentError, isPermanent } from './errors.js';
 import { emit, listening } from './events.js';
 import * as o from './options.js';
-import { isTransientError, retryAfterMsOf } from './classify.js';
+import { ANSWER, isTransientError, recordAttempt, rememberHistory, retryAfterMsOf } from './classify.js';
+import { historyRecord } from '../steadfast_core.js';
 import { sleep, raceAbort, after } from './clock.js';
 import { budgetCore } from './budget.js';
 import { RateLimiter, limiterDriver } from './limiter.js';
@@ -211,7 +212,11 @@ async function guarded(fn, c, outerSignal) {
       c.budget?.recordSuccess?.(undefined);
       return value;
     } catch (e) {
-      if (signal.aborted && e === signal.reason) throw e;
+      if (signal.aborted && e === signal.reason) {
+        // Aborted mid-attempt (deadline or caller): that attempt may have reached the server.
+        rememberHistory(e, historyRecord(0, ANSWER.NO_ANSWER));
+        throw e;
+      }
       return await loop(fn, c, e, start, signal, state);
     }
   } finally {
@@ -226,7 +231,20 @@ async function guarded(fn, c, outerSignal) {
  * mirrors the last error and attempt for the deadline timer's error.
  */
 async function loop(fn, c, error, start, signal, state) {
+  // The call's history (core::history): every failed attempt is folded in, and whatever this
+  // call ends with carries it (rememberHistory), so a store judges the charge by all attempts.
+  let history = 0;
+  try {
+    return await attempts(fn, c, error, start, signal, state, (h) => (history = h));
+  } catch (e) {
+    rememberHistory(e, history);
+    throw e;
+  }
+}
+
+async function attempts(fn, c, error, start, signal, state, setHistory) {
   let previous = c.core.baseDelayMs;
+  let history = 0;
   for (let attempt = 1; ; attempt++) {
     if (state !== undefined) {
       state.error = error;
@@ -237,6 +255,8 @@ async function loop(fn, c, error, start, signal, state) {
       // An async classifier is awaited (never read as "no"); the deadline and signal still apply.
       retryable = await (signal === undefined ? retryable : raceAbort(() => retryable, undefined, signal));
     }
+    history = recordAttempt(history, error instanceof ResultRetry ? undefined : error, () => retryable === true);
+    setHistory(history);
     const now = c.clock();
     const unit = c.random === undefined ? NaN : c.random();
     if (c.random !== undefined && !(typeof unit === 'number' && unit >= 0 && unit < 1)) {
@@ -278,7 +298,10 @@ async function loop(fn, c, error, start, signal, state) {
       c.budget?.recordSuccess?.(receipt);
       return value;
     } catch (e) {
-      if (signal !== undefined && signal.aborted && e === signal.reason) throw e;
+      if (signal !== undefined && signal.aborted && e === signal.reason) {
+        setHistory(historyRecord(history, ANSWER.NO_ANSWER)); // aborted mid-attempt
+        throw e;
+      }
       error = e;
     }
   }

@@ -1,6 +1,6 @@
-// Why: the seed's retry-storm figures, computed by the same Rust backoff, breaker and budget that
+// Why: the retry-storm figures, computed by the same Rust backoff, breaker and budget that
 // the package ships, seeded and reproducible. The wasm core returns flat Float64Arrays (no serde:
-// size); this file turns them into plain objects, and renders the seed's terminal bars and an SVG
+// size); this file turns them into plain objects, and renders terminal bars and an SVG
 // chart. Every rule and every default of the outage model lives in Rust (src/core/sim); the
 // option layout comes from the core too (simOutageLayout), so there is no list here to drift.
 
@@ -23,7 +23,7 @@ function read(opts, where, names, values = {}) {
 }
 
 /**
- * The seed's experiment: `clients` clients that failed together at t = 0 retry once; retries per
+ * The retry-storm experiment: `clients` clients that failed together at t = 0 retry once; retries per
  * bucket for each strategy. Defaults: `clients = 10000`, `baseDelayMs = 1000`, `maxDelayMs = 30000`,
  * `attempt = 1`, `bucketMs = 100`, `seed = 1`, `strategies = ['fixed', 'full', 'equal',
  * 'decorrelated', 'none']`.
@@ -76,9 +76,9 @@ function strategyList(opts, where) {
 }
 
 /**
- * The seed's jitter table: min / median / max / mean of each variant over `samples` draws at
+ * The jitter table: min / median / max / mean of each variant over `samples` draws at
  * `attempt`. Defaults: `samples = 20000`, `attempt = 4`, `baseDelayMs = 1000`, `maxDelayMs = 30000`,
- * `seed = 1`. Rows: `full`, `equal`, `decorrelated` (the seed's definition: min(cap, uniform
+ * `seed = 1`. Rows: `full`, `equal`, `decorrelated` (the textbook definition: min(cap, uniform
  * [base, 3 · ceiling(attempt)))), `decorrelatedChained` (previous = the delay actually drawn,
  * from base at attempt 1: what a client really sees), `none`.
  *
@@ -238,7 +238,7 @@ export function simulateOutage(options) {
 }
 
 /**
- * The seed's terminal chart: one line per row, `█` bars on a scale shared by every run
+ * A terminal chart: one line per row, `█` bars on a scale shared by every run
  * (`scaleMax`), at least one block per non-empty row. `rows` = `[{ at, count }]`.
  */
 export function renderHistogram(rows, scaleMax, width = 50) {

@@ -9,7 +9,7 @@
  * `options.progress` (an object the caller updates as attempts start, as chargeCustomer does);
  * `settleAfterMs` from the error or `options.settleAfterMs`. Without a last-attempt time, the moment
  * the failure was seen (`completedAt`) stands in: later than any attempt's start, so never early.
- * @returns {{ attempts?: number, lastAttemptAt: number, settleAfterMs?: number }}
+ * @returns {{ attempts?: number, lastAttemptAt: number, settleAfterMs?: number, endpoint?: string }}
  */
 export function unknownMeta(error, options, completedAt) {
   const e = error !== null && typeof error === 'object' ? error : {};
@@ -20,6 +20,10 @@ export function unknownMeta(error, options, completedAt) {
   if (attempts !== undefined) meta.attempts = attempts;
   const settleAfterMs = pick(safeGet(e, 'settleAfterMs'), options?.settleAfterMs);
   if (settleAfterMs !== undefined && settleAfterMs >= 0) meta.settleAfterMs = settleAfterMs;
+  // Where the charge may have been processed (the checkout client's endpoint): reconciliation
+  // re-sends there only, never to another endpoint that would charge it again.
+  const endpoint = safeGet(e, 'endpoint');
+  if (typeof endpoint === 'string' && endpoint.length > 0 && endpoint.length <= 2048) meta.endpoint = endpoint;
   return meta;
 }
 

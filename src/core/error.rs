@@ -215,6 +215,8 @@ pub enum Error {
     WrongState,
     /// The store holds `maxRecords` live records: a new key is refused (nothing is evicted).
     StoreFull,
+    /// The key's record was made for a different request (fingerprint mismatch).
+    KeyReused,
 }
 
 impl Error {
@@ -226,6 +228,7 @@ impl Error {
             Error::UnknownKey => "KEY_NOT_FOUND",
             Error::WrongState => "KEY_WRONG_STATE",
             Error::StoreFull => "STORE_FULL",
+            Error::KeyReused => "KEY_REUSED",
         }
     }
 
@@ -308,6 +311,7 @@ impl fmt::Display for Error {
             Error::UnknownKey => f.write_str("no record for this idempotency key"),
             Error::WrongState => f.write_str("the record is not in a state that allows this"),
             Error::StoreFull => f.write_str("the store holds maxRecords live records"),
+            Error::KeyReused => f.write_str("the idempotency key was used for a different request"),
         }
     }
 }

@@ -6,7 +6,14 @@
 //! A definitive rejection (a 400, a declined card) frees the key: the charge never happened.
 //!
 //! Lifecycle: absent → `InFlight` (begin) → `Done` (success) | `Unknown` (transient) | absent
-//! (definitive). `Unknown` → `Done` | absent (resolve). A duplicate `begin` while in flight is
+//! (definitive). `Unknown` → `Done` | absent (resolve), or → `InFlight` again ([`Records::reopen`]:
+//! reconciliation re-sends the SAME key, on the same record, never delete-then-begin).
+//!
+//! *May have been processed* is sticky ([`crate::core::history`]): a record that was ever parked
+//! unknown keeps it through a reopen, and a later definitive completion cannot free it — it goes
+//! back to `Unknown`. Only an answer about the key settles it: success, [`Records::resolve`]
+//! (reconciliation's verdict), or [`Completion::Refuted`] (a same-key re-send answered after the
+//! settle window by a gateway that honours keys). A duplicate `begin` while in flight is
 //! refused, not replayed. A key is bound to its request [`fingerprint`]: a `begin` whose
 //! fingerprint differs from the record's (a request without one differs from a request with one)
 //! is [`Begin::Mismatch`], whatever the record's status — one key buys only its own order. `Done`
@@ -142,8 +149,24 @@ pub enum Completion {
     Success,
     /// Transient failure or timeout: park as unknown.
     Transient,
-    /// Definitive rejection: the charge never happened; free the key.
+    /// Definitive rejection of this run's attempts: free the key — unless the record may have been
+    /// processed by an earlier run (it was parked unknown and reopened): then it is unknown again.
     Definitive,
+    /// An answer about the key proves the charge did not happen: free the key even if it may have
+    /// been processed before (reconciliation's verdict on a re-send).
+    Refuted,
+}
+
+impl Completion {
+    /// The completion of a run whose attempts folded into `verdict` ([`crate::core::history`]).
+    pub const fn of(verdict: crate::core::history::Verdict) -> Completion {
+        use crate::core::history::Verdict;
+        match verdict {
+            Verdict::Done => Completion::Success,
+            Verdict::Unknown => Completion::Transient,
+            Verdict::Refused | Verdict::NotProcessed => Completion::Definitive,
+        }
+    }
 }
 
 /// What reconciliation found out about an unknown key.
@@ -197,6 +220,10 @@ struct Record {
 const EMPTY: u8 = 0;
 /// `Record::state` bit: the record has a fingerprint.
 const HAS_FP: u8 = 0x10;
+/// `Record::state` bit: the charge may have been processed (it was parked unknown): sticky.
+const MAYBE: u8 = 0x20;
+/// The flag bits of `Record::state` (the rest is the status).
+const FLAGS: u8 = HAS_FP | MAYBE;
 
 impl Record {
     fn new(fingerprint: Option<Fingerprint>, now_ms: f64) -> Self {
@@ -218,7 +245,7 @@ impl Record {
     }
 
     fn status(&self) -> Status {
-        match self.state & !HAS_FP {
+        match self.state & !FLAGS {
             1 => Status::InFlight,
             2 => Status::Done,
             _ => Status::Unknown,
@@ -227,11 +254,15 @@ impl Record {
 
     /// Whether the slot holds a record with `status`.
     fn is(&self, status: Status) -> bool {
-        self.state & !HAS_FP == Self::state_of(status)
+        self.state & !FLAGS == Self::state_of(status)
     }
 
     fn set_status(&mut self, status: Status) {
-        self.state = (self.state & HAS_FP) | Self::state_of(status);
+        self.state = (self.state & FLAGS) | Self::state_of(status);
+    }
+
+    fn may_have_been_processed(&self) -> bool {
+        self.state & MAYBE != 0
     }
 
     fn fingerprint(&self) -> Option<Fingerprint> {
@@ -487,17 +518,65 @@ impl Records {
                 self.mark_done(slot, now_ms);
                 false
             }
-            Completion::Transient => {
+            Completion::Definitive
+                if !self
+                    .record(slot)
+                    .is_some_and(Record::may_have_been_processed) =>
+            {
+                self.remove(slot);
+                true
+            }
+            // Transient, or a definitive answer to a record that may have been processed before:
+            // the later answer proves nothing about the earlier attempt. Unknown (again).
+            Completion::Transient | Completion::Definitive => {
                 if let Some(r) = self.slots.get_mut(slot as usize) {
                     r.set_status(Status::Unknown);
+                    r.state |= MAYBE;
                 }
                 false
             }
-            Completion::Definitive => {
+            Completion::Refuted => {
                 self.remove(slot);
                 true
             }
         }
+    }
+
+    /// Reconciliation re-sends the key: the `Unknown` record in `slot` goes back to `InFlight`
+    /// (started at `now_ms`), keeping its fingerprint and its *may have been processed* mark — one
+    /// compare-and-set on the record, so nothing is freed in between and a crash after it leaves
+    /// a record that still blocks blind retries. `expect_started_at_ms`, when given, must match the
+    /// record's start ([`Error::WrongState`] otherwise, as for any record not unknown). The
+    /// re-send must be the same request: another `fingerprint` is [`Error::KeyReused`], checked
+    /// first, whatever the status.
+    pub fn reopen(
+        &mut self,
+        slot: u32,
+        fingerprint: Option<Fingerprint>,
+        expect_started_at_ms: Option<f64>,
+        now_ms: f64,
+    ) -> Result<(), Error> {
+        let Some(r) = self.live_record(slot, now_ms) else {
+            return Err(Error::UnknownKey);
+        };
+        if r.fingerprint() != fingerprint {
+            return Err(Error::KeyReused);
+        }
+        let stale = expect_started_at_ms.is_some_and(|at| at != r.at_ms);
+        if r.status() != Status::Unknown || stale {
+            return Err(Error::WrongState);
+        }
+        if let Some(r) = self.slots.get_mut(slot as usize) {
+            r.set_status(Status::InFlight);
+            r.at_ms = now_ms;
+        }
+        Ok(())
+    }
+
+    /// Whether the record in `slot` may have been processed (it was parked unknown at least once).
+    pub fn may_have_been_processed(&self, slot: u32) -> bool {
+        self.record(slot)
+            .is_some_and(Record::may_have_been_processed)
     }
 
     /// Reconciliation: settle the `Unknown` record in `slot`; with `Failed` the slot is freed.
@@ -681,6 +760,85 @@ mod tests {
         assert_eq!(
             r.resolve(slot, Resolution::Failed, None, 9.0),
             Err(Error::UnknownKey)
+        );
+    }
+
+    #[test]
+    fn may_have_been_processed_is_sticky_through_a_reopen() {
+        let mut r = records(10);
+        let slot = run(&mut r, Some(7), 0.0);
+        assert!(!r.may_have_been_processed(slot));
+        r.complete(slot, Completion::Transient, 1.0);
+        assert!(r.may_have_been_processed(slot));
+        // Reconciliation re-sends the same key on the same record: a compare-and-set.
+        assert_eq!(
+            r.reopen(slot, Some(7), Some(5.0), 2.0),
+            Err(Error::WrongState)
+        );
+        assert_eq!(
+            r.reopen(slot, Some(8), Some(0.0), 2.0),
+            Err(Error::KeyReused)
+        );
+        assert_eq!(r.reopen(slot, None, Some(0.0), 2.0), Err(Error::KeyReused));
+        assert_eq!(r.reopen(slot, Some(7), Some(0.0), 2.0), Ok(()));
+        assert_eq!(
+            r.reopen(slot, Some(7), None, 2.0),
+            Err(Error::WrongState),
+            "in flight"
+        );
+        assert_eq!(
+            r.peek(slot, 2.0).map(|p| (p.status, p.started_at_ms)),
+            Some((Status::InFlight, Some(2.0)))
+        );
+        // Same fingerprint still required, and a duplicate is refused, not run.
+        assert_eq!(r.begin(Some(slot), Some(8), 3.0), Begin::Mismatch);
+        assert!(matches!(
+            r.begin(Some(slot), Some(7), 3.0),
+            Begin::InFlight { .. }
+        ));
+        // The re-send is answered 404 (a load balancer): that frees nothing.
+        assert!(!r.complete(slot, Completion::Definitive, 4.0));
+        assert_eq!(r.peek(slot, 4.0).map(|p| p.status), Some(Status::Unknown));
+        assert!(matches!(
+            r.begin(Some(slot), Some(7), 5.0),
+            Begin::Unknown { .. }
+        ));
+        // An answer about the key settles it.
+        r.reopen(slot, Some(7), None, 6.0).unwrap();
+        assert!(r.complete(slot, Completion::Refuted, 7.0));
+        assert_eq!(r.peek(slot, 7.0), None);
+        // A fresh record of a definitive first run is freed as before.
+        let fresh = run(&mut r, None, 8.0);
+        assert!(r.complete(fresh, Completion::Definitive, 9.0));
+        assert_eq!(r.reopen(fresh, None, None, 9.0), Err(Error::UnknownKey));
+    }
+
+    #[test]
+    fn a_reopened_record_can_succeed_and_its_next_record_starts_clean() {
+        let mut r = records(10);
+        let slot = run(&mut r, None, 0.0);
+        r.complete(slot, Completion::Transient, 1.0);
+        r.reopen(slot, None, None, 2.0).unwrap();
+        r.complete(slot, Completion::Success, 3.0);
+        assert_eq!(r.begin(Some(slot), None, 4.0), Begin::Replay { slot });
+        // Expired, the same slot restarts afresh: no mark carried into a new charge.
+        assert!(matches!(
+            r.begin(Some(slot), None, 2000.0),
+            Begin::Run { .. }
+        ));
+        assert!(!r.may_have_been_processed(slot));
+        assert!(r.complete(slot, Completion::Definitive, 2001.0));
+    }
+
+    #[test]
+    fn completions_of_verdicts() {
+        use crate::core::history::Verdict;
+        assert_eq!(Completion::of(Verdict::Done), Completion::Success);
+        assert_eq!(Completion::of(Verdict::Unknown), Completion::Transient);
+        assert_eq!(Completion::of(Verdict::Refused), Completion::Definitive);
+        assert_eq!(
+            Completion::of(Verdict::NotProcessed),
+            Completion::Definitive
         );
     }
 

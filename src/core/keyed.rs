@@ -310,6 +310,20 @@ impl KeyedRecords {
         Ok(slot)
     }
 
+    /// [`Records::reopen`] of `key`'s record ([`Error::UnknownKey`] when it has none).
+    pub fn reopen(
+        &mut self,
+        key: &[u8],
+        fingerprint: Option<Fingerprint>,
+        expect_started_at_ms: Option<f64>,
+        now_ms: f64,
+    ) -> Result<u32, Error> {
+        let slot = self.slot_of(key).ok_or(Error::UnknownKey)?;
+        self.records
+            .reopen(slot, fingerprint, expect_started_at_ms, now_ms)?;
+        Ok(slot)
+    }
+
     /// The live record of `key`, if any.
     pub fn peek(&self, key: &[u8], now_ms: f64) -> Option<Peek> {
         self.records.peek(self.slot_of(key)?, now_ms)

@@ -3,6 +3,7 @@
 use wasm_bindgen::prelude::*;
 
 use crate::core::classify;
+use crate::core::history::{self, answer_from_code, History};
 
 /// HTTP 408, 429 and ≥ 500.
 #[wasm_bindgen(js_name = isTransientStatus)]
@@ -58,4 +59,25 @@ pub fn is_transient_response(status: f64, verdict: u32) -> bool {
 #[wasm_bindgen(js_name = methodIsRetryable)]
 pub fn method_is_retryable(method: &str, has_idempotency_key: bool) -> bool {
     classify::method_is_retryable(method, has_idempotency_key)
+}
+
+/// Fold one attempt into a charge's history (`core::history::History`, a plain `u32` the caller
+/// keeps): `answer` is `-1` not sent, `-2` no answer, `-3` refused without a status, or the HTTP
+/// status (`core::history::answer_from_code`). Numbers only: called once per failed attempt.
+#[wasm_bindgen(js_name = historyRecord)]
+pub fn history_record(history: u32, answer: f64) -> u32 {
+    History(history).record(answer_from_code(answer)).0
+}
+
+/// The verdict of a history: 0 done, 1 unknown (park the key), 2 refused (free), 3 not processed
+/// (free; the charge is unavailable, not unknown).
+#[wasm_bindgen(js_name = historyVerdict)]
+pub fn history_verdict(history: u32) -> u32 {
+    History(history).verdict().id()
+}
+
+/// Whether a network error code proves nothing was sent (`core::history::proves_not_sent`).
+#[wasm_bindgen(js_name = provesNotSent)]
+pub fn proves_not_sent(code: &str) -> bool {
+    history::proves_not_sent(code)
 }

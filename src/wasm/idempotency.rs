@@ -35,6 +35,7 @@ const FULL: f64 = 5.0;
 const RESOLVED: f64 = 0.0;
 const NOT_FOUND: f64 = 1.0;
 const WRONG_STATE: f64 = 2.0;
+const KEY_REUSED: f64 = 3.0;
 
 /// The seed of a store's key and fingerprint hashes, from the platform CSPRNG (`random::seed`).
 /// Without one (not on Node 24 or any browser) `Math.random` seeds it: keys still work, only
@@ -79,15 +80,41 @@ impl StoreCore {
         f64::from(slot) * 16.0 + flag + kind
     }
 
-    /// `kind`: 0 success, 1 transient (→ unknown), 2 definitive (→ freed). Returns whether the
-    /// slot was freed.
+    /// `kind`: 0 success, 1 transient (→ unknown), 2 definitive (→ freed, unless the record may
+    /// have been processed: then unknown again), 3 refuted (an answer about the key: → freed).
+    /// Returns whether the slot was freed.
     pub fn complete(&mut self, slot: u32, kind: u32, now_ms: f64) -> bool {
         let completion = match kind {
             0 => Completion::Success,
             1 => Completion::Transient,
+            3 => Completion::Refuted,
             _ => Completion::Definitive,
         };
         self.records.complete(slot, completion, now_ms)
+    }
+
+    /// Reconciliation's re-send: the unknown record of `key` goes back to in flight (started at
+    /// `now_ms`; only the attempt that began at `expect_started_at`, when given), on the same
+    /// record, for the same request (`fingerprint_text` as in `begin`): `slot * 4 + answer` with
+    /// answer 0 reopened, 1 no record, 2 not unknown (or another attempt), 3 another request's key.
+    pub fn reopen(
+        &mut self,
+        key: &str,
+        fingerprint_text: &str,
+        expect_started_at: Option<f64>,
+        now_ms: f64,
+    ) -> f64 {
+        let fp = (!fingerprint_text.is_empty())
+            .then(|| self.records.fingerprint_of(fingerprint_text.as_bytes()));
+        match self
+            .records
+            .reopen(key.as_bytes(), fp, expect_started_at, now_ms)
+        {
+            Ok(slot) => f64::from(slot) * 4.0 + RESOLVED,
+            Err(Error::UnknownKey) => NOT_FOUND,
+            Err(Error::KeyReused) => KEY_REUSED,
+            Err(_) => WRONG_STATE,
+        }
     }
 
     /// The slot of `key`'s record, or −1 when it has none.

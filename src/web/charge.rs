@@ -2,6 +2,7 @@
 //! charge), breaker in the middle (refuse a known-dead gateway before any retry starts), retry
 //! inside (absorb transient noise). The gateway sees the same key on every attempt.
 
+use std::cell::Cell;
 use std::convert::Infallible;
 use std::fmt::Debug;
 use std::future::Future;
@@ -10,6 +11,7 @@ use super::breaker::CircuitBreaker;
 use super::error::{Classify, Error};
 use super::idempotency::IdempotencyStore;
 use super::retry::{retry, Attempt, RetryPolicy};
+use crate::core::history::History;
 use crate::core::idempotency::validate_key;
 
 /// One logical charge. Make the key once (e.g. with `new_idempotency_key()` when the checkout
@@ -97,10 +99,24 @@ where
 {
     let fingerprint = charge.fingerprint();
     let gateway = &mut gateway;
+    // Every attempt's answer is folded into the charge's history (core::history): a key that an
+    // earlier attempt may have debited stays parked, whatever a later attempt is answered.
+    let history = Cell::new(History::default());
+    let history = &history;
     deps.store
-        .run_with_fingerprint(&charge.idempotency_key, Some(&fingerprint), || {
+        .run_judged(&charge.idempotency_key, Some(&fingerprint), history, || {
             deps.breaker.execute(|| async move {
-                retry(&deps.policy, |attempt| gateway(charge, attempt)).await
+                retry(&deps.policy, |attempt| {
+                    let call = gateway(charge, attempt);
+                    async move {
+                        let result = call.await;
+                        if let Err(e) = &result {
+                            history.set(history.get().record(e.answer()));
+                        }
+                        result
+                    }
+                })
+                .await
             })
         })
         .await

@@ -8,6 +8,8 @@
 
 use core::fmt;
 
+use crate::core::history::Answer;
+
 /// Whether an error is worth retrying, and what the server said about when.
 ///
 /// Implement it for your operation's error type. The default `retry_after_ms` is `None`.
@@ -31,6 +33,32 @@ pub trait Classify {
     fn retry_after_ms(&self, now_ms: f64) -> Option<f64> {
         let _ = now_ms;
         None
+    }
+
+    /// What this failed attempt showed, for the charge's history ([`crate::core::history`]):
+    /// a charge is judged by all its attempts, and once one may have been processed no later
+    /// refusal frees its key. The default reads [`Classify::is_transient`]: transient →
+    /// [`Answer::NoAnswer`] (it may have been processed), else [`Answer::Refused`]. Override it to
+    /// report an HTTP status (`Answer::Status(404)`) or a request that provably never left
+    /// (`Answer::NotSent`): then a `429` or a refused connection frees the key, while a `404`
+    /// after a dropped attempt does not.
+    ///
+    /// ```
+    /// use steadfast::core::history::Answer;
+    /// use steadfast::web::Classify;
+    /// struct Http(u16);
+    /// impl Classify for Http {
+    ///     fn is_transient(&self) -> bool { steadfast::core::classify::is_transient_status(f64::from(self.0)) }
+    ///     fn answer(&self) -> Answer { Answer::Status(self.0) }
+    /// }
+    /// assert_eq!(Http(404).answer(), Answer::Status(404));
+    /// ```
+    fn answer(&self) -> Answer {
+        if self.is_transient() {
+            Answer::NoAnswer
+        } else {
+            Answer::Refused
+        }
     }
 }
 
@@ -239,6 +267,22 @@ impl<E: Classify> Classify for Error<E> {
         match self {
             Error::Operation(e) => e.retry_after_ms(now_ms),
             _ => None,
+        }
+    }
+
+    /// The JS package's `answerOf` for its own errors: an open circuit sent nothing; an unknown
+    /// outcome, a deadline, an abort or a duplicate in flight may have been processed; a budget
+    /// refusal is its last error's answer; a reused or invalid key was refused.
+    fn answer(&self) -> Answer {
+        match self {
+            Error::Operation(e) => e.answer(),
+            Error::CircuitOpen { .. } => Answer::NotSent,
+            Error::OutcomeUnknown { .. }
+            | Error::DeadlineExceeded { .. }
+            | Error::Aborted
+            | Error::DuplicateInFlight { .. } => Answer::NoAnswer,
+            Error::RetryBudgetExhausted { last_error, .. } => last_error.answer(),
+            _ => Answer::Refused,
         }
     }
 }

@@ -8,14 +8,14 @@
 //! Why here and not in JS: a Rust app should need no JS of its own. Every rule is the core's
 //! ([`crate::core::classify`]); this module only builds requests, awaits and aborts.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::convert::Infallible;
 use std::rc::Rc;
 
 use js_sys::{Promise, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{AbortSignal, Headers, Request, RequestInit, Response, Url};
+use web_sys::{AbortSignal, Headers, Request, RequestInit, RequestRedirect, Response, Url};
 
 use super::breaker::{CircuitBreaker, Counts};
 use super::error::{Classify, Error};
@@ -25,6 +25,7 @@ use super::runtime::{Scope, Stopped};
 use crate::core::breaker::{BreakerConfig, RateOptions};
 use crate::core::budget::RatioOptions;
 use crate::core::classify::{is_transient_response, method_is_retryable, parse_retry_after};
+use crate::core::history::{proves_not_sent, Answer, History, Verdict};
 use crate::core::idempotency::validate_key;
 
 #[wasm_bindgen]
@@ -32,14 +33,6 @@ extern "C" {
     #[wasm_bindgen(js_name = fetch, catch)]
     fn global_fetch(request: &Request) -> Result<Promise, JsValue>;
 }
-
-/// Network errors that prove the request never left (safe to call "not charged").
-const NOT_SENT: [&str; 4] = [
-    "ECONNREFUSED",
-    "ENOTFOUND",
-    "EAI_AGAIN",
-    "UND_ERR_CONNECT_TIMEOUT",
-];
 
 /// Why an attempt failed (the `E` of [`Error`] for [`fetch`]).
 #[derive(Debug, Clone)]
@@ -85,6 +78,17 @@ impl Classify for FetchFailure {
         match self {
             FetchFailure::Status { retry_after_ms, .. } => *retry_after_ms,
             _ => None,
+        }
+    }
+
+    /// An answered status is that status; a refused connection (or a request fetch would not
+    /// build) was never sent; any other network failure or a timeout may have been processed.
+    fn answer(&self) -> Answer {
+        match self {
+            FetchFailure::Status { status, .. } => Answer::Status(*status),
+            FetchFailure::Network { code: Some(c), .. } if proves_not_sent(c) => Answer::NotSent,
+            FetchFailure::Request { .. } => Answer::NotSent,
+            FetchFailure::Network { .. } | FetchFailure::AttemptTimeout { .. } => Answer::NoAnswer,
         }
     }
 }
@@ -383,14 +387,30 @@ pub async fn fetch(
         Choice::Off => None,
     };
 
+    // The call's history (core::history): every attempt folded in, and one still running when
+    // the call stopped (deadline, abort) counted as unanswered.
+    let history = Rc::new(Cell::new(History::default()));
+    let running = Rc::new(Cell::new(false));
+    // A redirect would turn a keyed POST into a GET whose 200 charged nothing: never followed.
+    let manual = keyed_method && key.is_some();
     let attempt = |ctx: Attempt| {
         let (method, headers, discarded) = (method.clone(), headers.clone(), Rc::clone(&discarded));
+        let (history, running) = (Rc::clone(&history), Rc::clone(&running));
         let timeout = options.attempt_timeout_ms;
         async move {
             if let Some(r) = discarded.borrow_mut().take() {
                 cancel_body(&r);
             }
-            one_attempt(request, &method, &headers, ctx, timeout, &discarded).await
+            running.set(true);
+            let result =
+                one_attempt(request, &method, &headers, ctx, timeout, &discarded, manual).await;
+            running.set(false);
+            let answer = match &result {
+                Ok(response) => Answer::Status(response.status()),
+                Err(e) => e.answer(),
+            };
+            history.set(history.get().record(answer));
+            result
         }
     };
     let run = || async {
@@ -404,26 +424,41 @@ pub async fn fetch(
         Some(b) => b.execute(run).await,
         None => run().await,
     };
-    let error = match result {
-        Ok(response) => return Ok(response),
-        Err(Error::Operation(FetchFailure::Status { response, .. })) => return Ok(response),
-        Err(e) => e,
-    };
-    if options.signal.as_ref().is_some_and(AbortSignal::aborted) {
+    if running.get() {
+        history.set(history.get().record(Answer::NoAnswer));
+    }
+    if options.signal.as_ref().is_some_and(AbortSignal::aborted) && result.is_err() {
         return Err(Error::Aborted);
     }
-    let never_sent = matches!(
-        &error,
-        Error::Operation(FetchFailure::Network { code: Some(c), .. }) if NOT_SENT.contains(&c.as_str())
-    );
-    match key {
-        Some(key) if keyed_method && error.is_transient() && !never_sent => {
-            Err(Error::OutcomeUnknown {
-                key,
+    // A keyed POST/PATCH whose history says an attempt may have been processed ends unknown,
+    // whatever its last answer: a 404 or 401 after a dropped attempt proves nothing about it.
+    let unknown = keyed_method && key.is_some() && history.get().verdict() == Verdict::Unknown;
+    let error = match (result, &key) {
+        (Ok(response), _) if response.ok() || !unknown => return Ok(response),
+        (Ok(response), Some(key)) => {
+            cancel_body(&response);
+            return Err(Error::OutcomeUnknown {
+                key: key.clone(),
                 started_at_ms: started_at,
-                cause: Some(Box::new(error)),
-            })
+                cause: Some(Box::new(Error::Operation(FetchFailure::Status {
+                    status: response.status(),
+                    retry_after_ms: None,
+                    response,
+                }))),
+            });
         }
+        (Ok(response), None) => return Ok(response),
+        (Err(Error::Operation(FetchFailure::Status { response, .. })), _) if !unknown => {
+            return Ok(response)
+        }
+        (Err(e), _) => e,
+    };
+    match key {
+        Some(key) if unknown => Err(Error::OutcomeUnknown {
+            key,
+            started_at_ms: started_at,
+            cause: Some(Box::new(error)),
+        }),
         _ => Err(error),
     }
 }
@@ -469,6 +504,7 @@ pub async fn send(
         attempt.clone(),
         timeout_ms,
         &unused,
+        false,
     )
     .await
 }
@@ -484,6 +520,7 @@ async fn one_attempt(
     ctx: Attempt,
     timeout_ms: Option<f64>,
     discarded: &RefCell<Option<Response>>,
+    manual_redirect: bool,
 ) -> Result<Response, FetchFailure> {
     let bad = |e: JsValue| FetchFailure::Request {
         message: message_of(&e),
@@ -494,6 +531,9 @@ async fn one_attempt(
     init.set_method(method);
     init.set_headers(headers);
     init.set_signal(scope.signal().as_ref());
+    if manual_redirect {
+        init.set_redirect(RequestRedirect::Manual);
+    }
     let copy = request.clone().map_err(bad)?;
     let req = Request::new_with_request_and_init(&copy, &init).map_err(bad)?;
     let sent = global_fetch(&req).map_err(bad)?;

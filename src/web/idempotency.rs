@@ -7,7 +7,7 @@
 //! Rust can also *drop* a run mid-flight (a cancelled task): that too parks the key as unknown,
 //! never leaves it in flight forever.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fmt::Debug;
 use std::future::Future;
 use std::rc::Rc;
@@ -18,6 +18,7 @@ use super::error::{Classify, Error};
 use super::runtime::Clock;
 use std::collections::HashMap;
 
+use crate::core::history::History;
 use crate::core::idempotency::{
     fingerprint as fingerprint_of, validate_key, Begin, Completion, Records,
     Resolution as CoreResolution, Status, StoreConfig,
@@ -123,13 +124,22 @@ impl<T> Inner<T> {
         }
     }
 
-    fn complete(&mut self, slot: u32, completion: Completion, stored: Option<Stored<T>>, now: f64) {
+    /// Returns whether the key is free now.
+    fn complete(
+        &mut self,
+        slot: u32,
+        completion: Completion,
+        stored: Option<Stored<T>>,
+        now: f64,
+    ) -> bool {
         if let Some(v) = stored {
             put_at(&mut self.slots, slot, v);
         }
-        if self.records.complete(slot, completion, now) {
+        let freed = self.records.complete(slot, completion, now);
+        if freed {
             self.forget(slot);
         }
+        freed
     }
 
     fn peek(&self, key: &str, now: f64) -> Option<crate::core::idempotency::Peek> {
@@ -258,8 +268,10 @@ impl<T: Clone> IdempotencyStore<T> {
     }
 
     /// Run `f` once for `key`: a done key replays its result; an in-flight key is
-    /// [`Error::DuplicateInFlight`]; an unknown key is [`Error::OutcomeUnknown`]. A transient
-    /// error parks the key as unknown; any other error frees it.
+    /// [`Error::DuplicateInFlight`]; an unknown key is [`Error::OutcomeUnknown`]. An error whose
+    /// answer ([`Classify::answer`]) may have been processed parks the key as unknown, and the run
+    /// fails with [`Error::OutcomeUnknown`] (its error as `cause`); any other error frees the key
+    /// and is returned as it is.
     pub async fn run<E, Fut>(&self, key: &str, f: impl FnOnce() -> Fut) -> Result<T, Error<E>>
     where
         Fut: Future<Output = Result<T, Error<E>>>,
@@ -290,6 +302,26 @@ impl<T: Clone> IdempotencyStore<T> {
         &self,
         key: &str,
         fingerprint: Option<&str>,
+        f: impl FnOnce() -> Fut,
+    ) -> Result<T, Error<E>>
+    where
+        Fut: Future<Output = Result<T, Error<E>>>,
+        E: Classify + Debug,
+    {
+        self.run_judged(key, fingerprint, &Cell::new(History::default()), f)
+            .await
+    }
+
+    /// [`IdempotencyStore::run_with_fingerprint`], judging a failed run by `history` — every
+    /// attempt `f` made, folded in as it went ([`crate::core::history`]) — as well as by its last
+    /// error: if any attempt may have been processed, the key is parked whatever the last answer.
+    /// A run that parks its key fails with [`Error::OutcomeUnknown`] (the last error as `cause`);
+    /// a run that frees it, with its own error.
+    pub(crate) async fn run_judged<E, Fut>(
+        &self,
+        key: &str,
+        fingerprint: Option<&str>,
+        history: &Cell<History>,
         f: impl FnOnce() -> Fut,
     ) -> Result<T, Error<E>>
     where
@@ -356,26 +388,35 @@ impl<T: Clone> IdempotencyStore<T> {
             slot,
             armed: true,
         };
+        let started_at_ms = now;
         let result = f().await;
         guard.armed = false;
         let now = (self.clock)();
         let mut inner = self.inner.borrow_mut();
-        match &result {
-            Ok(v) => inner.complete(
-                slot,
-                Completion::Success,
-                Some(Stored::Result(v.clone())),
-                now,
-            ),
-            Err(e) if e.is_transient() => inner.complete(
-                slot,
-                Completion::Transient,
-                Some(Stored::Error(format!("{e:?}"), now)),
-                now,
-            ),
-            Err(_) => inner.complete(slot, Completion::Definitive, None, now),
+        let e = match result {
+            Ok(v) => {
+                inner.complete(
+                    slot,
+                    Completion::Success,
+                    Some(Stored::Result(v.clone())),
+                    now,
+                );
+                return Ok(v);
+            }
+            Err(e) => e,
+        };
+        // The whole history decides (the last answer folded in too): the core's verdict, then
+        // its sticky rule for a record that may have been processed before.
+        let verdict = history.get().record(e.answer()).verdict();
+        let text = Stored::Error(format!("{e:?}"), now);
+        if inner.complete(slot, Completion::of(verdict), Some(text), now) {
+            return Err(e);
         }
-        result
+        Err(Error::OutcomeUnknown {
+            key: key.into(),
+            started_at_ms,
+            cause: Some(Box::new(e)),
+        })
     }
 
     /// The record for `key`, in the JS `peek()` shape; `None` for a key the store does not hold.

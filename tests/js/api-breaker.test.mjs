@@ -298,9 +298,9 @@ describe('state machine details', () => {
     assert.equal(b.isolated, false);
     b.isolate();
     assert.equal(b.isolated, true);
-    assert.equal(b.currentState, 'open');
+    assert.equal(b.currentState, 'isolated', 'the same name SharedCircuitBreaker and onStateChange use');
     clock.advance(1e9);
-    assert.equal(b.currentState, 'open');
+    assert.equal(b.currentState, 'isolated', 'no cooldown ends it');
     const r = await settle(b.execute(dep.fn));
     assert.ok(r.err instanceof CircuitOpenError);
     assert.equal(r.err.retryAfterMs, Infinity);

@@ -104,7 +104,8 @@ describe('seed behaviours', () => {
   test('an unresolved timeout blocks a second attempt with the same key', async () => {
     const { gw, deps } = setup({ script: ['debit-then-timeout', 'timeout', 'timeout'] });
     const c = charge();
-    await assert.rejects(chargeCustomer(c, deps), { code: 'ETIMEDOUT' });
+    // The rejection says what it left behind: the key is parked; the last error is the cause.
+    await assert.rejects(chargeCustomer(c, deps), (e) => e instanceof OutcomeUnknownError && e.key === c.idempotencyKey && e.cause.code === 'ETIMEDOUT');
     assert.equal(gw.calls.length, 3, 'the retries inside were spent');
     assert.equal(gw.ledger.length, 1, 'the money may have moved');
     assert.equal(deps.store.peek(c.idempotencyKey).status, 'unknown');
@@ -129,8 +130,8 @@ describe('seed behaviours', () => {
     });
     const k1 = charge();
     const k2 = charge();
-    await assert.rejects(chargeCustomer(k1, deps), { status: 503 });
-    await assert.rejects(chargeCustomer(k2, deps), { status: 503 });
+    await assert.rejects(chargeCustomer(k1, deps), (e) => e.code === 'OUTCOME_UNKNOWN' && e.cause.status === 503);
+    await assert.rejects(chargeCustomer(k2, deps), (e) => e.code === 'OUTCOME_UNKNOWN' && e.cause.status === 503);
     assert.equal(gw.calls.length, 6, 'two charges × three attempts');
     assert.equal(deps.breaker.currentState, 'open');
     const k3 = charge();
@@ -241,7 +242,10 @@ describe('pipeline', () => {
     const budget = new RetryBudget({ capacity: 0, refillPerSec: 0 });
     const { gw, deps } = setup({ script: ['503'], policy: { ...POLICY, budget } });
     const c = charge();
-    await assert.rejects(chargeCustomer(c, deps), (e) => e instanceof RetryBudgetExhaustedError && e.cause.status === 503);
+    await assert.rejects(
+      chargeCustomer(c, deps),
+      (e) => e.code === 'OUTCOME_UNKNOWN' && e.cause instanceof RetryBudgetExhaustedError && e.cause.cause.status === 503,
+    );
     assert.equal(gw.calls.length, 1);
     assert.equal(deps.store.peek(c.idempotencyKey).status, 'unknown');
   });

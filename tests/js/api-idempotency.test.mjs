@@ -81,7 +81,11 @@ describe('seed behaviours', () => {
     const charge = charger(async () => {
       throw t;
     });
-    await assert.rejects(store.run('order-1', charge), (e) => e === t, 'the original error is rethrown');
+    await assert.rejects(
+      store.run('order-1', charge),
+      (e) => e.code === 'OUTCOME_UNKNOWN' && e.key === 'order-1' && e.cause === t,
+      'parked: the original error is the cause',
+    );
     const rec = store.peek('order-1');
     assert.equal(rec.status, 'unknown');
     assert.equal(rec.startedAt, clock());
@@ -156,16 +160,27 @@ describe('what parks a key as unknown', () => {
       throw timeout();
     });
     assert.ok(p instanceof Promise);
-    await assert.rejects(p, { code: 'ETIMEDOUT' });
+    await assert.rejects(p, (e) => e.code === 'OUTCOME_UNKNOWN' && e.cause.code === 'ETIMEDOUT');
     assert.equal(store.peek('k').status, 'unknown');
   });
 
-  test('the isTransient option decides; a throwing isTransient is treated as unknown (the safe side)', async () => {
+  test('the isTransient option can only make the store more careful; a throwing isTransient is treated as unknown (the safe side)', async () => {
     const store = new IdempotencyStore({ isTransient: (e) => e.message === 'maybe' });
-    await assert.rejects(store.run('a', async () => Promise.reject(new Error('maybe'))));
-    await assert.rejects(store.run('b', async () => Promise.reject(timeout())));
-    assert.equal(store.peek('a').status, 'unknown');
-    assert.equal(store.peek('b'), undefined, 'the option replaced the default');
+    await assert.rejects(
+      store.run('a', async () => Promise.reject(new Error('maybe'))),
+      { code: 'OUTCOME_UNKNOWN' },
+    );
+    await assert.rejects(
+      store.run('b', async () => Promise.reject(timeout())),
+      { code: 'OUTCOME_UNKNOWN' },
+    );
+    await assert.rejects(
+      store.run('c', async () => Promise.reject(new Error('declined'))),
+      { message: 'declined' },
+    );
+    assert.equal(store.peek('a').status, 'unknown', 'the option parks an error of its own shape');
+    assert.equal(store.peek('b').status, 'unknown', 'a timeout may have been processed, whatever the option says');
+    assert.equal(store.peek('c'), undefined, 'what neither the shape nor the option calls transient frees the key');
     const throwing = new IdempotencyStore({
       isTransient: () => {
         throw new Error('classifier bug');
@@ -173,7 +188,7 @@ describe('what parks a key as unknown', () => {
     });
     await assert.rejects(
       throwing.run('c', async () => Promise.reject(new Error('x'))),
-      { message: 'x' },
+      (e) => e.code === 'OUTCOME_UNKNOWN' && e.cause.message === 'x',
     );
     assert.equal(throwing.peek('c').status, 'unknown');
   });
@@ -198,9 +213,10 @@ describe('a failure that cannot be turned into text', () => {
     test(`${name}: the caller gets that very value and the key leaves "in flight"`, async () => {
       for (const store of [new IdempotencyStore(), createSharedIdempotencyStore()]) {
         const thrown = make();
+        // Freed: that very value; parked: an OutcomeUnknownError whose cause is that very value.
         await assert.rejects(
           store.run('k', async () => Promise.reject(thrown)),
-          (e) => e === thrown,
+          (e) => e === thrown || (e.code === 'OUTCOME_UNKNOWN' && e.cause === thrown),
         );
         const status = (await store.peek('k'))?.status;
         assert.notEqual(status, 'in-flight', name);

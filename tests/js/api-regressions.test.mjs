@@ -73,7 +73,7 @@ test('Stripe-Should-Retry on an error overrides the status rule', async () => {
   const store = new IdempotencyStore();
   await assert.rejects(
     store.run('k-409', async () => Promise.reject(inUse)),
-    (e) => e === inUse,
+    (e) => e.code === 'OUTCOME_UNKNOWN' && e.cause === inUse && e.key === 'k-409',
   );
   assert.equal(store.peek('k-409')?.status, 'unknown');
 });

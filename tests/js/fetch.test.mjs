@@ -69,8 +69,11 @@ describe('resilientFetch: which responses are retried', () => {
     test(`${status} is never retried, even for a keyed POST`, async () => {
       const s = await scripted([{ status, body: { error: {} } }, { status: 200 }]);
       try {
-        const res = await resilientFetch(`${s.url}/x`, { method: 'POST', body: '{}' }, { ...isolated(), idempotencyKey: 'k-4xx' });
-        assert.equal(res.status, status);
+        const call = resilientFetch(`${s.url}/x`, { method: 'POST', body: '{}' }, { ...isolated(), idempotencyKey: 'k-4xx' });
+        if (status === 409) {
+          // 409: the gateway is still processing the key — an unknown, never a plain answer.
+          await assert.rejects(call, (e) => e.code === 'OUTCOME_UNKNOWN' && e.cause.status === 409 && e.attempts === 1);
+        } else assert.equal((await call).status, status);
         assert.equal(s.seen.length, 1);
       } finally {
         await s.close();
@@ -638,10 +641,15 @@ describe('checkout.reconcile()', () => {
   const client = (extra = {}) =>
     createCheckoutClient({ endpoint: `${gw.url}/v1/charges`, retry: { ...fast, maxAttempts: 1 }, attemptTimeoutMs: 200, ...extra });
 
-  test('re-sends the same key: a decline settles it declined and frees the key', async () => {
+  test('re-sends the same key: a decline inside the settle window settles nothing; after it, it settles declined and frees the key', async () => {
     gw.forceNext('status503');
-    const c = client();
+    const c = client({ settleAfterMs: 60 });
     assert.equal((await c.charge({ amountCents: 9, currency: 'usd' }, { idempotencyKey: 'rc-1' })).status, 'unknown');
+    gw.forceNext('decline');
+    const early = await c.reconcile('rc-1');
+    assert.equal(early.status, 'unknown', 'the first attempt may still be processed: a decline now proves nothing');
+    assert.ok(early.retryAfterMs > 0 && early.retryAfterMs <= 60, `says when it can settle (${early.retryAfterMs})`);
+    await new Promise((r) => setTimeout(r, 70));
     gw.forceNext('decline');
     const out = await c.reconcile('rc-1');
     assert.equal(out.status, 'declined');
@@ -656,7 +664,7 @@ describe('checkout.reconcile()', () => {
     // re-sent request may start in the same millisecond (the flake this once was).
     await new Promise((r) => setTimeout(r, 3));
     const out = await c.reconcile('rc-2');
-    assert.deepEqual(out, { status: 'unknown', key: 'rc-2' }, 'the 409: still running');
+    assert.deepEqual({ ...out, retryAfterMs: typeof out.retryAfterMs }, { status: 'unknown', key: 'rc-2', retryAfterMs: 'number' }, 'the 409: still running');
     assert.ok(c.store.peek('rc-2').lastAttemptAt > first, 'the window now counts from the re-sent request');
     await new Promise((r) => setTimeout(r, 250));
     assert.equal((await c.reconcile('rc-2')).status, 'succeeded');

@@ -174,7 +174,14 @@ test(`fuzz 3: IdempotencyStore call sequences against a model (${runs('store')} 
             } else {
               assert.equal(r.ok, false);
               const transient = op.behavior === 'transient' || op.behavior === 'timeout' || op.behavior === 'isTransientThrows';
-              if (op.behavior !== 'timeout') assert.equal(r.error, op.behavior === 'throwString' ? 'a string' : boom, 'the user error was not passed through');
+              const thrown = op.behavior === 'throwString' ? 'a string' : boom;
+              if (op.behavior !== 'timeout' && transient) {
+                // Parked: the rejection says so, with the user error as its cause.
+                assert.ok(
+                  r.error?.code === 'OUTCOME_UNKNOWN' && r.error.key === key && r.error.cause === thrown,
+                  'a parked run rejects OutcomeUnknownError(cause: the user error)',
+                );
+              } else if (op.behavior !== 'timeout') assert.equal(r.error, thrown, 'the user error was not passed through');
               complete(key, transient ? 'transient' : 'definitive');
             }
             isTransientThrows = false;

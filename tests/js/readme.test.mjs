@@ -1,5 +1,6 @@
-// The README's runnable examples run: the Node quick start and the jitter calls, extracted from
-// README.md and executed against the installed package (so the README cannot drift from the API).
+// The docs' runnable examples run: the README's Node quick start and the guide's jitter calls
+// (docs/guide/retry.md), extracted and executed against the installed package (so neither can drift
+// from the API).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
@@ -8,12 +9,13 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-const blockAfter = (marker) => {
-  const at = readme.indexOf(marker);
-  assert.ok(at >= 0, `README has "${marker}"`);
-  const m = /```js\n([\s\S]*?)```/.exec(readme.slice(at));
-  assert.ok(m, `a js block after "${marker}"`);
+/** The first js block after `marker` in `doc` (a path from the repo root). */
+const blockAfter = (marker, doc = 'README.md') => {
+  const text = readFileSync(join(ROOT, doc), 'utf8');
+  const at = text.indexOf(marker);
+  assert.ok(at >= 0, `${doc} has "${marker}"`);
+  const m = /```js\n([\s\S]*?)```/.exec(text.slice(at));
+  assert.ok(m, `a js block after "${marker}" in ${doc}`);
   return m[1];
 };
 /** Run `source` as an ES module that resolves 'steadfast' from tests/node_modules; returns stdout lines. */
@@ -35,8 +37,8 @@ test('README quick start (Node): charged once, then replayed', () => {
   assert.equal(lines[1], lines[0], 'the second call replays the first result');
 });
 
-test('README jitter examples stay in their documented ranges', () => {
-  const src = blockAfter('### Jitter').replace(/^(\w+Jitter\(.*?\));.*$/gm, 'console.log($1);');
+test('guide jitter examples stay in their documented ranges', () => {
+  const src = blockAfter('## Jitter', 'docs/guide/retry.md').replace(/^(\w+Jitter\(.*?\));.*$/gm, 'console.log($1);');
   const [full, equal, decorrelated] = run(src).map(Number);
   assert.ok(full >= 0 && full < 8000, `fullJitter(4, 1000, 30000) = ${full}`);
   assert.ok(equal >= 4000 && equal < 8000, `equalJitter = ${equal}`);

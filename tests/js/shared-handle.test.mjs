@@ -177,13 +177,13 @@ test('SharedCircuitBreaker reports the half-open probe of a hand-written store',
   assert.deepEqual(states, ['open', 'half-open', 'closed']);
 });
 
-test('README state-store example: a store of your own, in state names', () => {
+test('guide state-store example (docs/guide/shared-state.md): a store of your own, in state names', () => {
   const root = fileURLToPath(new URL('../..', import.meta.url));
-  const readme = readFileSync(join(root, 'README.md'), 'utf8');
-  const at = readme.indexOf('### The state-store interface');
+  const guide = readFileSync(join(root, 'docs', 'guide', 'shared-state.md'), 'utf8');
+  const at = guide.indexOf('## The state-store interface');
   assert.ok(at >= 0);
-  const block = /```js\n([\s\S]*?)```/.exec(readme.slice(at));
-  assert.ok(block && block.index < readme.slice(at).indexOf('\n### ', 1), 'a js block in the state-store section');
+  const block = /```js\n([\s\S]*?)```/.exec(guide.slice(at));
+  assert.ok(block && block.index < guide.slice(at).indexOf('\n## ', 1), 'a js block in the state-store section');
   const dir = mkdtempSync(join(root, 'tests', '.readme-'));
   try {
     writeFileSync(join(dir, 'example.mjs'), block[1]);

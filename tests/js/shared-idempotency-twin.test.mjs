@@ -69,7 +69,7 @@ test('idempotency twin: the Lua script and the core give the same answer to the 
     const running = []; // [{ key, tokens: [memoryToken, redisToken] }]
     let value = 0;
     for (let step = 0; step < 40; step++) {
-      const op = pick(r, ['begin', 'begin', 'begin', 'complete', 'complete', 'resolve', 'peek', 'list']);
+      const op = pick(r, ['begin', 'begin', 'begin', 'complete', 'complete', 'resolve', 'reopen', 'reopen', 'peek', 'list']);
       const key = pick(r, KEYS);
       const where = `run ${run} step ${step} ${op} ${key}`;
       let answers;
@@ -81,7 +81,7 @@ test('idempotency twin: the Lua script and the core give the same answer to the 
       } else if (op === 'complete') {
         if (running.length === 0) continue;
         const { key: k, tokens } = running.splice(Math.floor(r() * running.length), 1)[0];
-        const outcome = pick(r, ['done', 'unknown', 'failed']);
+        const outcome = pick(r, ['done', 'unknown', 'failed', 'failed', 'refuted']);
         value += 1;
         answers = await Promise.all(sides.map((s, i) => s.complete(k, tokens[i], outcome, outcome === 'done' ? { value } : 'timeout')));
       } else if (op === 'resolve') {
@@ -95,6 +95,19 @@ test('idempotency twin: the Lua script and the core give the same answer to the 
             return s.resolve(key, outcome, { value }, at);
           }),
         );
+      } else if (op === 'reopen') {
+        // Reconciliation's re-send: compare-and-set from unknown to in flight, same request only.
+        const fp = pick(r, FPS);
+        const cas = pick(r, ['none', 'right', 'wrong']);
+        const got = await Promise.all(
+          sides.map(async (s, i) => {
+            const rec = await s.peek(key);
+            const at = cas === 'none' ? undefined : cas === 'right' ? rec?.startedAt : (rec?.startedAt ?? 0) - 1;
+            return s.reopen(key, fp, `re-${run}-${step}-${i}`, at);
+          }),
+        );
+        if (got[0].status === 'reopened' && got[1].status === 'reopened') running.push({ key, tokens: got.map((g) => g.token) });
+        answers = got.map(shape);
       } else if (op === 'peek') {
         answers = (await Promise.all(sides.map((s) => s.peek(key)))).map(shape);
       } else {
@@ -124,6 +137,11 @@ test('idempotency twin: the Lua script and the core give the same answer to the 
     'resolve:resolved',
     'resolve:wrong-state',
     'resolve:not-found',
+    'reopen:reopened',
+    'reopen:mismatch',
+    'reopen:wrong-state',
+    'reopen:not-found',
+    'complete:parked',
   ]) {
     assert.ok(kinds.includes(needed), `the sequences reached ${needed}`);
   }

@@ -13,6 +13,7 @@ use std::task::Poll;
 
 use steadfast::core::breaker::BreakerConfig;
 use steadfast::core::classify::is_transient_status;
+use steadfast::core::history::Answer;
 use steadfast::web::{
     charge_customer, Charge, ChargeDeps, CircuitBreaker, Classify, Clock, Error, IdempotencyStore,
     Record, RetryPolicy, Runtime, State,
@@ -31,6 +32,10 @@ impl Classify for GwError {
         // No status: the request timed out (the money may have moved).
         self.status
             .is_none_or(|s| is_transient_status(f64::from(s)))
+    }
+
+    fn answer(&self) -> Answer {
+        self.status.map_or(Answer::NoAnswer, Answer::Status)
     }
 }
 
@@ -392,4 +397,55 @@ pub async fn budget_refuses_when_spent(rt: Rc<dyn Runtime>, clock: Clock) {
     .await;
     assert_eq!(r.unwrap_err().code(), Some("RETRY_BUDGET_EXHAUSTED"));
     assert_eq!(*calls.borrow(), 2, "one retry from one token");
+}
+
+/// The whole history decides: attempt 1 debits and times out, attempt 2 is answered by something
+/// in front of the gateway (409 still processing, 401 an auth proxy, 404 a load balancer, 400 a
+/// WAF, 402): the key stays parked, the call says so (OUTCOME_UNKNOWN with the last error as its
+/// cause), and the next try with the same key sends nothing. One debit.
+pub async fn a_later_refusal_never_frees_a_debited_key(rt: Rc<dyn Runtime>, clock: Clock) {
+    for status in [409, 401, 404, 400, 402] {
+        let (gw, d) = (Gateway::default(), deps(&rt, &clock, 3));
+        gw.fail_next(Fault::DebitThenTimeout, 1);
+        gw.fail_next(Fault::Status(status), 1);
+        let c = Charge::new("order-h", 4999, "usd").unwrap();
+        match pay(&rt, &gw, &d, &c).await {
+            Err(Error::OutcomeUnknown { key, cause, .. }) => {
+                assert_eq!(key, "order-h");
+                assert_eq!(
+                    cause.and_then(|e| e.operation().and_then(|g| g.status)),
+                    Some(status),
+                    "the last answer is the cause"
+                );
+            }
+            other => panic!("{status}: {other:?}"),
+        }
+        assert!(
+            matches!(d.store.peek("order-h"), Some(Record::Unknown { .. })),
+            "{status}"
+        );
+        assert_eq!(
+            pay(&rt, &gw, &d, &c).await.unwrap_err().code(),
+            Some("OUTCOME_UNKNOWN")
+        );
+        assert_eq!(
+            gw.attempts.borrow().len(),
+            2,
+            "{status}: nothing sent blind"
+        );
+        assert_eq!(gw.debits_total(), 1, "{status}");
+    }
+    // A charge only ever refused (a 402 on its one attempt) frees its key, as before.
+    let (gw, d) = (Gateway::default(), deps(&rt, &clock, 3));
+    gw.fail_next(Fault::Status(402), 1);
+    let c = Charge::new("order-d", 4999, "usd").unwrap();
+    assert_eq!(
+        pay(&rt, &gw, &d, &c)
+            .await
+            .unwrap_err()
+            .operation()
+            .and_then(|g| g.status),
+        Some(402)
+    );
+    assert_eq!(d.store.peek("order-d"), None);
 }

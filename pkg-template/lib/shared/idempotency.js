@@ -4,8 +4,8 @@
 // state store, and refuses to start a charge it cannot record.
 
 import { DuplicateRequestError, IdempotencyKeyReuseError, OutcomeUnknownError } from '../errors.js';
-import { isTransientError, leavesOutcomeUnknown } from '../classify.js';
-import { checkResolution, newIdempotencyKey, resolveError } from '../idempotency.js';
+import { isTransientError } from '../classify.js';
+import { checkResolution, completionOf, newIdempotencyKey, parkedError, resolveError } from '../idempotency.js';
 import { RESOLVE, checkKey, fingerprintText, idempotencyDefaults } from '../idempotency-key.js';
 import * as o from '../options.js';
 import { deferred } from '../deferred.js';
@@ -14,6 +14,8 @@ import { memoryStateStore } from './store.js';
 import { errorText, unknownMeta } from '../unknown.js';
 
 const RESOLVE_CODE = { resolved: RESOLVE.RESOLVED, 'not-found': RESOLVE.NOT_FOUND, 'wrong-state': RESOLVE.WRONG_STATE };
+/** completionOf's kinds as the state-store interface's outcomes. */
+const OUTCOMES = ['done', 'unknown', 'failed', 'refuted'];
 
 function positive(opts, name, where, fallback) {
   const v = o.num(opts, name, where) ?? fallback;
@@ -24,6 +26,7 @@ function positive(opts, name, where, fallback) {
 export class SharedIdempotencyStore {
   #records;
   #isTransient;
+  #classifierGiven;
   #onStoreError;
   #onLateCompletion;
 
@@ -47,7 +50,9 @@ export class SharedIdempotencyStore {
     const maxRecords = o.num(opts, 'maxRecords', where) ?? d.maxRecords;
     if (!Number.isSafeInteger(maxRecords) || maxRecords < 1 || maxRecords > 2 ** 30)
       throw o.rangeError(where, 'maxRecords', 'an integer from 1 to 1073741824', maxRecords);
-    this.#isTransient = o.fn(opts, 'isTransient', where) ?? isTransientError;
+    const given = o.fn(opts, 'isTransient', where);
+    this.#classifierGiven = given !== undefined;
+    this.#isTransient = given ?? isTransientError;
     this.#onStoreError = o.fn(opts, 'onStoreError', where);
     this.#onLateCompletion = o.fn(opts, 'onLateCompletion', where);
     const store = o.own(opts, 'store') ?? memoryStateStore();
@@ -76,13 +81,18 @@ export class SharedIdempotencyStore {
     }
   }
 
-  /** Report an owner's completion; a 'late' answer (its record was settled meanwhile) is surfaced. */
+  /**
+   * Report an owner's completion; a 'late' answer (its record was settled meanwhile) is surfaced.
+   * Returns whether the key is free now: only a 'failed'/'refuted' report the store applied
+   * ('ok'). A lost report leaves the record in flight, to turn unknown when its lease lapses; a
+   * 'parked' answer is the store's sticky rule (the record may have been processed before).
+   */
   async #complete(key, token, outcome, value, meta) {
     let answer;
     try {
       answer = await this.#guard('complete', key, () => this.#records.complete(key, token, outcome, value, meta));
     } catch {
-      return; // reported through onStoreError; the record turns unknown when its lease lapses
+      return false; // reported through onStoreError; the record turns unknown when its lease lapses
     }
     if (answer === 'late') {
       try {
@@ -91,6 +101,25 @@ export class SharedIdempotencyStore {
         // a throwing listener must not change the outcome
       }
     }
+    return answer === 'ok' && (outcome === 'failed' || outcome === 'refuted');
+  }
+
+  /** `fn` after a begin or a reopen: settle the record by how it ends (see run and resubmit). */
+  async #execute(key, token, startedAt, fn, options, refutes) {
+    let result;
+    try {
+      result = await fn();
+    } catch (error) {
+      const kind = completionOf(error, this.#isTransient, this.#classifierGiven, refutes);
+      const now = Date.now();
+      const meta = unknownMeta(error, options, now);
+      const outcome = OUTCOMES[kind];
+      // If this report is lost, the record stays in flight and turns unknown when its lease lapses.
+      const freed = await this.#complete(key, token, outcome, errorText(error), outcome === 'unknown' || outcome === 'failed' ? meta : undefined);
+      throw freed ? error : parkedError(key, startedAt, error, meta, now);
+    }
+    await this.#complete(key, token, 'done', result);
+    return result;
   }
 
   /**
@@ -118,18 +147,28 @@ export class SharedIdempotencyStore {
       default:
         throw new IdempotencyKeyReuseError(key);
     }
-    let result;
-    try {
-      result = await fn();
-    } catch (error) {
-      const transient = leavesOutcomeUnknown(this.#isTransient, error);
-      const meta = transient ? unknownMeta(error, options, Date.now()) : undefined;
-      // If this report is lost, the record stays in flight and turns unknown when its lease lapses.
-      await this.#complete(key, begin.token, transient ? 'unknown' : 'failed', errorText(error), meta);
-      throw error;
-    }
-    await this.#complete(key, begin.token, 'done', result);
-    return result;
+    return this.#execute(key, begin.token, begin.startedAt, fn, options, undefined);
+  }
+
+  /**
+   * Reconciliation by re-sending, across every process sharing the store: the same contract as
+   * IdempotencyStore.resubmit (one compare-and-set from unknown to in flight on the same record,
+   * the same request only, then `fn` once; `refutes(error)` frees the key, any other failure
+   * parks it again). If the store cannot record the reopen, rejects with
+   * StateStoreUnavailableError WITHOUT calling `fn`, and the key stays unknown.
+   */
+  async resubmit(key, fn, options) {
+    checkKey(key, 'resubmit');
+    if (typeof fn !== 'function') throw o.typeError('resubmit', 'fn', 'a function', fn);
+    const opts = o.object(options, 'resubmit', true);
+    const fingerprint = fingerprintText(opts, 'resubmit');
+    const startedAt = o.num(opts, 'startedAt', 'resubmit');
+    const refutes = o.fn(opts, 'refutes', 'resubmit');
+    const token = typeof globalThis.crypto?.randomUUID === 'function' ? globalThis.crypto.randomUUID() : newIdempotencyKey();
+    const r = await this.#guard('reopen', key, () => this.#records.reopen(key, fingerprint, token, startedAt));
+    if (r.status === 'mismatch') throw new IdempotencyKeyReuseError(key);
+    if (r.status !== 'reopened') throw resolveError(key, RESOLVE_CODE[r.status] ?? RESOLVE.WRONG_STATE);
+    return this.#execute(key, r.token, r.startedAt, fn, options, refutes);
   }
 
   /** The record for `key`, or undefined (async: it may ask another process's store). */

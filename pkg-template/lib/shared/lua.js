@@ -152,7 +152,7 @@ local function lapse(r, k, unknownTtl)
   local st, at, lu = unpack(redis.call('HMGET', r, 'st', 'at', 'lu'))
   if st == 'i' and lu and tonumber(lu) < now then
     -- The owner's last attempt may have started as late as the lease's end: reconcile counts from there.
-    redis.call('HSET', r, 'st', 'u', 'lp', '1', 'err', 'owner lease expired: the process died or hung mid-call', 'la', lu)
+    redis.call('HSET', r, 'st', 'u', 'mp', '1', 'lp', '1', 'err', 'owner lease expired: the process died or hung mid-call', 'la', lu)
     if unknownTtl then expireAt(r, k, now + unknownTtl) end
     redis.call('ZREM', inflight, k)
     redis.call('ZADD', unknown, at, k)
@@ -189,12 +189,12 @@ end
 if op == 'complete' then
   local tok, outcome, payload, ttlMs, unknownTtl, fp = ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7]), ARGV[8]
   -- What reconcile needs of an unknown record: last attempt's start, attempts, settle window.
-  local la, n, sw = ARGV[9] or '', ARGV[10] or '', ARGV[11] or ''
+  local la, n, sw, ep = ARGV[9] or '', ARGV[10] or '', ARGV[11] or '', ARGV[12] or ''
   local st, rtok, at = unpack(redis.call('HMGET', rec, 'st', 'tok', 'at'))
   if not st then
     -- The record was settled (reconciled as failed) or expired while its owner still ran. A late
     -- success or unknown means money may have moved: never drop it, park it as unknown again.
-    if outcome == 'failed' then return 'late' end
+    if outcome == 'failed' or outcome == 'refuted' then return 'late' end
     redis.call('HSET', rec, 'st', 'u', 'fp', fp, 'at', now, 'tok', tok, 'err', 'late owner completion (' .. outcome .. ') after the record was settled: ' .. payload)
     expireAt(rec, key, now + unknownTtl)
     redis.call('ZADD', unknown, now, key)
@@ -203,13 +203,20 @@ if op == 'complete' then
   if rtok ~= tok then return 'late' end
   if st == 'd' then return 'ok' end
   redis.call('ZREM', inflight, key)
+  -- The sticky rule (core::idempotency): a record that may have been processed (it was parked
+  -- unknown, then reopened by a re-send) is not freed by a definitive answer: unknown again.
+  local answer = 'ok'
+  if outcome == 'failed' and redis.call('HGET', rec, 'mp') == '1' then
+    outcome = 'unknown'
+    answer = 'parked'
+  end
   if outcome == 'done' then
     redis.call('HSET', rec, 'st', 'd', 'res', payload)
-    redis.call('HDEL', rec, 'err', 'lp', 'la', 'n', 'sw')
+    redis.call('HDEL', rec, 'err', 'lp', 'la', 'n', 'sw', 'ep')
     redis.call('ZREM', unknown, key)
     expireAt(rec, key, now + ttlMs)
   elseif outcome == 'unknown' then
-    redis.call('HSET', rec, 'st', 'u', 'err', payload, 'la', la, 'n', n, 'sw', sw)
+    redis.call('HSET', rec, 'st', 'u', 'mp', '1', 'err', payload, 'la', la, 'n', n, 'sw', sw, 'ep', ep)
     expireAt(rec, key, now + unknownTtl)
     redis.call('ZADD', unknown, at, key)
   else
@@ -217,14 +224,33 @@ if op == 'complete' then
     redis.call('ZREM', unknown, key)
     redis.call('ZREM', all, key)
   end
-  return 'ok'
+  return answer
+end
+
+-- Reconciliation's re-send (core::idempotency Records::reopen): an unknown record goes back to
+-- in flight on the same record, for the same request only, compare-and-set on its start when
+-- given. Nothing is deleted: a crash after this leaves an in-flight record whose lease lapses
+-- back to unknown.
+if op == 'reopen' then
+  local fp, tok, leaseMs, expectAt, unknownTtl = ARGV[3], ARGV[4], tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7])
+  local st = lapse(rec, key, unknownTtl)
+  if not st then return {'not-found'} end
+  if (redis.call('HGET', rec, 'fp') or '') ~= fp then return {'mismatch'} end
+  if st ~= 'u' then return {'wrong-state'} end
+  if expectAt ~= '' and redis.call('HGET', rec, 'at') ~= expectAt then return {'wrong-state'} end
+  redis.call('HSET', rec, 'st', 'i', 'at', now, 'tok', tok, 'lu', now + leaseMs)
+  redis.call('HDEL', rec, 'lp')
+  redis.call('ZREM', unknown, key)
+  expireAt(rec, key, now + leaseMs + unknownTtl)
+  redis.call('ZADD', inflight, now + leaseMs, key)
+  return {'reopened', tostring(now)}
 end
 
 if op == 'peek' then
   local st = lapse(rec, key, tonumber(ARGV[3]))
   if not st then return {} end
-  local at, res, err, la, n, sw = unpack(redis.call('HMGET', rec, 'at', 'res', 'err', 'la', 'n', 'sw'))
-  if st == 'u' then return {'unknown', at, err or '', la or '', n or '', sw or ''} end
+  local at, res, err, la, n, sw, ep = unpack(redis.call('HMGET', rec, 'at', 'res', 'err', 'la', 'n', 'sw', 'ep'))
+  if st == 'u' then return {'unknown', at, err or '', la or '', n or '', sw or '', ep or ''} end
   return answer(st, at, res, err)
 end
 

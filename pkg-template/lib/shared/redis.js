@@ -231,6 +231,7 @@ export function redisStateStore(options) {
           ]) {
             if (r[i] !== undefined && r[i] !== null && r[i] !== '') rec[field] = num(r[i]);
           }
+          if (typeof r[6] === 'string' && r[6] !== '') rec.endpoint = r[6];
           return rec;
         }
         return { status };
@@ -244,9 +245,15 @@ export function redisStateStore(options) {
           return record(r);
         },
         async complete(key, token, outcome, value, meta) {
-          const payload = outcome === 'done' ? encode(value) : outcome === 'unknown' ? String(value) : '';
-          const m = [meta?.lastAttemptAt ?? '', meta?.attempts ?? '', meta?.settleAfterMs ?? ''].map(String);
+          const payload = outcome === 'done' ? encode(value) : outcome === 'refuted' ? '' : String(value);
+          const m = [meta?.lastAttemptAt ?? '', meta?.attempts ?? '', meta?.settleAfterMs ?? '', meta?.endpoint ?? ''].map(String);
           return String(await call('complete', key, [token.token, outcome, payload, ttlMs, unknownTtlMs, token.fingerprint, ...m]));
+        },
+        async reopen(key, fingerprint, token, startedAt) {
+          const fp = fingerprintHex(fingerprint);
+          const r = await call('reopen', key, [fp, token, inFlightLeaseMs, startedAt === undefined ? '' : String(startedAt), unknownTtlMs]);
+          if (r[0] === 'reopened') return { status: 'reopened', startedAt: num(r[1]), token: { token, fingerprint: fp } };
+          return { status: String(r[0]) };
         },
         async peek(key) {
           return record(await call('peek', key, [unknownTtlMs]));

@@ -17,7 +17,9 @@
 //       numbers are mapped here, at the handle's edge, and never leave it)
 //   store.idempotency({ ttlMs, inFlightLeaseMs, maxRecords, unknownTtlMs }) -> {
 //     begin(key, fingerprintText, token)    -> { status: 'run'|'done'|'in-flight'|'unknown'|'mismatch'|'full', startedAt?, result?, error?, maxRecords? }
-//     complete(key, token, outcome, value, meta?) -> 'ok' | 'late'   outcome: 'done'|'unknown'|'failed'; meta: unknownMeta()
+//     complete(key, token, outcome, value, meta?) -> 'ok' | 'late' | 'parked'   outcome: 'done'|'unknown'|'failed'|'refuted';
+//                                           meta: unknownMeta(); 'parked': a 'failed' record that may have been processed stayed unknown
+//     reopen(key, fingerprintText, token, startedAt?) -> { status: 'reopened'|'not-found'|'wrong-state'|'mismatch', startedAt?, token? }
 //     peek(key)                             -> { status, startedAt?, result?, error?, lastAttemptAt?, attempts?, settleAfterMs? } | undefined
 //     resolve(key, outcome, result, startedAt?) -> 'resolved' | 'not-found' | 'wrong-state'
 //     unknownKeys()                         -> string[]  (oldest first)
@@ -59,6 +61,10 @@ function memoryBreaker(c) {
 }
 
 const RESOLVE_ANSWER = ['resolved', 'not-found', 'wrong-state'];
+/** MemoryRecords.reopen's codes as the interface's answers. */
+const REOPEN_ANSWER = ['reopened', 'not-found', 'wrong-state', 'mismatch'];
+/** The interface's completion outcomes as MemoryRecords' kinds. */
+const COMPLETION = { done: 0, unknown: 1, failed: 2, refuted: 3 };
 
 /** An idempotency handle on one MemoryRecords (the wasm core decides). */
 function memoryIdempotency({ ttlMs, maxRecords }) {
@@ -82,8 +88,15 @@ function memoryIdempotency({ ttlMs, maxRecords }) {
       }
     },
     async complete(key, token, outcome, value, meta) {
-      records.complete(token, outcome === 'done' ? 0 : outcome === 'unknown' ? 1 : 2, value, Date.now(), meta, key);
-      return 'ok';
+      const kind = COMPLETION[outcome] ?? 2;
+      const freed = records.complete(token, kind, value, Date.now(), meta, key);
+      return kind === 2 && !freed ? 'parked' : 'ok';
+    },
+    async reopen(key, fingerprint, token, startedAt) {
+      const now = Date.now();
+      const { code, slot } = records.reopen(key, fingerprint, startedAt, now);
+      if (code === RESOLVE.RESOLVED) return { status: 'reopened', startedAt: now, token: slot };
+      return { status: REOPEN_ANSWER[code] ?? 'wrong-state' };
     },
     async peek(key) {
       return records.peek(key, Date.now());

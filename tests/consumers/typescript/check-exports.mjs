@@ -1,9 +1,16 @@
 // Every export is covered and the types match the runtime: the names exported by the installed
 // index.d.ts (values: function/class; types: interface/type) and by `import('steadfast')` at run time
 // must agree, and every one of them must be imported by every-export.ts. Run from the consumer dir.
+// index.d.ts is a barrel: its `export * from './types/….js'` files are read in, as TypeScript does.
 import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 
-const dts = readFileSync('node_modules/steadfast/index.d.ts', 'utf8');
+function declarations(file) {
+  const text = readFileSync(file, 'utf8');
+  const barrel = [...text.matchAll(/^export \* from '(\.[^']+)\.js';$/gm)].map(([, rel]) => declarations(join(dirname(file), `${rel}.d.ts`)));
+  return [text, ...barrel].join('\n');
+}
+const dts = declarations('node_modules/steadfast/index.d.ts');
 const declared = { value: new Set(), type: new Set() };
 for (const [, kind, name] of dts.matchAll(/^export\s+(?:declare\s+)?(function|class|const|interface|type)\s+([A-Za-z_$][\w$]*)/gm)) {
   declared[kind === 'interface' || kind === 'type' ? 'type' : 'value'].add(name);

@@ -313,7 +313,7 @@ const TARGETS = {
     async use(b) {
       await b.execute(ok).catch((e) => assertAllowed(e, 'breaker.execute'));
       await b.execute(() => Promise.reject(new UserBoom('fn'))).catch((e) => assertAllowed(e, 'breaker.execute'));
-      assert.ok(['closed', 'open', 'half-open'].includes(b.currentState));
+      assert.ok(['closed', 'open', 'half-open', 'isolated'].includes(b.currentState));
       const snap = JSON.parse(JSON.stringify(b.toJSON()));
       assert.equal(snap.version, 1);
     },

@@ -1,0 +1,184 @@
+/** HTTP: `resilientFetch` and the checkout client. */
+
+import type { CircuitBreaker, CircuitBreakerOptions } from './breaker.js';
+import type { RetryBudget } from './budget.js';
+import type { SteadfastError } from './errors.js';
+import type { IdempotencyStore, ReconcilableStore } from './idempotency.js';
+import type { Executor, IdempotencyRunner } from './pipeline.js';
+import type { AbortSignalLike, FetchFn, FetchInit, FetchInput, FetchResponse } from './platform.js';
+import type { Jitter, RetryInfo } from './retry.js';
+import type { RateLimiter, RetryQuota } from './throttling.js';
+
+export interface FetchRetryOptions {
+  /** Calls at most for a retryable request. Default 3. */
+  readonly maxAttempts?: number;
+  /** Default 100 ms. */
+  readonly baseDelayMs?: number;
+  /** Cap on each delay, and on a server's Retry-After. Default 10,000 ms. */
+  readonly maxDelayMs?: number;
+  /** Default 'full'. */
+  readonly jitter?: Jitter;
+  /** Uniform draws in [0, 1). Default: seeded SplitMix64. */
+  readonly random?: () => number;
+}
+
+export interface ResilientFetchOptions {
+  /** The fetch to wrap. Default `globalThis.fetch`, read at call time. */
+  readonly fetch?: FetchFn;
+  readonly retry?: FetchRetryOptions;
+  /** Abort one attempt after this long (it then counts as a transient failure). Default: none. */
+  readonly attemptTimeoutMs?: number;
+  /** Overall limit, sleeps included. Default: none. */
+  readonly deadlineMs?: number;
+  /**
+   * A breaker for this call, a registry (one breaker per origin), or `false` for none.
+   * Default: a process-wide registry with the core's defaults `{ windowSize: 20, minimumCalls: 10,
+   * failureRateThreshold: 0.5, openDurationMs: 30_000 }`.
+   */
+  readonly breaker?: Executor | BreakerRegistry | false;
+  /** Default: a process-wide RetryBudget({ ratio: 0.2, minRetriesPerSec: 10, windowMs: 10_000 }). */
+  readonly budget?: RetryBudget | RetryQuota | false;
+  /** Paces every attempt (first included) and learns from 429s / Retry-After. Default: none. */
+  readonly rateLimiter?: RateLimiter;
+  /**
+   * `true`: a process-wide `new RateLimiter()` per origin (unless `rateLimiter` is given), for at most
+   * 1,000 origins (the oldest never-throttled limiter is dropped first). Default false.
+   */
+  readonly adaptive?: boolean;
+  /** Send this Idempotency-Key (or make one with 'auto', once, before the first attempt). */
+  readonly idempotencyKey?: string | 'auto';
+  /**
+   * The settle window an `OutcomeUnknownError` carries (how long after its last attempt your
+   * server may still process a request, ms). Default: 2 × the smaller of `attemptTimeoutMs` and
+   * `deadlineMs` (120,000 when neither is set).
+   */
+  readonly settleAfterMs?: number;
+  /**
+   * A `ReadableStream` body can be read once, so it is sent once (never retried). `true` reads it
+   * into memory before the first attempt, so a retryable request (e.g. a keyed POST) can be
+   * re-sent with the same bytes. Default false.
+   */
+  readonly bufferBody?: boolean;
+  readonly onRetry?: (info: RetryInfo) => void;
+}
+
+/**
+ * `fetch` with retries done right. Retries GET/HEAD/OPTIONS/PUT/DELETE/QUERY, and POST/PATCH only
+ * with an Idempotency-Key (the same on every attempt); never TRACE (fetch refuses it: a TypeError
+ * before anything is sent). Retries network errors (any rejection of the fetch call that is not
+ * the caller's abort), 408, 429, 5xx (or what `Stripe-Should-Retry` says), never other 4xx;
+ * honours Retry-After. A `ReadableStream` body is sent once unless `bufferBody`. Resolves with the
+ * final Response, untouched, for any status. Rejects with `OutcomeUnknownError` when a keyed
+ * POST/PATCH may have been processed (any attempt may have reached the server), `OfflineError`
+ * when `navigator.onLine` was false before sending, `CircuitOpenError` when the breaker refused.
+ */
+export function resilientFetch(input: FetchInput, init?: FetchInit, options?: ResilientFetchOptions): Promise<FetchResponse>;
+
+/** One CircuitBreaker per origin, all with the same options. */
+export class BreakerRegistry {
+  /**
+   * Default options: `{ windowSize: 20, minimumCalls: 10, failureRateThreshold: 0.5, openDurationMs: 30_000 }`.
+   * `maxOrigins` (default 1000): past it, the oldest closed origin's breaker is dropped (the oldest of
+   * all when none is closed), so origins taken from client input cannot grow memory without bound.
+   */
+  constructor(breakerOptions?: CircuitBreakerOptions & { readonly maxOrigins?: number });
+  get(origin: string): CircuitBreaker;
+  origins(): string[];
+}
+
+export type ChargeOutcome =
+  | { readonly status: 'succeeded'; readonly reference: string; readonly key: string }
+  | { readonly status: 'declined'; readonly reason: string; readonly key: string }
+  /** It may have been processed: show "we're checking", never "try again"; the key refuses a blind retry until reconciled. */
+  | { readonly status: 'unknown'; readonly key: string; readonly retryAfterMs?: number }
+  /**
+   * Provably nothing was sent — an open circuit, offline, a refused connection (Node), a shared store
+   * that could not record the start. The key is free: charge again with it after `retryAfterMs` (the
+   * circuit's cooldown; 1,000 ms otherwise, a hint).
+   */
+  | {
+      readonly status: 'unavailable';
+      readonly reason: 'circuit-open' | 'offline' | 'connection-refused' | 'rate-limited' | 'store-unavailable' | 'store-full' | 'aborted';
+      readonly retryAfterMs: number;
+      readonly key: string;
+    }
+  /**
+   * The WebAssembly core is not loaded (a strict Content-Security-Policy, still loading under
+   * `steadfast/lazy`, a host that needs `init(...)`): nothing was sent. `key` is the caller's
+   * `idempotencyKey` if one was given (it is free), else undefined. `retryAfterMs`: 1,000 ms, a hint;
+   * `ready` says when the core is there.
+   */
+  | { readonly status: 'unavailable'; readonly reason: 'wasm'; readonly retryAfterMs: number; readonly key: string | undefined };
+
+/** A store the checkout client can use: an `IdempotencyStore`, or a shared (Redis) one. */
+export type CheckoutStore = IdempotencyRunner<ChargeOutcome> & ReconcilableStore<ChargeOutcome>;
+
+export interface CheckoutClientOptions<S extends CheckoutStore = IdempotencyStore<ChargeOutcome>> {
+  /** The charge endpoint, e.g. 'https://api.example.com/v1/charges'. */
+  readonly endpoint: string | { readonly href: string };
+  /** Used, with the SAME key, when the primary's breaker is open. */
+  readonly secondaryEndpoint?: string | { readonly href: string };
+  readonly fetch?: FetchFn;
+  /** Default: `{ maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 10_000 }`. */
+  readonly retry?: FetchRetryOptions;
+  /** A breaker, a registry, options for a per-origin registry, or `false` for none. Default: a registry with `{ windowSize: 20, minimumCalls: 10, failureRateThreshold: 0.5, openDurationMs: 30_000 }`. */
+  readonly breaker?: Executor | BreakerRegistry | CircuitBreakerOptions | false;
+  /** Default: a RetryBudget({ ratio: 0.2, minRetriesPerSec: 10, windowMs: 10_000 }) per client. */
+  readonly budget?: RetryBudget | RetryQuota;
+  /** Paces every HTTP attempt (first included). Default: none. */
+  readonly rateLimiter?: RateLimiter;
+  /** `true`: the process-wide per-origin limiter of `resilientFetch({ adaptive: true })`. Default false. */
+  readonly adaptive?: boolean;
+  /** Default: a new IdempotencyStore per client. */
+  readonly store?: S;
+  /** Default 10,000 ms. With `deadlineMs`, sets the settle window an unknown keeps (2 × the smaller). */
+  readonly attemptTimeoutMs?: number;
+  readonly deadlineMs?: number;
+  /**
+   * How long after its last attempt a request may still be processed by your gateway (ms): the settle
+   * window an unknown charge keeps, before which `reconcile()` never believes "it never happened".
+   * Default: 2 × the smaller of `attemptTimeoutMs` and `deadlineMs`.
+   */
+  readonly settleAfterMs?: number;
+  /** Called before every HTTP attempt (logging, UI). */
+  readonly onAttempt?: (info: { readonly attempt: number; readonly key: string; readonly url: string }) => void;
+}
+
+export interface ChargeRequest {
+  /** A positive integer. */
+  readonly amountCents: number;
+  readonly currency: string;
+  readonly [field: string]: unknown;
+}
+
+export interface CheckoutClient<S extends CheckoutStore = IdempotencyStore<ChargeOutcome>> {
+  readonly store: S;
+  /**
+   * One logical charge per key (default: a new key per call). A second call with the same key while
+   * the first is in flight returns the same promise. Resolves for everything the network or the
+   * gateway can do (succeeded, declined, unknown, unavailable); rejects only for programming errors
+   * (bad input, `CheckoutRequestError`, `IdempotencyKeyReuseError`) and with the signal's reason when
+   * the caller aborts (the key is then unknown if anything may have been sent).
+   */
+  charge(charge: ChargeRequest, options?: { readonly idempotencyKey?: string; readonly signal?: AbortSignalLike }): Promise<ChargeOutcome>;
+  /**
+   * Get an unknown charge out of unknown by re-sending it with the SAME key: a gateway that honours
+   * keys replays the first outcome, processes it once, or answers 409 while it still runs (then it
+   * stays `unknown`). The outcome also settles the store (succeeded → replayed from now on; declined
+   * → key free). `charge` is needed only when this client did not make the charge (after a reload).
+   * Without a key: every unknown key of the store, one after another.
+   */
+  reconcile(key: string, charge?: ChargeRequest): Promise<ChargeOutcome>;
+  /** Keys this client did not make (another client's, on a shared store) are skipped and reported. */
+  reconcile(): Promise<Array<ChargeOutcome | { readonly status: 'skipped'; readonly reason: 'not-this-client'; readonly key: string } | { readonly status: 'unknown'; readonly key: string; readonly retryAfterMs: number; readonly error: unknown }>>;
+}
+
+export function createCheckoutClient<S extends CheckoutStore = IdempotencyStore<ChargeOutcome>>(options: CheckoutClientOptions<S>): CheckoutClient<S>;
+
+/** The gateway rejected the request itself (400, 401, 404…): a programming error, thrown. */
+export class CheckoutRequestError extends SteadfastError {
+  constructor(status: number, body: unknown);
+  readonly code: 'CHECKOUT_REJECTED';
+  readonly status: number;
+  readonly body: unknown;
+}
