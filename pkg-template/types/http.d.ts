@@ -170,7 +170,13 @@ export interface CheckoutClient<S extends CheckoutStore = IdempotencyStore<Charg
    */
   reconcile(key: string, charge?: ChargeRequest): Promise<ChargeOutcome>;
   /** Keys this client did not make (another client's, on a shared store) are skipped and reported. */
-  reconcile(): Promise<Array<ChargeOutcome | { readonly status: 'skipped'; readonly reason: 'not-this-client'; readonly key: string } | { readonly status: 'unknown'; readonly key: string; readonly retryAfterMs: number; readonly error: unknown }>>;
+  reconcile(): Promise<
+    Array<
+      | ChargeOutcome
+      | { readonly status: 'skipped'; readonly reason: 'not-this-client'; readonly key: string }
+      | { readonly status: 'unknown'; readonly key: string; readonly retryAfterMs: number; readonly error: unknown }
+    >
+  >;
 }
 
 export function createCheckoutClient<S extends CheckoutStore = IdempotencyStore<ChargeOutcome>>(options: CheckoutClientOptions<S>): CheckoutClient<S>;
