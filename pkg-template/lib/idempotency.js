@@ -218,7 +218,7 @@ export class IdempotencyStore {
 
   constructor(options) {
     const where = 'IdempotencyStore';
-    const stand = deferred(new.target, arguments, where, ['run']);
+    const stand = deferred(new.target, arguments, where, ['run', 'resubmit']);
     if (stand !== undefined) return stand;
     const opts = o.object(options, where, true);
     this.#clock = o.clock(opts, where);
