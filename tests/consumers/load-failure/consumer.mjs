@@ -38,6 +38,8 @@ const early = {
   registry: new s.BreakerRegistry(),
   limiter: new s.RateLimiter(),
   quota: new s.RetryQuota(),
+  shared: new s.SharedCircuitBreaker({ name: 'load-failure', failureThreshold: 1, openDurationMs: 1 }),
+  sharedStore: new s.SharedIdempotencyStore(),
   client: s.createCheckoutClient({ endpoint: 'http://127.0.0.1:9/charges', fetch: () => assert.fail('nothing may be sent without the core') }),
 };
 ok(early.breaker instanceof s.CircuitBreaker && early.store instanceof s.IdempotencyStore, 'made before the core: still instanceof their class');
@@ -62,6 +64,9 @@ for (const [what, call] of [
   ['CircuitBreaker.execute', () => early.breaker.execute(() => assert.fail('run without the core'))],
   ['IdempotencyStore.run', () => early.store.run('k', () => assert.fail('run without the core'))],
   ['RateLimiter.acquire', () => early.limiter.acquire()],
+  ['IdempotencyStore.resubmit', () => early.store.resubmit('k', () => assert.fail('run without the core'))],
+  ['SharedCircuitBreaker.execute', () => early.shared.execute(() => assert.fail('run without the core'))],
+  ['SharedIdempotencyStore.run', () => early.sharedStore.run('k', () => assert.fail('run without the core'))],
 ]) {
   const e = await call().then(
     () => undefined,
@@ -95,6 +100,8 @@ const breaker = new s.CircuitBreaker({ failureThreshold: 1, openDurationMs: 1 })
 ok((await breaker.execute(() => 'ok')) === 'ok', 'after init(bytes) the core works');
 ok((await early.breaker.execute(() => 'early')) === 'early' && early.breaker.currentState === 'closed', 'a breaker made before the core works once it loaded');
 ok(early.budget.tryConsume() === true && early.budget.tryConsume() === false, 'a budget made before the core keeps its options (capacity 1)');
+ok((await early.shared.execute(() => 'shared')) === 'shared', 'a shared breaker made before the core works once it loaded');
+ok((await early.sharedStore.run('k', () => 'once')) === 'once', 'a shared store made before the core works once it loaded');
 ok((await early.store.run('k', () => 'once')) === 'once' && (await early.store.run('k', () => 'twice')) === 'once', 'a store made before the core replays');
 ok(/^\d+\.\d+\.\d+/.test(s.version()), 'version() after init');
 await s.init();
