@@ -193,7 +193,9 @@ export type TypeChecks = [
   Expect<Equal<ReturnType<typeof init>, Promise<void>>>,
   Expect<Equal<SteadfastErrorsByCode['CIRCUIT_OPEN'], CircuitOpenError>>,
   Expect<Equal<SteadfastErrorsByCode['WASM_UNAVAILABLE'], WasmUnavailableError>>,
-  Expect<Equal<WasmUnavailableError['reason'], 'csp' | 'load' | 'pending'>>,
+  Expect<Equal<WasmUnavailableError['reason'], 'csp' | 'permission' | 'load' | 'pending'>>,
+  // Made before the core loaded, a checkout client answers this; its key is the caller's, if any.
+  Expect<Equal<Extract<ChargeOutcome, { reason: 'wasm' }>['key'], string | undefined>>,
   Expect<Equal<CircuitOpenError['name'], 'CircuitOpenError'>>,
   Expect<Equal<ReturnType<typeof bulkhead>, Bulkhead>>,
   Expect<Equal<ReturnType<SteadfastEvents['onRetry']>, Unsubscribe>>,
