@@ -91,6 +91,7 @@ import type {
   IdempotencyRecord,
   UnknownRecordMeta,
   RunOptions,
+  ResubmitOptions,
   Resolution,
   IdempotencyStoreOptions,
   Charge,
@@ -339,6 +340,10 @@ export async function main(): Promise<number> {
   check(meta?.attempts === 2 && meta.settleAfterMs === 5_000 && meta.lastAttemptAt === now, `unknown record meta: ${JSON.stringify(meta)}`);
   const again: unknown = await store.run(unknownKey, () => result).catch((error: unknown) => error);
   check(again instanceof OutcomeUnknownError && again.key === unknownKey, 'OutcomeUnknownError');
+  // Reconciliation by re-sending on the same record: another request is refused before fn runs.
+  const resend: ResubmitOptions = { fingerprint: 'another', refutes: (e) => e instanceof Error };
+  const refused: unknown = await store.resubmit(unknownKey, () => result, resend).catch((error: unknown) => error);
+  check(isSteadfastError(refused, 'KEY_REUSED'), `resubmit() binds the record's request: ${String(refused)}`);
   const resolution: Resolution<ChargeResult> = { status: 'done', result };
   store.resolve(unknownKey, resolution);
   check((await store.run(unknownKey, () => ({ reference: 'x', amountCents: 1 }))) === result, 'resolve() then replay');
