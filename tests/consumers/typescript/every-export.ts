@@ -342,8 +342,8 @@ export async function main(): Promise<number> {
   check(again instanceof OutcomeUnknownError && again.key === unknownKey, 'OutcomeUnknownError');
   // Reconciliation by re-sending on the same record: another request is refused before fn runs.
   const resend: ResubmitOptions = { fingerprint: 'another', refutes: (e) => e instanceof Error };
-  const refused: unknown = await store.resubmit(unknownKey, () => result, resend).catch((error: unknown) => error);
-  check(isSteadfastError(refused, 'KEY_REUSED'), `resubmit() binds the record's request: ${String(refused)}`);
+  const resendRefused: unknown = await store.resubmit(unknownKey, () => result, resend).catch((error: unknown) => error);
+  check(isSteadfastError(resendRefused, 'KEY_REUSED'), `resubmit() binds the record's request: ${String(resendRefused)}`);
   const resolution: Resolution<ChargeResult> = { status: 'done', result };
   store.resolve(unknownKey, resolution);
   check((await store.run(unknownKey, () => ({ reference: 'x', amountCents: 1 }))) === result, 'resolve() then replay');
