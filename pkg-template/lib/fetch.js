@@ -21,6 +21,7 @@ import { ANSWER, VERDICT, historyVerdict, isTransientError, isTransientResponse,
 import { withRetry } from './retry.js';
 import { newIdempotencyKey } from './idempotency.js';
 import * as o from './options.js';
+import { deferred } from './deferred.js';
 import { after } from './clock.js';
 import { fetchDefaults, JITTERS } from './defaults.js';
 import { evictOldest } from './bounded.js';
@@ -74,8 +75,10 @@ export class BreakerRegistry {
    *   from client input cannot grow memory without bound. When every kept breaker is pinned or in
    *   use, nothing is dropped: a new origin gets a breaker that is not kept (it guards that one call).
    */
-  constructor(breakerOptions = fetchDefaults().breaker) {
-    const given = o.object(breakerOptions, 'BreakerRegistry');
+  constructor(breakerOptions) {
+    const stand = deferred(new.target, arguments, 'BreakerRegistry');
+    if (stand !== undefined) return stand;
+    const given = o.object(breakerOptions === undefined ? fetchDefaults().breaker : breakerOptions, 'BreakerRegistry');
     const opts = { isFailure: countsAgainstOrigin };
     for (const k of Object.keys(given)) if (k !== 'maxOrigins' && k !== 'pinned') opts[k] = given[k];
     const maxOrigins = o.num(given, 'maxOrigins', 'BreakerRegistry') ?? fetchDefaults().maxOrigins;
@@ -255,7 +258,8 @@ export async function fetchWithState(input, init, options, state, readBody = fal
   state.maybeSent = false;
   state.attempts = 0;
   state.lastAttemptAt = undefined;
-  state.history = 0;
+  // A caller may carry a history in (the checkout client's failover: one charge, two endpoints).
+  state.history = typeof state.history === 'number' ? state.history : 0;
   state.bodyText = undefined;
   const c = compile(options);
   const url = urlOf(input);

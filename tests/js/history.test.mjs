@@ -244,6 +244,18 @@ describe('the checkout client', () => {
     assert.equal(gw.requests(key), sent, 'nothing was sent');
   });
 
+  test('a charge of another cart meeting a pending reconcile of the key is refused, never joined', async () => {
+    const client = createCheckoutClient({ endpoint: gw.url, retry: policy, breaker: false });
+    const key = 'co-404-join';
+    assert.equal((await client.charge({ amountCents: 10, currency: 'usd' }, { idempotencyKey: key })).status, 'unknown');
+    const pending = client.reconcile(key);
+    await assert.rejects(client.charge({ amountCents: 100000, currency: 'usd' }, { idempotencyKey: key }), { code: 'KEY_REUSED' });
+    // The same cart joins the pending reconcile: one request, one answer.
+    const same = client.charge({ amountCents: 10, currency: 'usd' }, { idempotencyKey: key });
+    assert.deepEqual(await same, await pending);
+    assert.equal(gw.debits(key), 1);
+  });
+
   test('reconcile() skips and reports the keys this client did not make, and settles the rest', async () => {
     const store = new IdempotencyStore();
     const a = createCheckoutClient({ endpoint: gw.url, retry: policy, breaker: false, store });
