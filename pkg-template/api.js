@@ -37,6 +37,7 @@ import { requireCore } from './lib/loader.js';
 export { init } from './lib/loader.js';
 export {
   StateStoreUnavailableError,
+  StoreAmnesiaError,
   StoreFullError,
   memoryStateStore,
   redisStateStore,

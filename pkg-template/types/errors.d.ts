@@ -1,7 +1,7 @@
 /** Errors: every steadfast error, its `code`, and the brand guard `isSteadfastError`. */
 
 import type { CheckoutRequestError } from './http.js';
-import type { StateStoreUnavailableError, StoreFullError } from './shared.js';
+import type { StateStoreUnavailableError, StoreAmnesiaError, StoreFullError } from './shared.js';
 
 export type SteadfastErrorCode =
   | 'CIRCUIT_OPEN'
@@ -19,6 +19,7 @@ export type SteadfastErrorCode =
   | 'STORE_UNAVAILABLE'
   | 'OFFLINE'
   | 'STORE_FULL'
+  | 'STORE_AMNESIA'
   | 'WASM_UNAVAILABLE'
   | 'TIMEOUT'
   | 'BULKHEAD_REJECTED'
@@ -157,6 +158,7 @@ export interface SteadfastErrorsByCode {
   DEADLINE_EXCEEDED: DeadlineExceededError;
   OFFLINE: OfflineError;
   STORE_FULL: StoreFullError;
+  STORE_AMNESIA: StoreAmnesiaError;
   KEY_NOT_FOUND: IdempotencyStateError & { readonly code: 'KEY_NOT_FOUND' };
   KEY_WRONG_STATE: IdempotencyStateError & { readonly code: 'KEY_WRONG_STATE' };
   INVALID_OPTION: SteadfastInputError & { readonly code: 'INVALID_OPTION' };

@@ -21,10 +21,21 @@ export class StoreFullError extends SteadfastError {
   readonly maxRecords: number;
 }
 
+/**
+ * Redis lost the store's data (an epoch marker gone or older than the one this process knew: a
+ * restart without persistence, FLUSHALL, a failover to an empty node). Begins, reopens, resolves,
+ * peeks and listings reject with it, running nothing, until `acknowledgeAmnesia()`.
+ */
+export class StoreAmnesiaError extends SteadfastError {
+  readonly code: 'STORE_AMNESIA';
+  /** The store's key prefix. */
+  readonly prefix: string;
+}
+
 /** What `onStoreError` receives. */
 export interface StoreErrorEvent {
   readonly op: string;
-  readonly error: StateStoreUnavailableError;
+  readonly error: StateStoreUnavailableError | StoreAmnesiaError;
   /** The breaker's name (breaker events). */
   readonly name?: string;
   /** The idempotency key (idempotency events). */
@@ -75,6 +86,10 @@ export interface IdempotencyStoreHandle {
   peek(key: string): Promise<IdempotencyRecord<unknown> | undefined>;
   resolve(key: string, outcome: 'done' | 'failed', result?: unknown, startedAt?: number): Promise<'resolved' | 'not-found' | 'wrong-state'>;
   unknownKeys(): Promise<string[]>;
+  /** Optional: one page of the list, `keys` as `[key, startedAt]` pairs; cursor undefined at the end. */
+  unknownKeysPage?(cursor?: string): Promise<{ keys: [string, number][]; cursor: string | undefined }>;
+  /** Optional: stores that can lose data start a new epoch after a StoreAmnesiaError. */
+  acknowledgeAmnesia?(): Promise<{ generation: number }>;
 }
 
 /** A shared breaker's options as a store receives them (defaults filled in). */
@@ -108,9 +123,18 @@ export interface StateStore {
  */
 export function memoryStateStore(): StateStore;
 
-/** A node-redis (4+) or ioredis (5+) client, connected by you. steadfast depends on neither. */
+/**
+ * A node-redis (4+) or ioredis (5+) client, connected by you: one node (`createClient`, `new Redis`)
+ * or a Redis Cluster (`createCluster`, `new Redis.Cluster`). steadfast depends on neither.
+ */
 export type RedisClientLike =
   | { sendCommand(args: string[]): Promise<unknown> }
+  | {
+      sendCommand(firstKey: string | undefined, isReadonly: boolean | undefined, args: string[]): Promise<unknown>;
+      getNodeClientForKey(key: string, isReadonly?: boolean): Promise<unknown>;
+      nodeClient(node: unknown): Promise<unknown>;
+      readonly masters: readonly unknown[];
+    }
   | { call(...args: string[]): Promise<unknown>; evalsha(sha: string, numKeys: number | string, ...args: (string | number)[]): Promise<unknown> };
 
 export interface RedisStoreOptions {
@@ -136,6 +160,37 @@ export interface RedisStoreOptions {
    * cannot be checked and is used as is.
    */
   readonly evictionPolicy?: 'refuse' | 'warn';
+  /**
+   * A primary with neither AOF (`appendonly yes`) nor RDB snapshots (`save`) forgets everything when
+   * it restarts: 'warn' (default) calls `onWarning` once; 'refuse' rejects idempotency calls with
+   * StateStoreUnavailableError (op 'persistence'); 'ignore'. Checked on every primary like the policy.
+   */
+  readonly persistence?: 'warn' | 'refuse' | 'ignore';
+  /**
+   * Records are spread over this many buckets, each its own hash tag (`{idem:<b>}`), so a cluster
+   * spreads them over its primaries; each bucket holds at most `ceil(maxRecords / buckets)` live
+   * records. Fixed for the life of the data: a store with another count refuses (op 'layout').
+   * Integer 1–1024, default 64.
+   */
+  readonly buckets?: number;
+  /**
+   * Durability: when > 0, a begin, completion, reopen or resolve is acknowledged only once this many
+   * replicas hold it (`WAIT` on the connection to the node that holds the record); fewer within
+   * `waitTimeoutMs` is a StateStoreUnavailableError (a begin then runs nothing). Default 0 (no wait).
+   */
+  readonly waitReplicas?: number;
+  /** How long one WAIT may take (ms). Default 100. */
+  readonly waitTimeoutMs?: number;
+  /**
+   * No epoch marker in Redis at all: 'initialize' (default) writes one (a new deployment); 'refuse'
+   * treats it as lost data (StoreAmnesiaError) until `acknowledgeAmnesia()` writes it.
+   */
+  readonly firstUse?: 'initialize' | 'refuse';
+  /**
+   * Records under the single-slot key layout of earlier versions (`<prefix>:{idem}:…`): 'refuse'
+   * (default) rejects idempotency calls (op 'layout') so none is silently forgotten; 'ignore'.
+   */
+  readonly legacyLayout?: 'refuse' | 'ignore';
   /** Called once for each warning (eviction policy under 'warn', the shared default prefix). */
   readonly onWarning?: (message: string) => void;
 }
@@ -205,7 +260,12 @@ export class SharedIdempotencyStore<T = unknown> {
   resubmit(key: string, fn: () => Promise<T> | T, options?: ResubmitOptions): Promise<T>;
   peek(key: string): Promise<IdempotencyRecord<T> | undefined>;
   resolve(key: string, outcome: Resolution<T>): Promise<void>;
+  /** Every unknown key, oldest first; a Redis store reads them page by page and retries a failed page from where it stopped. */
   unknownKeys(): Promise<string[]>;
+  /** One page of that list: pass the previous page's `cursor` ('' or none to start); `cursor` is undefined on the last page. */
+  unknownKeysPage(cursor?: string): Promise<{ keys: string[]; cursor: string | undefined }>;
+  /** After a StoreAmnesiaError, once the lost keys are reconciled: start a new epoch (every process accepts calls again). Memory stores: `{ generation: 0 }`. */
+  acknowledgeAmnesia(): Promise<{ generation: number }>;
 }
 export function createSharedIdempotencyStore<T = unknown>(options?: SharedIdempotencyStoreOptions): SharedIdempotencyStore<T>;
 export function createRedisIdempotencyStore<T = unknown>(options: SharedIdempotencyStoreOptions & RedisStoreOptions): SharedIdempotencyStore<T>;

@@ -33,11 +33,11 @@ test('chargeFingerprint writes the fixture text for every case', () => {
 
 test('chargeCustomer through a Redis store keeps the fixture digest for every case', async () => {
   const prefix = `fp-${Date.now()}`;
-  const store = createRedisIdempotencyStore({ client: redis.conn.client, prefix, timeoutMs: 5000 });
+  const store = createRedisIdempotencyStore({ client: redis.conn.client, prefix, timeoutMs: 5000, buckets: 1 });
   for (const c of cases) {
     const deps = { store, breaker: breaker(), policy, gateway: async () => 'ok', volatileFields: c.volatileFields };
     assert.equal(await chargeCustomer(c.charge, deps), 'ok', c.name);
-    const stored = await redis.conn.client.sendCommand(['HGET', `${prefix}:{idem}:r:${c.charge.idempotencyKey}`, 'fp']);
+    const stored = await redis.conn.client.sendCommand(['HGET', `${prefix}:{idem:0}:r:${c.charge.idempotencyKey}`, 'fp']);
     assert.equal(stored, c.digest, c.name);
   }
 });

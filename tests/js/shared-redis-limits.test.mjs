@@ -43,9 +43,9 @@ const transient = () => Object.assign(new Error('ETIMEDOUT'), { code: 'ETIMEDOUT
 
 test('fingerprints: the core SHA-256/128 of the request (every process computes the same digest); strict in every status', async () => {
   const prefix = fresh();
-  const s = createRedisIdempotencyStore({ client: redis.conn.client, prefix, timeoutMs: 5000 });
+  const s = createRedisIdempotencyStore({ client: redis.conn.client, prefix, timeoutMs: 5000, buckets: 1 });
   assert.equal(await s.run('k', async () => 'one', { fingerprint: '100 usd' }), 'one');
-  const stored = await cmd('HGET', `${prefix}:{idem}:r:k`, 'fp');
+  const stored = await cmd('HGET', `${prefix}:{idem:0}:r:k`, 'fp');
   assert.equal(stored, createHash('sha256').update('f:100 usd').digest('hex').slice(0, 32));
   await assert.rejects(
     s.run('k', async () => 'two', { fingerprint: '100000 usd' }),
@@ -69,7 +69,7 @@ test('fingerprints: the core SHA-256/128 of the request (every process computes 
 });
 
 test('maxRecords in Redis: new keys are refused when full, live records are never evicted, expired done records make room', async () => {
-  const s = store({ maxRecords: 3, ttlMs: 300 });
+  const s = store({ maxRecords: 3, ttlMs: 300, buckets: 1 });
   await s.run('a', async () => 1);
   await assert.rejects(s.run('b', async () => Promise.reject(transient())));
   let release;
@@ -98,6 +98,7 @@ test('every Redis key carries a TTL: in flight, unknown, done, breaker state and
     client: redis.conn.client,
     prefix,
     timeoutMs: 5000,
+    buckets: 1,
     ttlMs: 60_000,
     unknownTtlMs: 3_600_000,
     inFlightLeaseMs: 10_000,
@@ -107,7 +108,7 @@ test('every Redis key carries a TTL: in flight, unknown, done, breaker state and
   await sleep(5);
   await s.run('done', async () => 1);
   await s.run('unk', async () => Promise.reject(transient())).catch(() => {});
-  const ttl = async (k) => Number(await cmd('PTTL', `${prefix}:{idem}:r:${k}`));
+  const ttl = async (k) => Number(await cmd('PTTL', `${prefix}:{idem:0}:r:${k}`));
   const inTtl = await ttl('in');
   assert.ok(inTtl > 3_600_000 && inTtl <= 3_610_000, `in flight: lease + unknownTtlMs, got ${inTtl}`);
   const doneTtl = await ttl('done');
@@ -118,7 +119,7 @@ test('every Redis key carries a TTL: in flight, unknown, done, breaker state and
   await p;
   const b = createRedisBreaker({ client: redis.conn.client, prefix, name: 'gw', windowSize: 10, failureRateThreshold: 0.5, openDurationMs: 1000 });
   await b.execute(async () => 1);
-  for (const k of [`${prefix}:breaker:2:gw`, `${prefix}:breaker:2:gw:window`]) {
+  for (const k of [`${prefix}:breaker:{2:gw}`, `${prefix}:breaker:{2:gw}:window`]) {
     const t = Number(await cmd('PTTL', k));
     assert.ok(t > 0, `${k} has a TTL (${t})`);
   }
@@ -142,13 +143,13 @@ test(`the reconciliation list is paged: ${UNKNOWN_N.toLocaleString('en-US')} unk
       redis.call('ZADD', p .. 'unknown', now + i, k)
       redis.call('ZADD', p .. 'all', now + 86400000, k)
     end`;
-  const base = `${prefix}:{idem}:`;
+  const base = `${prefix}:{idem:0}:`;
   const t0 = performance.now();
   for (let from = 0; from < UNKNOWN_N; from += 10_000) {
     await cmd('EVAL', fill, 0, base, from, Math.min(10_000, UNKNOWN_N - from), Date.now());
   }
   t.diagnostic(`filled ${UNKNOWN_N} unknown records in ${Math.round(performance.now() - t0)} ms`);
-  const s = createRedisIdempotencyStore({ client: redis.conn.client, prefix, timeoutMs: 5000, maxRecords: 2 ** 30 });
+  const s = createRedisIdempotencyStore({ client: redis.conn.client, prefix, timeoutMs: 5000, maxRecords: 2 ** 30, buckets: 1 });
   await s.peek('warm-up'); // loads the script and checks the eviction policy
   await cmd('CONFIG', 'SET', 'slowlog-log-slower-than', 0);
   await cmd('CONFIG', 'SET', 'slowlog-max-len', 4096);
@@ -193,7 +194,7 @@ test('maxmemory-policy: an evicting policy is refused (nothing runs), or warned 
     );
     assert.equal(ran, false);
     const warnings = [];
-    const w = store({ evictionPolicy: 'warn', onWarning: (m) => warnings.push(m) });
+    const w = store({ evictionPolicy: 'warn', persistence: 'ignore', onWarning: (m) => warnings.push(m) });
     assert.equal(await w.run('k', async () => 'ran'), 'ran');
     assert.equal(await w.run('k2', async () => 'ran'), 'ran');
     assert.equal(warnings.length, 1);
@@ -316,11 +317,12 @@ test('per-service default prefixes: two services on one Redis share no breaker a
   assert.equal(await checkout.state(), 'open');
   assert.equal(await refunds.execute(async () => 'ok'), 'ok', "the other service's breaker of the same name is closed");
   assert.equal(await refunds.state(), 'closed');
-  assert.equal(await cmd('EXISTS', 'steadfast:checkout:breaker:7:gateway'), 1, 'keys live under steadfast:<service>');
-  assert.equal(await cmd('EXISTS', 'steadfast:breaker:7:gateway'), 0, 'nothing under the shared namespace');
+  assert.equal(await cmd('EXISTS', 'steadfast:checkout:breaker:{7:gateway}'), 1, 'keys live under steadfast:<service>');
+  assert.equal(await cmd('EXISTS', 'steadfast:breaker:{7:gateway}'), 0, 'nothing under the shared namespace');
 
-  const a = createRedisIdempotencyStore({ client: redis.conn.client, service: 'checkout', timeoutMs: 5000, onWarning: (m) => warnings.push(m) });
-  const b = createRedisIdempotencyStore({ client: redis.conn.client, service: 'refunds', timeoutMs: 5000, onWarning: (m) => warnings.push(m) });
+  const quiet = { timeoutMs: 5000, persistence: 'ignore', onWarning: (m) => warnings.push(m) };
+  const a = createRedisIdempotencyStore({ client: redis.conn.client, service: 'checkout', ...quiet });
+  const b = createRedisIdempotencyStore({ client: redis.conn.client, service: 'refunds', ...quiet });
   assert.equal(await a.run('order-1', async () => 'charged'), 'charged');
   assert.equal(await b.run('order-1', async () => 'refunded'), 'refunded', 'the same key in another service runs (no replay across services)');
   assert.equal(await a.run('order-1', async () => 'again'), 'charged', 'and replays in its own');
@@ -365,12 +367,12 @@ test(
     const prefix = fresh();
     // Two processes on one namespace: one leases 300 ms, the other 30 ms. Their records start
     // interleaved, so leases lapse in another order than the records started (the list's order).
-    const long = createRedisIdempotencyStore({ client: redis.conn.client, prefix, timeoutMs: 5000, inFlightLeaseMs: 300, maxRecords: 100_000 });
-    const short = createRedisIdempotencyStore({ client: redis.conn.client, prefix, timeoutMs: 5000, inFlightLeaseMs: 30, maxRecords: 100_000 });
+    const long = createRedisIdempotencyStore({ client: redis.conn.client, prefix, timeoutMs: 5000, inFlightLeaseMs: 300, maxRecords: 100_000, buckets: 1 });
+    const short = createRedisIdempotencyStore({ client: redis.conn.client, prefix, timeoutMs: 5000, inFlightLeaseMs: 30, maxRecords: 100_000, buckets: 1 });
     const N = 6_000;
     const keys = Array.from({ length: N }, (_, i) => `mixed-${i}`);
     const hung = () => new Promise(() => {}); // the owner dies mid-call: its lease lapses into unknown
-    const inflight = async () => Number(await cmd('ZCARD', `${prefix}:{idem}:inflight`));
+    const inflight = async () => Number(await cmd('ZCARD', `${prefix}:{idem:0}:inflight`));
     for (let i = 0; i < N; i += 200) {
       keys.slice(i, i + 200).forEach((k, j) => ((i + j) % 2 === 0 ? long : short).run(k, hung).catch(() => {}));
       while ((await inflight()) < Math.min(N, i + 200)) await sleep(1); // these have started

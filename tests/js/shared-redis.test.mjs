@@ -155,7 +155,7 @@ test('breaker twin with forged hash fields: the Lua does not believe them and an
   const cmd = (...args) => client.sendCommand(args.map(String));
   const remote = redisStateStore({ client, prefix: 'forged', timeoutMs: 2000 });
   const local = memoryStateStore();
-  const hash = (name) => `forged:breaker:${name.length}:${name}`;
+  const hash = (name) => `forged:breaker:{${name.length}:${name}}`;
   const rate = { kind: 'rate', windowSize: 10, failureRateThreshold: 0.5, minimumCalls: 5, openDurationMs: 400, probesToClose: 1 };
   const consecutive = { kind: 'consecutive', failureThreshold: 3, openDurationMs: 400, probesToClose: 1 };
   /** The same outcomes on both sides; `forge` (Redis only) runs after `before` of them. Answers every step of both. */

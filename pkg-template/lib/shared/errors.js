@@ -34,3 +34,25 @@ export class StoreFullError extends SteadfastError {
   }
 }
 named(StoreFullError, 'StoreFullError');
+
+/**
+ * Redis lost the store's data (its epoch marker is gone or older than the one this process knew: a
+ * restart without persistence, FLUSHALL, a failover to a node that had not received it). Begins,
+ * reopens, resolves, peeks and listings reject with this, WITHOUT running anything, until an
+ * operator has settled what was lost and calls acknowledgeAmnesia(): answering from what is left
+ * would run keys again (a second debit).
+ */
+export class StoreAmnesiaError extends SteadfastError {
+  /**
+   * @param {string} prefix the store's key prefix
+   * @param {string} detail what was found
+   */
+  constructor(prefix, detail) {
+    super(
+      `Idempotency store '${prefix}' lost data in Redis (${detail}): nothing runs until the lost keys are reconciled with the gateway and acknowledgeAmnesia() is called`,
+      'STORE_AMNESIA',
+    );
+    this.prefix = prefix;
+  }
+}
+named(StoreAmnesiaError, 'StoreAmnesiaError');

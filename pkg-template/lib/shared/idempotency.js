@@ -9,7 +9,7 @@ import { checkResolution, completionOf, newIdempotencyKey, parkedError, resolveE
 import { RESOLVE, checkKey, fingerprintText, idempotencyDefaults } from '../idempotency-key.js';
 import * as o from '../options.js';
 import { deferred } from '../deferred.js';
-import { StateStoreUnavailableError, StoreFullError } from './errors.js';
+import { StateStoreUnavailableError, StoreAmnesiaError, StoreFullError } from './errors.js';
 import { memoryStateStore } from './store.js';
 import { errorText, unknownMeta } from '../unknown.js';
 
@@ -72,7 +72,7 @@ export class SharedIdempotencyStore {
       return await call();
     } catch (error) {
       if (error?.code === 'INVALID_KEY') throw error;
-      const e = error instanceof StateStoreUnavailableError ? error : new StateStoreUnavailableError(op, String(error?.message ?? error), error);
+      const e = error instanceof StateStoreUnavailableError || error instanceof StoreAmnesiaError ? error : new StateStoreUnavailableError(op, String(error?.message ?? error), error);
       e.key = key;
       try {
         this.#onStoreError?.({ op, error: e, key });
@@ -197,6 +197,43 @@ export class SharedIdempotencyStore {
    */
   async unknownKeys() {
     return this.#guard('unknownKeys', undefined, () => this.#records.unknownKeys());
+  }
+
+  /**
+   * The same list one page at a time, resumable: pass the `cursor` of the previous page ('' or
+   * undefined to start); `cursor` is undefined on the last page. A page that fails can be asked
+   * again with the same cursor (nothing before it is read again). A Redis store pages bucket by
+   * bucket (oldest first within a bucket); a memory store answers everything in one page.
+   * @param {string} [cursor]
+   * @returns {Promise<{ keys: string[], cursor: string | undefined }>}
+   */
+  async unknownKeysPage(cursor) {
+    if (cursor !== undefined && typeof cursor !== 'string') throw o.typeError('unknownKeysPage', 'cursor', 'a string from the previous page, or undefined', cursor);
+    return this.#guard('unknownKeys', undefined, async () => {
+      if (typeof this.#records.unknownKeysPage !== 'function') return { keys: cursor ? [] : await this.#records.unknownKeys(), cursor: undefined };
+      let parsed = cursor;
+      if (cursor) {
+        try {
+          JSON.parse(cursor);
+        } catch {
+          parsed = undefined;
+        }
+        if (parsed === undefined) throw o.typeError('unknownKeysPage', 'cursor', 'a cursor from the previous page', cursor);
+      }
+      const { keys, cursor: next } = await this.#records.unknownKeysPage(parsed);
+      return { keys: keys.map(([k]) => k), cursor: next };
+    });
+  }
+
+  /**
+   * After a StoreAmnesiaError (Redis lost the store's data): the operator has reconciled what was
+   * lost with the gateway; the store starts a new epoch and accepts calls again, in every process.
+   * A memory store never forgets: resolves to `{ generation: 0 }`.
+   * @returns {Promise<{ generation: number }>}
+   */
+  async acknowledgeAmnesia() {
+    if (typeof this.#records.acknowledgeAmnesia !== 'function') return { generation: 0 };
+    return this.#guard('acknowledge', undefined, () => this.#records.acknowledgeAmnesia());
   }
 }
 

@@ -6,7 +6,20 @@ import { SharedCircuitBreaker } from './breaker.js';
 import { SharedIdempotencyStore } from './idempotency.js';
 import * as o from '../options.js';
 
-const REDIS_OPTIONS = new Set(['client', 'service', 'prefix', 'timeoutMs', 'evictionPolicy', 'onWarning']);
+const REDIS_OPTIONS = new Set([
+  'client',
+  'service',
+  'prefix',
+  'timeoutMs',
+  'evictionPolicy',
+  'persistence',
+  'buckets',
+  'waitReplicas',
+  'waitTimeoutMs',
+  'firstUse',
+  'legacyLayout',
+  'onWarning',
+]);
 
 /** Split own options into the Redis store's and the driver's (inherited properties are ignored). */
 function split(options, where) {
@@ -17,7 +30,7 @@ function split(options, where) {
   return { redis, rest };
 }
 
-export { StateStoreUnavailableError, StoreFullError } from './errors.js';
+export { StateStoreUnavailableError, StoreAmnesiaError, StoreFullError } from './errors.js';
 export { memoryStateStore } from './store.js';
 export { redisStateStore } from './redis.js';
 export { SharedCircuitBreaker, createSharedBreaker } from './breaker.js';
@@ -36,7 +49,8 @@ export function createRedisBreaker(options) {
 
 /**
  * Idempotency records shared by every process using the same Redis and `prefix`.
- * `{ client, prefix = 'steadfast', timeoutMs = 250, evictionPolicy = 'refuse', onWarning, ttlMs = 24 h,
+ * `{ client, prefix = 'steadfast', timeoutMs = 250, evictionPolicy = 'refuse', persistence = 'warn', buckets = 64,
+ * waitReplicas = 0, waitTimeoutMs = 100, firstUse = 'initialize', legacyLayout = 'refuse', onWarning, ttlMs = 24 h,
  * inFlightLeaseMs = 120 s, maxRecords = 1,000,000, unknownTtlMs = 30 days, isTransient, onStoreError, onLateCompletion }`.
  */
 export function createRedisIdempotencyStore(options) {

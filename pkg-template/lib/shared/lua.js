@@ -151,17 +151,28 @@ return redis.error_reply('steadfast: unknown breaker op ' .. tostring(op))
 // the same maxRecords refusal and compare-and-set resolve). tests/js/shared-idempotency-twin.test.mjs
 // drives this script and the wasm core with the same operation sequences and compares every answer.
 //
-// Keys (one hash tag, so a cluster keeps them on one slot): a hash per record (status, fingerprint,
+// Keys (per bucket, one hash tag, so each script touches one cluster slot; redis.js picks a key's
+// bucket): a hash per record (status, fingerprint,
 // startedAt, owner token, lease, result/error), `unknown` (sorted set, score = startedAt: the
 // reconciliation worklist), `inflight` (score = lease deadline) and `all` (score = the record's
 // expiry: counts live records for maxRecords). Every record carries a TTL: done ttlMs, in flight
 // lease + unknownTtlMs, unknown unknownTtlMs (30 days by default: reconcile before then). An
 // in-flight record never expires into "free": when its owner's lease lapses it turns UNKNOWN. The
 // record-key prefix is derived from KEYS (never from ARGV), so an ioredis keyPrefix applies to it.
+// KEYS[5] is the bucket's epoch marker; ARGV[3] the marker the caller knows (removed before the
+// ops read their arguments).
 export const IDEMPOTENCY_LUA = `
 -- steadfast idempotency records (see lib/shared/lua.js)
-local rec, unknown, inflight, all = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local rec, unknown, inflight, all, epoch = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local op, key = ARGV[1], ARGV[2]
+-- The epoch: every op but an owner's completion runs only if the bucket's marker is the one the
+-- caller knows. A marker that is gone or other means Redis lost (or replaced) this bucket's data:
+-- answering from what is left would run keys again.
+local expected = table.remove(ARGV, 3)
+if op ~= 'complete' then
+  local mark = redis.call('GET', epoch)
+  if mark ~= expected then return redis.error_reply('STEADFAST_EPOCH ' .. (mark or '')) end
+end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local recPrefix = string.sub(unknown, 1, #unknown - 7) .. 'r:'
@@ -306,7 +317,7 @@ end
 -- at the start of a pass, a full batch of lapses answers {-1} (call again): the pass lists only
 -- once every record whose lease lapsed before it began is on the list. Records that go unknown
 -- during the pass are listed by it or by the next one, never twice. Returns {scanned, last,
--- lastScore, key...}; the pass ends when scanned < limit. Every call is O(limit log N).
+-- lastScore, key, startedAt, ...}; the pass ends when scanned < limit. Every call is O(limit log N).
 if op == 'unknown' then
   local cursor, cursorScore, limit, unknownTtl = ARGV[3], ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6])
   local lapsed = redis.call('ZRANGEBYSCORE', inflight, '-inf', '(' .. now, 'LIMIT', 0, limit)
@@ -321,12 +332,14 @@ if op == 'unknown' then
     start = redis.call('ZRANK', unknown, after)
     redis.call('ZREM', unknown, after)
   end
-  local page = redis.call('ZRANGE', unknown, start, start + limit - 1)
-  local out = {#page, '', ''}
-  if #page > 0 then out[2], out[3] = page[#page], redis.call('ZSCORE', unknown, page[#page]) end
-  for _, k in ipairs(page) do
+  local page = redis.call('ZRANGE', unknown, start, start + limit - 1, 'WITHSCORES')
+  local out = {#page / 2, '', ''}
+  if #page > 0 then out[2], out[3] = page[#page - 1], page[#page] end
+  for i = 1, #page, 2 do
+    local k = page[i]
     if redis.call('EXISTS', recPrefix .. k) == 1 then
       out[#out + 1] = k
+      out[#out + 1] = page[i + 1]
     else
       redis.call('ZREM', unknown, k)
     end

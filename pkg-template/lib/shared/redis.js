@@ -4,25 +4,81 @@
 // Redis is an error in `timeoutMs`, never a hang.
 
 import { BREAKER_LUA, IDEMPOTENCY_LUA } from './lua.js';
-import { StateStoreUnavailableError } from './errors.js';
+import { StateStoreUnavailableError, StoreAmnesiaError } from './errors.js';
 import * as o from '../options.js';
 import { fingerprintHex, idempotencyDefaults } from '../idempotency-key.js';
 import { STATES, TRANSITIONS } from '../breaker-options.js';
 
+/** CRC16/XMODEM, as Redis Cluster hashes keys to slots. */
+function crc16(bytes) {
+  let crc = 0;
+  for (const b of bytes) {
+    crc ^= b << 8;
+    for (let i = 0; i < 8; i++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+  }
+  return crc;
+}
+const utf8 = new TextEncoder();
+/** The cluster slot of a key (its hash tag, if it has a non-empty one, as Redis does). */
+export function keySlot(key) {
+  const open = key.indexOf('{');
+  if (open >= 0) {
+    const close = key.indexOf('}', open + 1);
+    if (close > open + 1) key = key.slice(open + 1, close);
+  }
+  return crc16(utf8.encode(key)) % 16384;
+}
+
+const isCluster = (client) => client.isCluster === true || (typeof client.getNodeClientForKey === 'function' && typeof client.nodeClient === 'function');
+
 /**
- * Normalise a client to `send(args: string[]) -> Promise<reply>`. ioredis is recognised by
- * `call` + `evalsha`; node-redis by `sendCommand` taking an argument array.
+ * Normalise a client to `send(args, key?) -> Promise<reply>` (routed by `key` on a cluster),
+ * `pin(key) -> Promise<send(args)>` (one connection: the node that holds `key`, for WAIT after a
+ * write) and `nodes() -> Promise<send(args)[]>` (every primary, for CONFIG checks). ioredis (single
+ * or `Redis.Cluster`) is recognised by `call` + `evalsha`; node-redis by `sendCommand`, its
+ * `createCluster` by `getNodeClientForKey` (its `sendCommand` is `(firstKey, isReadonly, args)`).
  */
 export function redisCommandSender(client) {
   if (client !== null && typeof client === 'object') {
     if (typeof client.call === 'function' && typeof client.evalsha === 'function') {
-      return { kind: 'ioredis', send: (args) => client.call(...args) };
+      if (!isCluster(client)) {
+        const send = (args) => client.call(...args);
+        return { kind: 'ioredis', cluster: false, send, pin: async () => send, nodes: async () => [send] };
+      }
+      // ioredis Cluster routes a command by its keys (EVALSHA's included); a pinned send goes to
+      // the instance the cluster itself uses for the key's slot, so a WAIT there follows the write.
+      const nodeFor = (key) => {
+        const address = client.slots?.[keySlot(key)]?.[0];
+        const node = client.nodes('master').find((n) => `${n.options.host}:${n.options.port}` === address);
+        if (node === undefined) throw new Error(`no primary known for slot ${keySlot(key)}`);
+        return (args) => node.call(...args);
+      };
+      return {
+        kind: 'ioredis cluster',
+        cluster: true,
+        send: (args) => client.call(...args),
+        pin: async (key) => nodeFor(key),
+        nodes: async () => client.nodes('master').map((n) => (args) => n.call(...args)),
+      };
     }
     if (typeof client.sendCommand === 'function') {
-      return { kind: 'node-redis', send: (args) => client.sendCommand(args) };
+      if (!isCluster(client)) {
+        const send = (args) => client.sendCommand(args);
+        return { kind: 'node-redis', cluster: false, send, pin: async () => send, nodes: async () => [send] };
+      }
+      return {
+        kind: 'node-redis cluster',
+        cluster: true,
+        send: (args, key) => client.sendCommand(key, false, args),
+        pin: async (key) => {
+          const node = await client.getNodeClientForKey(key, false);
+          return (args) => node.sendCommand(args);
+        },
+        nodes: async () => Promise.all(client.masters.map(async (m) => ((c) => (args) => c.sendCommand(args))(await client.nodeClient(m)))),
+      };
     }
   }
-  throw o.typeError('redisStateStore', 'client', 'a node-redis or ioredis client', client);
+  throw o.typeError('redisStateStore', 'client', 'a node-redis or ioredis client (single node or cluster)', client);
 }
 
 /** Reject with StateStoreUnavailableError when `promise` does not settle within `ms`. */
@@ -38,26 +94,34 @@ function bounded(promise, ms, op) {
     },
     (error) => {
       clearTimeout(timer);
-      throw error instanceof StateStoreUnavailableError ? error : new StateStoreUnavailableError(op, String(error?.message ?? error), error);
+      if (error instanceof StateStoreUnavailableError || error instanceof StoreAmnesiaError) throw error;
+      throw new StateStoreUnavailableError(op, String(error?.message ?? error), error);
     },
   );
 }
 
 const isNoScript = (e) => typeof e?.message === 'string' && e.message.startsWith('NOSCRIPT');
 
-/** One Lua script: EVALSHA, loading it on first use and again after a Redis restart (NOSCRIPT). */
+/** SHA-1 in hex (what EVALSHA names a script by), computed here: no SCRIPT LOAD round trip. */
+async function sha1(source) {
+  const digest = await globalThis.crypto.subtle.digest('SHA-1', utf8.encode(source));
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/**
+ * One Lua script: EVALSHA, and EVAL (which also caches it on that node) on NOSCRIPT — both keyed,
+ * so on a cluster each reaches the node that holds the keys, whichever node it is and after any
+ * restart or failover. `via` is a send (the client's routed one, or a pinned connection).
+ */
 function script(send, source) {
-  let sha;
-  const load = async () => (sha = String(await send(['SCRIPT', 'LOAD', source])));
-  return async (keys, args) => {
+  const sha = sha1(source);
+  return async (keys, args, via = (a) => send(a, keys[0])) => {
     const tail = [String(keys.length), ...keys, ...args.map(String)];
-    if (sha === undefined) await load();
     try {
-      return await send(['EVALSHA', sha, ...tail]);
+      return await via(['EVALSHA', await sha, ...tail]);
     } catch (e) {
       if (!isNoScript(e)) throw e;
-      await load();
-      return send(['EVALSHA', sha, ...tail]);
+      return via(['EVAL', source, ...tail]);
     }
   };
 }
@@ -75,23 +139,64 @@ let sharedPrefixWarned = false;
 
 /** How many unknown keys one reconciliation-listing call reads (each call is O(page log N)). */
 export const UNKNOWN_PAGE = 500;
+/** Default number of record buckets (each its own hash tag, so a cluster spreads them over its slots). */
+export const DEFAULT_BUCKETS = 64;
+/** How often unknownKeys() retries one failed page before giving up (it resumes from that page). */
+const PAGE_TRIES = 3;
+
+/** FNV-1a over the key's UTF-8 bytes: a key's bucket, the same in every process and version. */
+function bucketOf(key, buckets) {
+  let h = 0x811c9dc5;
+  for (const b of utf8.encode(key)) h = Math.imul(h ^ b, 0x01000193) >>> 0;
+  return h % buckets;
+}
+
+/** CONFIG GET replies as a { name: value } object (RESP2 arrays and RESP3 maps alike). */
+function configPairs(reply) {
+  if (Array.isArray(reply)) {
+    const out = {};
+    for (let i = 0; i + 1 < reply.length; i += 2) out[String(reply[i])] = String(reply[i + 1]);
+    return out;
+  }
+  if (reply instanceof Map) return Object.fromEntries([...reply].map(([k, v]) => [String(k), String(v)]));
+  return reply !== null && typeof reply === 'object' ? Object.fromEntries(Object.entries(reply).map(([k, v]) => [k, String(v)])) : {};
+}
+
+/** The store's epoch marker: `<generation>:<id>:<buckets>` (see the idempotency handle). */
+const parseMark = (text) => {
+  const [gen, id, buckets] = String(text).split(':');
+  return { gen: Number(gen), id, buckets: Number(buckets) };
+};
+const randomId = () => (typeof globalThis.crypto?.randomUUID === 'function' ? globalThis.crypto.randomUUID() : `${Date.now()}-${Math.random()}`).replace(/:/g, '');
 
 /**
- * A state store in Redis. Options: `client` (node-redis or ioredis, connected by you),
+ * A state store in Redis: one node, or a Redis Cluster. Options: `client` (node-redis or ioredis,
+ * connected by you: `createClient`, `createCluster`, `new Redis`, `new Redis.Cluster`),
  * `service` (this service's name: the default prefix becomes `steadfast:<service>`), `prefix` (key
  * namespace, overrides the default; default `'steadfast'` when no service is named, with a one-time
  * warning through `onWarning` or `process.emitWarning`), `timeoutMs = 250` (bound on
  * every call), `evictionPolicy = 'refuse'` ('refuse': idempotency calls reject with
  * StateStoreUnavailableError while Redis's maxmemory-policy may evict keys; 'warn': go on, and
- * report it once through `onWarning`), `onWarning(message)`.
- * Keys: `<prefix>:breaker:<name length>:<name>` (hash) + `:window` (list), both with a TTL;
- * `<prefix>:{idem}:r:<key>` (hash, with a TTL), `<prefix>:{idem}:unknown`, `:inflight` and `:all`
- * (sorted sets). Names cannot collide: a breaker name is length-prefixed.
+ * report it once through `onWarning`), `persistence = 'warn'` (a primary with neither AOF nor RDB
+ * snapshots forgets everything when it restarts: 'warn' reports it once, 'refuse' rejects
+ * idempotency calls, 'ignore'), `buckets = 64` (records are spread over this many hash tags; fixed
+ * for the life of the data: a store refuses records written with another count), `waitReplicas = 0`
+ * (durability: when > 0, a begin, completion, reopen or resolve is acknowledged only once this many
+ * replicas hold it — `WAIT` on the connection to the node that holds the record),
+ * `waitTimeoutMs = 100` (how long that WAIT may take; fewer replicas by then is a store error),
+ * `firstUse = 'initialize'` (no epoch marker anywhere: 'initialize' writes one; 'refuse': treat it
+ * as lost data until acknowledgeAmnesia()), `legacyLayout = 'refuse'` (records under the
+ * single-slot layout of earlier versions: 'refuse' to start over them; 'ignore'), `onWarning(message)`.
+ * Keys: `<prefix>:breaker:{<name length>:<name>}` (hash) + `:window` (list), both with a TTL and one
+ * hash tag; per bucket b: `<prefix>:{idem:<b>}:r:<key>` (hash, with a TTL), `:unknown`, `:inflight`,
+ * `:all` (sorted sets) and `:epoch` (the marker every script checks). Names cannot collide: a
+ * breaker name is length-prefixed.
  */
 export function redisStateStore(options) {
   const where = 'redisStateStore';
   const opts = o.object(options, where);
-  const { send, kind } = redisCommandSender(o.own(opts, 'client'));
+  const sender = redisCommandSender(o.own(opts, 'client'));
+  const { send, kind } = sender;
   const service = o.own(opts, 'service');
   if (service !== undefined && !(typeof service === 'string' && SERVICE.test(service))) {
     throw o.typeError(where, 'service', 'a name of 1-64 letters, digits, or . _ -', service);
@@ -104,22 +209,42 @@ export function redisStateStore(options) {
   const timeoutMs = o.num(opts, 'timeoutMs', where) ?? 250;
   if (!(timeoutMs > 0 && timeoutMs <= 2 ** 31 - 1)) throw o.rangeError(where, 'timeoutMs', 'a number of ms in (0, 2^31)', timeoutMs);
   const evictionPolicy = ['refuse', 'warn'][o.oneOf(opts, 'evictionPolicy', where, ['refuse', 'warn'], 0)];
+  const persistence = ['warn', 'refuse', 'ignore'][o.oneOf(opts, 'persistence', where, ['warn', 'refuse', 'ignore'], 0)];
+  const firstUse = ['initialize', 'refuse'][o.oneOf(opts, 'firstUse', where, ['initialize', 'refuse'], 0)];
+  const legacyLayout = ['refuse', 'ignore'][o.oneOf(opts, 'legacyLayout', where, ['refuse', 'ignore'], 0)];
+  const buckets = o.num(opts, 'buckets', where) ?? DEFAULT_BUCKETS;
+  if (!(Number.isInteger(buckets) && buckets >= 1 && buckets <= 1024)) throw o.rangeError(where, 'buckets', 'an integer from 1 to 1024', buckets);
+  const waitReplicas = o.num(opts, 'waitReplicas', where) ?? 0;
+  if (!(Number.isInteger(waitReplicas) && waitReplicas >= 0 && waitReplicas <= 64)) throw o.rangeError(where, 'waitReplicas', 'an integer from 0 to 64', waitReplicas);
+  const waitTimeoutMs = o.num(opts, 'waitTimeoutMs', where) ?? 100;
+  if (!(Number.isInteger(waitTimeoutMs) && waitTimeoutMs >= 1 && waitTimeoutMs <= 2 ** 31 - 1))
+    throw o.rangeError(where, 'waitTimeoutMs', 'an integer number of ms from 1 to 2^31 - 1', waitTimeoutMs);
   const onWarning = o.fn(opts, 'onWarning', where);
   const breakerScript = script(send, BREAKER_LUA);
   const idemScript = script(send, IDEMPOTENCY_LUA);
 
-  // maxmemory-policy: checked before the first idempotency call (one extra round trip per store),
-  // then refreshed in the background at most once a minute, so that no later call waits for it (every
-  // call stays bounded by one timeoutMs). A Redis that forbids CONFIG (some managed services) cannot
-  // be checked: documented, not refused.
+  // maxmemory-policy and persistence: checked on every primary before the first idempotency call
+  // (one extra round trip per store), then refreshed in the background at most once a minute, so
+  // that no later call waits for it (every call stays bounded by one timeoutMs). A Redis that
+  // forbids CONFIG (some managed services) cannot be checked: documented, not refused.
   let policy;
+  let volatile;
   let checkedAt = -Infinity;
   let first;
-  let warned = false;
+  const warned = new Set();
   const warn = (message) => {
     try {
       if (onWarning !== undefined) onWarning(message);
       else globalThis.process?.emitWarning?.(message, { code: 'STEADFAST_SHARED_PREFIX' });
+    } catch {
+      // a throwing logger must not change the outcome
+    }
+  };
+  const warnOnce = (message) => {
+    if (warned.has(message)) return;
+    warned.add(message);
+    try {
+      onWarning?.(message);
     } catch {
       // a throwing logger must not change the outcome
     }
@@ -133,37 +258,132 @@ export function redisStateStore(options) {
         "(their breakers and idempotency keys with the same names are one); pass { service: '<this service>' }",
     );
   }
-  const readPolicy = async () => {
+  const readConfig = async () => {
     checkedAt = Date.now();
     try {
-      const reply = await bounded(send(['CONFIG', 'GET', 'maxmemory-policy']), timeoutMs, 'config');
-      policy = Array.isArray(reply) ? String(reply[1]) : typeof reply === 'object' && reply !== null ? String(Object.values(reply)[0]) : undefined;
+      const nodes = await bounded(sender.nodes(), timeoutMs, 'config');
+      const replies = await Promise.all(
+        nodes.map((node) => bounded(Promise.resolve(node(['CONFIG', 'GET', 'maxmemory-policy', 'appendonly', 'save'])), timeoutMs, 'config').then(configPairs)),
+      );
+      policy = replies.map((c) => c['maxmemory-policy']).find(evicts) ?? replies[0]?.['maxmemory-policy'];
+      volatile = replies.filter((c) => c.appendonly !== 'yes' && (c.save ?? '') === '').length;
     } catch {
       // unknown: keep the last answer
     }
   };
-  const checkPolicy = async () => {
-    first ??= readPolicy();
+  const checkConfig = async () => {
+    first ??= readConfig();
     await first; // every call until the first answer waits for it; later ones find it settled
-    if (Date.now() - checkedAt >= 60_000) readPolicy();
-    if (!evicts(policy)) return;
-    const message = `Redis maxmemory-policy is ${policy}: Redis may evict idempotency records and a retry would charge again; set maxmemory-policy noeviction`;
-    if (evictionPolicy === 'refuse') throw new StateStoreUnavailableError('policy', message);
-    if (!warned) {
-      warned = true;
-      try {
-        onWarning?.(message);
-      } catch {
-        // a throwing logger must not change the outcome
-      }
+    if (Date.now() - checkedAt >= 60_000) readConfig();
+    if (evicts(policy)) {
+      const message = `Redis maxmemory-policy is ${policy}: Redis may evict idempotency records and a retry would charge again; set maxmemory-policy noeviction`;
+      if (evictionPolicy === 'refuse') throw new StateStoreUnavailableError('policy', message);
+      warnOnce(message);
     }
+    if (volatile > 0 && persistence !== 'ignore') {
+      const message =
+        `${volatile} Redis primar${volatile === 1 ? 'y has' : 'ies have'} neither AOF (appendonly) nor RDB snapshots (save): ` +
+        'a restart empties it, and its unknown and done records are gone (the store then refuses with StoreAmnesiaError); set appendonly yes';
+      if (persistence === 'refuse') throw new StateStoreUnavailableError('persistence', message);
+      warnOnce(message);
+    }
+  };
+
+  // The epoch: one marker per bucket, `<generation>:<id>:<buckets>`, written once (first use) and
+  // checked by every idempotency script but 'complete'. A marker that is gone, or older than the one
+  // this process knows, means Redis lost the bucket's data (a restart without persistence,
+  // FLUSHALL, a failover to an empty node): calls then reject with StoreAmnesiaError until an
+  // operator calls acknowledgeAmnesia(), which writes the next generation everywhere. A newer
+  // generation than this process knows is such an acknowledgement: adopted.
+  const epochKey = (b) => `${prefix}:{idem:${b}}:epoch`;
+  const all = Array.from({ length: buckets }, (_, b) => b);
+  let mark; // the marker text this process checks against, once learned
+  let amnesia; // a latched StoreAmnesiaError
+  let learning;
+  const readMarks = () => Promise.all(all.map((b) => bounded(Promise.resolve(send(['GET', epochKey(b)], epochKey(b))), timeoutMs, 'epoch')));
+  const lost = (detail) => {
+    amnesia ??= new StoreAmnesiaError(prefix, detail);
+    return amnesia;
+  };
+  const adopt = (marks) => {
+    const present = marks.filter((m) => m !== null && m !== undefined).map(String);
+    const parsed = present.map(parseMark);
+    const other = parsed.find((p) => p.buckets !== buckets);
+    if (other !== undefined) {
+      throw new StateStoreUnavailableError(
+        'layout',
+        `the records under '${prefix}' were written with buckets: ${other.buckets}, this store has buckets: ${buckets} (keys would be looked up in the wrong bucket)`,
+      );
+    }
+    const missing = buckets - present.length;
+    if (missing > 0) throw lost(`${missing} of ${buckets} buckets lost their epoch marker`);
+    if (new Set(present).size > 1) throw lost('the buckets disagree on the epoch (some lost their data and were initialised again)');
+    const next = parsed[0];
+    if (mark !== undefined) {
+      const known = parseMark(mark);
+      if (present[0] !== mark && !(next.gen > known.gen)) throw lost(`the epoch marker changed from generation ${known.gen} to ${next.gen} without an acknowledgement`);
+    }
+    mark = present[0];
+    return mark;
+  };
+  const setMark = (b, value, ...flags) => bounded(Promise.resolve(send(['SET', epochKey(b), value, ...flags], epochKey(b))), timeoutMs, 'epoch');
+  // First use, in two phases, so that a process starting meanwhile never takes a half-written set
+  // of markers for lost data: generation 0 ("initialising", which no script accepts) on every bucket
+  // (SET NX: every starter agrees on bucket 0's), then generation 1 everywhere. A process that finds
+  // generation-0 markers finishes the job; one that finds a generation >= 1 on some buckets and
+  // nothing on others knows those lost their data.
+  const initialize = async (pending) => {
+    if (pending === undefined) {
+      const legacy = [`${prefix}:{idem}:all`, `${prefix}:{idem}:unknown`, `${prefix}:{idem}:inflight`];
+      if (legacyLayout === 'refuse' && Number(await bounded(Promise.resolve(send(['EXISTS', ...legacy], legacy[0])), timeoutMs, 'epoch')) > 0) {
+        throw new StateStoreUnavailableError(
+          'layout',
+          `Redis holds idempotency records under '${prefix}:{idem}:' (the single-slot layout of earlier versions); ` +
+            "reconcile them with the version that wrote them, or pass legacyLayout: 'ignore' to start beside them",
+        );
+      }
+      await setMark(0, `0:${randomId()}:${buckets}`, 'NX');
+    }
+    const chosen = parseMark(pending ?? String(await bounded(Promise.resolve(send(['GET', epochKey(0)], epochKey(0))), timeoutMs, 'epoch')));
+    if (chosen.gen === 0) {
+      await Promise.all(all.map((b) => setMark(b, `0:${chosen.id}:${buckets}`, 'NX')));
+      await Promise.all(all.map((b) => setMark(b, `1:${chosen.id}:${buckets}`)));
+    }
+    return adopt(await readMarks());
+  };
+  const learn = async () => {
+    const marks = await readMarks();
+    const pending = marks.find((m) => m !== null && m !== undefined && parseMark(m).gen === 0);
+    if (pending !== undefined) return initialize(String(pending));
+    if (mark === undefined && marks.every((m) => m === null || m === undefined)) {
+      if (firstUse === 'refuse') throw lost(`no epoch marker under '${prefix}' (firstUse: 'refuse')`);
+      return initialize(undefined);
+    }
+    return adopt(marks);
+  };
+  const epoch = async () => {
+    if (amnesia !== undefined) throw amnesia;
+    if (mark !== undefined) return mark;
+    learning ??= learn().finally(() => (learning = undefined));
+    return learning;
+  };
+  const acknowledgeAmnesia = async () => {
+    const marks = await readMarks();
+    const gens = marks.filter((m) => m !== null && m !== undefined).map((m) => parseMark(m).gen);
+    if (mark !== undefined) gens.push(parseMark(mark).gen);
+    const next = `${Math.max(0, ...gens.filter(Number.isFinite)) + 1}:${randomId()}:${buckets}`;
+    await Promise.all(all.map((b) => bounded(Promise.resolve(send(['SET', epochKey(b), next], epochKey(b))), timeoutMs, 'acknowledge')));
+    mark = next;
+    amnesia = undefined;
+    return { generation: parseMark(next).gen };
   };
 
   return {
     kind: `redis (${kind})`,
     timeoutMs,
     breaker(name, c) {
-      const base = `${prefix}:breaker:${name.length}:${name}`;
+      // One hash tag for both keys (a cluster keeps them on one slot, whatever the name).
+      const base = `${prefix}:breaker:{${name.length}:${name}}`;
       const keys = [base, `${base}:window`];
       const cfg = [
         c.kind,
@@ -209,13 +429,53 @@ export function redisStateStore(options) {
       const d = idempotencyDefaults();
       const { ttlMs, inFlightLeaseMs } = options;
       const maxRecords = options.maxRecords ?? d.maxRecords;
+      // Each bucket counts its own live records (one slot per script): the limit is shared evenly.
+      const bucketMax = Math.ceil(maxRecords / buckets);
       const unknownTtlMs = options.unknownTtlMs ?? d.unknownTtlMs;
-      const base = `${prefix}:{idem}:`;
-      const sets = [`${base}unknown`, `${base}inflight`, `${base}all`];
-      const call = async (op, key, extra = []) => {
-        await checkPolicy();
-        return bounded(idemScript([`${base}r:${key}`, ...sets], [op, key, ...extra]), timeoutMs, op);
+      const keysOf = (b, key) => {
+        const base = `${prefix}:{idem:${b}}:`;
+        return [`${base}r:${key}`, `${base}unknown`, `${base}inflight`, `${base}all`, `${base}epoch`];
       };
+      /** One script call; `durable` ops WAIT for replicas on the record's connection before answering. */
+      const callIn = async (b, op, key, extra, durable = false) => {
+        await checkConfig();
+        const keys = keysOf(b, key);
+        for (let attempt = 0; ; attempt++) {
+          const expected = op === 'complete' ? '' : await epoch();
+          const args = [op, key, expected, ...extra];
+          try {
+            if (!(durable && waitReplicas > 0)) return await bounded(idemScript(keys, args), timeoutMs, op);
+            return await bounded(
+              (async () => {
+                const via = await sender.pin(keys[0]);
+                const reply = await idemScript(keys, args, via);
+                const acked = Number(await via(['WAIT', String(waitReplicas), String(waitTimeoutMs)]));
+                if (acked < waitReplicas) {
+                  const e = new StateStoreUnavailableError(op, `only ${acked} of ${waitReplicas} replicas acknowledged within ${waitTimeoutMs} ms`);
+                  e.reply = reply;
+                  throw e;
+                }
+                return reply;
+              })(),
+              timeoutMs + waitTimeoutMs,
+              op,
+            );
+          } catch (e) {
+            const text = String(e?.cause?.message ?? e?.message ?? '');
+            const at = text.indexOf('STEADFAST_EPOCH');
+            if (at < 0) throw e;
+            // The bucket's marker is not the one this process checks against. Gone, or not newer:
+            // Redis lost the bucket's data. Newer: an acknowledgement elsewhere, adopted (once
+            // every bucket agrees), and the call is tried again.
+            const seen = text.slice(at + 'STEADFAST_EPOCH'.length).trim();
+            if (seen === '') throw lost(`bucket ${b} lost its epoch marker (its records are gone)`);
+            const [was, now] = [parseMark(expected).gen, parseMark(seen).gen];
+            if (!(now > was) || attempt > 0) throw lost(`bucket ${b} holds epoch generation ${now}, this process knew ${was}`);
+            adopt(await readMarks());
+          }
+        }
+      };
+      const call = (op, key, extra = [], durable = false) => callIn(bucketOf(key, buckets), op, key, extra, durable);
       const record = (r) => {
         if (r.length === 0) return undefined;
         const [status, at, payload] = r;
@@ -236,22 +496,52 @@ export function redisStateStore(options) {
         }
         return { status };
       };
+      const completeArgs = (token, outcome, value, meta) => {
+        const payload = outcome === 'done' ? encode(value) : outcome === 'refuted' ? '' : String(value);
+        const m = [meta?.lastAttemptAt ?? '', meta?.attempts ?? '', meta?.settleAfterMs ?? '', meta?.endpoint ?? ''].map(String);
+        return [token.token, outcome, payload, ttlMs, unknownTtlMs, token.fingerprint, ...m];
+      };
+      /** One page of one bucket's reconciliation list: { keys: [[key, startedAt]], next } (next: undefined at its end). */
+      const bucketPage = async (b, cursor, score) => {
+        for (;;) {
+          const [scanned, last, lastScore, ...page] = await callIn(b, 'unknown', '', [cursor, score, UNKNOWN_PAGE, unknownTtlMs]);
+          if (Number(scanned) < 0) continue; // lapsed a full batch of leases first: list once they are all on the list
+          const keys = [];
+          for (let i = 0; i + 1 < page.length; i += 2) keys.push([String(page[i]), Number(page[i + 1])]);
+          return { keys, next: Number(scanned) < UNKNOWN_PAGE ? undefined : [String(last), String(lastScore)] };
+        }
+      };
+      /** A page of the whole list: the cursor is `[bucket, member, score]` as JSON ('' or undefined: the start). */
+      const page = async (cursor) => {
+        const [b, member, score] = cursor === undefined || cursor === '' ? [0, '', ''] : JSON.parse(cursor);
+        const { keys, next } = await bucketPage(b, member, score);
+        const after = next !== undefined ? [b, ...next] : b + 1 < buckets ? [b + 1, '', ''] : undefined;
+        return { keys, cursor: after === undefined ? undefined : JSON.stringify(after) };
+      };
       return {
         async begin(key, fingerprint, token) {
           const fp = fingerprintHex(fingerprint);
-          const r = await call('begin', key, [fp, token, inFlightLeaseMs, maxRecords, unknownTtlMs]);
+          let r;
+          try {
+            r = await call('begin', key, [fp, token, inFlightLeaseMs, bucketMax, unknownTtlMs], true);
+          } catch (e) {
+            // Begun on the primary but not on enough replicas: nothing runs, so free the key again
+            // (best effort: if this is lost too, the record turns unknown when its lease lapses).
+            if (Array.isArray(e?.reply) && e.reply[0] === 'run') {
+              await call('complete', key, completeArgs({ token, fingerprint: fp }, 'refuted', undefined, undefined)).catch(() => {});
+            }
+            throw e;
+          }
           if (r[0] === 'run') return { status: 'run', startedAt: num(r[1]), token: { token, fingerprint: fp } };
           if (r[0] === 'full') return { status: 'full', maxRecords };
           return record(r);
         },
         async complete(key, token, outcome, value, meta) {
-          const payload = outcome === 'done' ? encode(value) : outcome === 'refuted' ? '' : String(value);
-          const m = [meta?.lastAttemptAt ?? '', meta?.attempts ?? '', meta?.settleAfterMs ?? '', meta?.endpoint ?? ''].map(String);
-          return String(await call('complete', key, [token.token, outcome, payload, ttlMs, unknownTtlMs, token.fingerprint, ...m]));
+          return String(await call('complete', key, completeArgs(token, outcome, value, meta), true));
         },
         async reopen(key, fingerprint, token, startedAt) {
           const fp = fingerprintHex(fingerprint);
-          const r = await call('reopen', key, [fp, token, inFlightLeaseMs, startedAt === undefined ? '' : String(startedAt), unknownTtlMs]);
+          const r = await call('reopen', key, [fp, token, inFlightLeaseMs, startedAt === undefined ? '' : String(startedAt), unknownTtlMs], true);
           if (r[0] === 'reopened') return { status: 'reopened', startedAt: num(r[1]), token: { token, fingerprint: fp } };
           return { status: String(r[0]) };
         },
@@ -260,27 +550,35 @@ export function redisStateStore(options) {
         },
         async resolve(key, outcome, result, startedAt) {
           return String(
-            await call('resolve', key, [
-              outcome,
-              outcome === 'done' ? encode(result) : '',
-              ttlMs,
-              startedAt === undefined ? '' : String(startedAt),
-              unknownTtlMs,
-            ]),
+            await call(
+              'resolve',
+              key,
+              [outcome, outcome === 'done' ? encode(result) : '', ttlMs, startedAt === undefined ? '' : String(startedAt), unknownTtlMs],
+              true,
+            ),
           );
         },
+        unknownKeysPage: page,
         async unknownKeys() {
-          // A pass walks a cursor (the last member scanned and its score), not ranks: see the 'unknown' op.
-          const keys = [];
-          for (let cursor = '', score = ''; ;) {
-            const [scanned, last, lastScore, ...page] = await call('unknown', '', [cursor, score, UNKNOWN_PAGE, unknownTtlMs]);
-            if (Number(scanned) < 0) continue; // lapsed a full batch of leases first: list once they are all on the list
-            for (const k of page) keys.push(String(k));
-            if (Number(scanned) < UNKNOWN_PAGE) return keys;
-            cursor = String(last);
-            score = String(lastScore);
+          // Bucket by bucket, page by page; a page that fails is tried again from its own cursor
+          // (the pass resumes, never restarts). Oldest first across buckets (by start time).
+          const found = [];
+          for (let cursor = ''; cursor !== undefined; ) {
+            let got;
+            for (let tries = 1; ; tries++) {
+              try {
+                got = await page(cursor);
+                break;
+              } catch (e) {
+                if (tries >= PAGE_TRIES || !(e instanceof StateStoreUnavailableError)) throw e;
+              }
+            }
+            found.push(...got.keys);
+            cursor = got.cursor;
           }
+          return found.sort((a, b) => a[1] - b[1]).map(([k]) => k);
         },
+        acknowledgeAmnesia,
       };
     },
   };
