@@ -47,11 +47,13 @@ export function redisCommandSender(client) {
       }
       // ioredis Cluster routes a command by its keys (EVALSHA's included); a pinned send goes to
       // the instance the cluster itself uses for the key's slot, so a WAIT there follows the write.
+      const pinned = new WeakMap();
       const nodeFor = (key) => {
         const address = client.slots?.[keySlot(key)]?.[0];
         const node = client.nodes('master').find((n) => `${n.options.host}:${n.options.port}` === address);
         if (node === undefined) throw new Error(`no primary known for slot ${keySlot(key)}`);
-        return (args) => node.call(...args);
+        if (!pinned.has(node)) pinned.set(node, (args) => node.call(...args));
+        return pinned.get(node);
       };
       return {
         kind: 'ioredis cluster',
@@ -66,13 +68,16 @@ export function redisCommandSender(client) {
         const send = (args) => client.sendCommand(args);
         return { kind: 'node-redis', cluster: false, send, pin: async () => send, nodes: async () => [send] };
       }
+      const pinned = new WeakMap();
       return {
         kind: 'node-redis cluster',
         cluster: true,
+        // (one pinned send per node client: waits are grouped per connection)
         send: (args, key) => client.sendCommand(key, false, args),
         pin: async (key) => {
           const node = await client.getNodeClientForKey(key, false);
-          return (args) => node.sendCommand(args);
+          if (!pinned.has(node)) pinned.set(node, (args) => node.sendCommand(args));
+          return pinned.get(node);
         },
         nodes: async () => Promise.all(client.masters.map(async (m) => ((c) => (args) => c.sendCommand(args))(await client.nodeClient(m)))),
       };
@@ -101,6 +106,36 @@ function bounded(promise, ms, op) {
 }
 
 const isNoScript = (e) => typeof e?.message === 'string' && e.message.startsWith('NOSCRIPT');
+
+/**
+ * WAITs grouped per connection. WAIT blocks the connection it is sent on until the replicas hold
+ * every write sent on it before, so one WAIT answers for every write already answered when it is
+ * sent: a caller whose write is done joins the next WAIT (sent once the one in flight, which may
+ * predate its write, returns). At most two are outstanding per connection, whatever the load.
+ */
+const waiters = new WeakMap();
+function groupedWait(via, replicas, timeoutMs) {
+  let w = waiters.get(via);
+  if (w === undefined) waiters.set(via, (w = { inflight: undefined, next: undefined }));
+  const send = () => {
+    const p = Promise.resolve(via(['WAIT', String(replicas), String(timeoutMs)])).then(Number);
+    w.inflight = p;
+    const clear = () => {
+      if (w.inflight === p) w.inflight = undefined;
+    };
+    p.then(clear, clear);
+    return p;
+  };
+  if (w.inflight === undefined) return send();
+  if (w.next === undefined) {
+    const after = () => {
+      w.next = undefined;
+      return send();
+    };
+    w.next = w.inflight.then(after, after);
+  }
+  return w.next;
+}
 
 /** SHA-1 in hex (what EVALSHA names a script by), computed here: no SCRIPT LOAD round trip. */
 async function sha1(source) {
@@ -361,8 +396,23 @@ export function redisStateStore(options) {
     }
     return adopt(marks);
   };
+  // A latched amnesia is looked at again at most once a second: once every bucket carries one newer
+  // marker (an acknowledgement, by this process or another), this process adopts it.
+  let recheckedAt = 0;
+  const recheck = async () => {
+    if (Date.now() - recheckedAt < 1000) return false;
+    recheckedAt = Date.now();
+    const marks = await readMarks();
+    const present = marks.filter((m) => m !== null && m !== undefined).map(String);
+    if (present.length !== buckets || new Set(present).size !== 1) return false;
+    const next = parseMark(present[0]);
+    if (next.gen < 1 || next.buckets !== buckets || (mark !== undefined && !(next.gen > parseMark(mark).gen))) return false;
+    mark = present[0];
+    amnesia = undefined;
+    return true;
+  };
   const epoch = async () => {
-    if (amnesia !== undefined) throw amnesia;
+    if (amnesia !== undefined && !(await recheck())) throw amnesia;
     if (mark !== undefined) return mark;
     learning ??= learn().finally(() => (learning = undefined));
     return learning;
@@ -449,7 +499,7 @@ export function redisStateStore(options) {
               (async () => {
                 const via = await sender.pin(keys[0]);
                 const reply = await idemScript(keys, args, via);
-                const acked = Number(await via(['WAIT', String(waitReplicas), String(waitTimeoutMs)]));
+                const acked = await groupedWait(via, waitReplicas, waitTimeoutMs);
                 if (acked < waitReplicas) {
                   const e = new StateStoreUnavailableError(op, `only ${acked} of ${waitReplicas} replicas acknowledged within ${waitTimeoutMs} ms`);
                   e.reply = reply;
