@@ -208,19 +208,21 @@ export class SharedIdempotencyStore {
    * @returns {Promise<{ keys: string[], cursor: string | undefined }>}
    */
   async unknownKeysPage(cursor) {
-    if (cursor !== undefined && typeof cursor !== 'string') throw o.typeError('unknownKeysPage', 'cursor', 'a string from the previous page, or undefined', cursor);
+    const bad = () => o.typeError('unknownKeysPage', 'cursor', 'a cursor from the previous page, or undefined', cursor);
+    if (cursor !== undefined && typeof cursor !== 'string') throw bad();
+    if (cursor) {
+      let parsed;
+      try {
+        parsed = JSON.parse(cursor);
+      } catch {
+        throw bad();
+      }
+      const [b, member, score] = Array.isArray(parsed) ? parsed : [];
+      if (!(parsed.length === 3 && Number.isSafeInteger(b) && b >= 0 && typeof member === 'string' && typeof score === 'string')) throw bad();
+    }
     return this.#guard('unknownKeys', undefined, async () => {
       if (typeof this.#records.unknownKeysPage !== 'function') return { keys: cursor ? [] : await this.#records.unknownKeys(), cursor: undefined };
-      let parsed = cursor;
-      if (cursor) {
-        try {
-          JSON.parse(cursor);
-        } catch {
-          parsed = undefined;
-        }
-        if (parsed === undefined) throw o.typeError('unknownKeysPage', 'cursor', 'a cursor from the previous page', cursor);
-      }
-      const { keys, cursor: next } = await this.#records.unknownKeysPage(parsed);
+      const { keys, cursor: next } = await this.#records.unknownKeysPage(cursor);
       return { keys: keys.map(([k]) => k), cursor: next };
     });
   }

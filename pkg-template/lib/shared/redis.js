@@ -564,6 +564,7 @@ export function redisStateStore(options) {
       /** A page of the whole list: the cursor is `[bucket, member, score]` as JSON ('' or undefined: the start). */
       const page = async (cursor) => {
         const [b, member, score] = cursor === undefined || cursor === '' ? [0, '', ''] : JSON.parse(cursor);
+        if (!(b < buckets)) return { keys: [], cursor: undefined }; // past the last bucket: the list is done
         const { keys, next } = await bucketPage(b, member, score);
         const after = next !== undefined ? [b, ...next] : b + 1 < buckets ? [b + 1, '', ''] : undefined;
         return { keys, cursor: after === undefined ? undefined : JSON.stringify(after) };

@@ -1,0 +1,133 @@
+// The Redis store's scale options on one node: the reconciliation list resumes after a failed page
+// (never restarts), records under the earlier single-slot layout or another bucket count are not
+// silently forgotten (the store refuses), persistence is checked like the eviction policy, bad
+// options are named, and a script flushed from Redis is sent again by EVAL (no SCRIPT LOAD).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRedisIdempotencyStore, redisStateStore, SharedIdempotencyStore, StateStoreUnavailableError, StoreAmnesiaError } from 'steadfast';
+import { redisForTests } from '../shared/redis-server.mjs';
+
+const redis = redisForTests();
+const cmd = (...args) => redis.conn.client.sendCommand(args.map(String));
+let n = 0;
+const fresh = () => `scale${++n}`;
+const timeout = () => Object.assign(new Error('ETIMEDOUT'), { code: 'ETIMEDOUT' });
+
+/** A node-redis-shaped client whose `failAt`-th listing call fails once (a client-side timeout). */
+function flaky(failAt) {
+  let listings = 0;
+  return {
+    sendCommand(args) {
+      if (args[0] === 'EVALSHA' && args.includes('unknown') && ++listings === failAt) return Promise.reject(new Error('socket timeout'));
+      return redis.conn.client.sendCommand(args);
+    },
+  };
+}
+
+test('the reconciliation list resumes after a failed page, bucket by bucket, and pages by cursor', async () => {
+  const prefix = fresh();
+  const s = createRedisIdempotencyStore({ client: redis.conn.client, prefix, timeoutMs: 5000, buckets: 8, persistence: 'ignore' });
+  const keys = Array.from({ length: 40 }, (_, i) => `u-${i}`);
+  for (const k of keys) await s.run(k, async () => Promise.reject(timeout())).catch(() => {});
+  const all = await s.unknownKeys();
+  assert.deepEqual([...all].sort(), [...keys].sort());
+  // A client-side failure in the middle of the pass: the pass goes on from that page.
+  const f = createRedisIdempotencyStore({ client: flaky(4), prefix, timeoutMs: 5000, buckets: 8, persistence: 'ignore' });
+  assert.deepEqual(await f.unknownKeys(), all, 'the same list, oldest first, despite the failed page');
+  // The paged form: a cursor per page, undefined at the end; every key once.
+  const seen = [];
+  let pages = 0;
+  for (let cursor = ''; cursor !== undefined; pages++) {
+    const page = await s.unknownKeysPage(cursor);
+    seen.push(...page.keys);
+    cursor = page.cursor;
+  }
+  assert.equal(pages, 8, 'one page per bucket here');
+  assert.deepEqual([...seen].sort(), [...keys].sort());
+  await assert.rejects(s.unknownKeysPage('not a cursor'), (e) => e instanceof TypeError && /cursor/.test(e.message));
+});
+
+test('records under the single-slot layout of earlier versions are not forgotten: the store refuses until told', async () => {
+  const prefix = fresh();
+  await cmd('ZADD', `${prefix}:{idem}:unknown`, Date.now(), 'old-order');
+  let ran = false;
+  const s = createRedisIdempotencyStore({ client: redis.conn.client, prefix, timeoutMs: 5000, persistence: 'ignore' });
+  await assert.rejects(
+    s.run('k', async () => (ran = true)),
+    (e) => e instanceof StateStoreUnavailableError && e.op === 'layout' && /legacyLayout/.test(e.message),
+  );
+  assert.equal(ran, false);
+  const ok = createRedisIdempotencyStore({ client: redis.conn.client, prefix, timeoutMs: 5000, persistence: 'ignore', legacyLayout: 'ignore' });
+  assert.equal(await ok.run('k', async () => 'ran'), 'ran');
+});
+
+test('another bucket count over the same records is refused (keys would be looked up in the wrong bucket)', async () => {
+  const prefix = fresh();
+  const four = createRedisIdempotencyStore({ client: redis.conn.client, prefix, timeoutMs: 5000, buckets: 4, persistence: 'ignore' });
+  assert.equal(await four.run('k', async () => 1), 1);
+  const eight = createRedisIdempotencyStore({ client: redis.conn.client, prefix, timeoutMs: 5000, buckets: 8, persistence: 'ignore' });
+  await assert.rejects(eight.run('k', async () => 2), (e) => e instanceof StateStoreUnavailableError && e.op === 'layout' && /buckets: 4/.test(e.message));
+});
+
+test('persistence: a Redis with neither AOF nor RDB is refused with persistence: refuse, reported once by default', async () => {
+  let ran = false;
+  const strict = createRedisIdempotencyStore({ client: redis.conn.client, prefix: fresh(), timeoutMs: 5000, persistence: 'refuse' });
+  await assert.rejects(
+    strict.run('k', async () => (ran = true)),
+    (e) => e instanceof StateStoreUnavailableError && e.op === 'persistence' && /appendonly/.test(e.message),
+  );
+  assert.equal(ran, false);
+  const warnings = [];
+  const w = createRedisIdempotencyStore({ client: redis.conn.client, prefix: fresh(), timeoutMs: 5000, onWarning: (m) => warnings.push(m) });
+  await w.run('a', async () => 1);
+  await w.run('b', async () => 1);
+  assert.equal(warnings.length, 1);
+  assert.match(warnings[0], /neither AOF/);
+  await cmd('CONFIG', 'SET', 'appendonly', 'yes');
+  try {
+    const durable = createRedisIdempotencyStore({ client: redis.conn.client, prefix: fresh(), timeoutMs: 5000, persistence: 'refuse' });
+    assert.equal(await durable.run('k', async () => 'ran'), 'ran');
+  } finally {
+    await cmd('CONFIG', 'SET', 'appendonly', 'no');
+  }
+});
+
+test('FLUSHALL is noticed: StoreAmnesiaError (nothing runs) until acknowledgeAmnesia(); a flushed script is sent again by EVAL', async () => {
+  const prefix = fresh();
+  const s = createRedisIdempotencyStore({ client: redis.conn.client, prefix, timeoutMs: 5000, persistence: 'ignore' });
+  assert.equal(await s.run('paid', async () => 'once'), 'once');
+  await cmd('SCRIPT', 'FLUSH');
+  assert.equal(await s.run('paid', async () => 'twice'), 'once', 'replayed after SCRIPT FLUSH (EVAL fallback)');
+  await cmd('FLUSHALL');
+  let ran = false;
+  await assert.rejects(
+    s.run('paid', async () => (ran = true)),
+    (e) => e instanceof StoreAmnesiaError && e.code === 'STORE_AMNESIA' && e.name === 'StoreAmnesiaError' && e.prefix === prefix,
+  );
+  await assert.rejects(s.unknownKeys(), StoreAmnesiaError);
+  await assert.rejects(s.peek('paid'), StoreAmnesiaError);
+  assert.equal(ran, false);
+  assert.deepEqual(await s.acknowledgeAmnesia(), { generation: 2 });
+  assert.equal(await s.run('paid', async () => 'after'), 'after', 'the operator settled it: the store runs again');
+  assert.deepEqual(await new SharedIdempotencyStore().acknowledgeAmnesia(), { generation: 0 }, 'a memory store never forgets');
+});
+
+test('bad scale options are named', () => {
+  const client = redis.conn.client;
+  for (const [option, value] of [
+    ['buckets', 0],
+    ['buckets', 1.5],
+    ['waitReplicas', -1],
+    ['waitTimeoutMs', 0],
+    ['persistence', 'sometimes'],
+    ['firstUse', 'maybe'],
+    ['legacyLayout', 'migrate'],
+  ]) {
+    assert.throws(
+      () => redisStateStore({ client, prefix: 'x', [option]: value }),
+      (e) => (e instanceof RangeError || e instanceof TypeError) && e.option === option && e.message.includes(option),
+      `${option}: ${value}`,
+    );
+  }
+  assert.throws(() => redisStateStore({ client: { call() {} }, prefix: 'x' }), (e) => e instanceof TypeError && e.option === 'client' && /cluster/.test(e.message));
+});
