@@ -54,7 +54,9 @@ test('both cluster clients charge from two processes; records spread over every 
   const keys = Array.from({ length: 400 }, (_, i) => `order-${i}`);
   const runs = await Promise.all([a.call('charge', { keys, gapMs: 1 }), b.call('charge', { keys, gapMs: 1 })]);
   const ok = runs.map((r) => Object.values(r.out).filter((o) => 'ok' in o).length);
-  t.diagnostic(`charged: ${JSON.stringify(ok)} (ioredis Cluster, node-redis createCluster); refusals: ${JSON.stringify(judge({ debits: ledger.debits, outcomes: runs.map((r) => r.out), records: {}, unknown: [] }).codes)}`);
+  t.diagnostic(
+    `charged: ${JSON.stringify(ok)} (ioredis Cluster, node-redis createCluster); refusals: ${JSON.stringify(judge({ debits: ledger.debits, outcomes: runs.map((r) => r.out), records: {}, unknown: [] }).codes)}`,
+  );
   for (const n of ok) assert.ok(n > 0, 'each client charges');
   assert.equal([...ledger.debits.values()].filter((n) => n > 1).length, 0, 'no key debited twice');
   const counts = await perPrimary('spread');

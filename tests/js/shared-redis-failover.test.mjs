@@ -46,7 +46,13 @@ async function soak(t, { durable }) {
     const records = await pods[0].call('peek', { keys });
     const verdict = judge({ debits: ledger.debits, outcomes: [...firstPass, ...retries].map((r) => r.out), records, unknown });
     const ms = firstPass.flatMap((r) => r.ms);
-    const figure = { durable, lagMs: LAG_MS, ...verdict, chargeMedianMs: Math.round(median(ms) * 10) / 10, chargesPerSecond: Math.round((ms.length / soakMs) * 1000) };
+    const figure = {
+      durable,
+      lagMs: LAG_MS,
+      ...verdict,
+      chargeMedianMs: Math.round(median(ms) * 10) / 10,
+      chargesPerSecond: Math.round((ms.length / soakMs) * 1000),
+    };
     t.diagnostic(`primary+replica ${durable ? 'waitReplicas: 1' : 'no durability mode'}: ${JSON.stringify(figure)}`);
     return figure;
   } finally {

@@ -66,7 +66,10 @@ test('another bucket count over the same records is refused (keys would be looke
   const four = createRedisIdempotencyStore({ client: redis.conn.client, prefix, timeoutMs: 5000, buckets: 4, persistence: 'ignore' });
   assert.equal(await four.run('k', async () => 1), 1);
   const eight = createRedisIdempotencyStore({ client: redis.conn.client, prefix, timeoutMs: 5000, buckets: 8, persistence: 'ignore' });
-  await assert.rejects(eight.run('k', async () => 2), (e) => e instanceof StateStoreUnavailableError && e.op === 'layout' && /buckets: 4/.test(e.message));
+  await assert.rejects(
+    eight.run('k', async () => 2),
+    (e) => e instanceof StateStoreUnavailableError && e.op === 'layout' && /buckets: 4/.test(e.message),
+  );
 });
 
 test('persistence: a Redis with neither AOF nor RDB is refused with persistence: refuse, reported once by default', async () => {
@@ -129,5 +132,8 @@ test('bad scale options are named', () => {
       `${option}: ${value}`,
     );
   }
-  assert.throws(() => redisStateStore({ client: { call() {} }, prefix: 'x' }), (e) => e instanceof TypeError && e.option === 'client' && /cluster/.test(e.message));
+  assert.throws(
+    () => redisStateStore({ client: { call() {} }, prefix: 'x' }),
+    (e) => e instanceof TypeError && e.option === 'client' && /cluster/.test(e.message),
+  );
 });

@@ -74,7 +74,25 @@ export async function startServer(extra = [], port) {
   const dir = mkdtempSync(join(tmpdir(), 'steadfast-topology-'));
   const child = spawn(
     redisServerPath(),
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no', '--loglevel', 'warning', '--repl-diskless-sync-delay', '0', ...extra],
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      dir,
+      '--daemonize',
+      'no',
+      '--loglevel',
+      'warning',
+      '--repl-diskless-sync-delay',
+      '0',
+      ...extra,
+    ],
     { stdio: ['ignore', 'ignore', 'inherit'] },
   );
   let gone = false;
@@ -218,7 +236,6 @@ export async function startCluster({ lagMs = 0 } = {}) {
       await node.server.kill('SIGKILL');
       await sleep(1500);
       await ok(false); // the promoted replica has no replica of its own
-
     },
     async stop() {
       for (const n of nodes) {

@@ -17,7 +17,10 @@ if (adapter === 'ioredis-cluster') {
   await new Promise((ok) => client.once('ready', ok));
 } else if (adapter === 'node-redis-cluster') {
   const { createCluster } = await import('redis');
-  client = createCluster({ rootNodes: seeds.map((s) => ({ url: `redis://${s.host}:${s.port}` })), defaults: { socket: { reconnectStrategy: () => 100, connectTimeout: 500 } } });
+  client = createCluster({
+    rootNodes: seeds.map((s) => ({ url: `redis://${s.host}:${s.port}` })),
+    defaults: { socket: { reconnectStrategy: () => 100, connectTimeout: 500 } },
+  });
   client.on('error', quiet);
   await client.connect();
 } else if (adapter === 'ioredis') {

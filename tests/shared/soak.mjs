@@ -35,7 +35,13 @@ export async function startLedger({ faultRate = 0.05, seed = 7 } = {}) {
 
 export async function startSoakProcess({ adapter, seeds, ledger, options }) {
   const child = fork(WORKER, [], {
-    env: { ...process.env, STEADFAST_ADAPTER: adapter, STEADFAST_SEEDS: JSON.stringify(seeds), STEADFAST_LEDGER: String(ledger), STEADFAST_OPTIONS: JSON.stringify(options ?? {}) },
+    env: {
+      ...process.env,
+      STEADFAST_ADAPTER: adapter,
+      STEADFAST_SEEDS: JSON.stringify(seeds),
+      STEADFAST_LEDGER: String(ledger),
+      STEADFAST_OPTIONS: JSON.stringify(options ?? {}),
+    },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   let seq = 0;

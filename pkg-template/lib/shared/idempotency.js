@@ -72,7 +72,10 @@ export class SharedIdempotencyStore {
       return await call();
     } catch (error) {
       if (error?.code === 'INVALID_KEY') throw error;
-      const e = error instanceof StateStoreUnavailableError || error instanceof StoreAmnesiaError ? error : new StateStoreUnavailableError(op, String(error?.message ?? error), error);
+      const e =
+        error instanceof StateStoreUnavailableError || error instanceof StoreAmnesiaError
+          ? error
+          : new StateStoreUnavailableError(op, String(error?.message ?? error), error);
       e.key = key;
       try {
         this.#onStoreError?.({ op, error: e, key });

@@ -79,7 +79,15 @@ export function redisCommandSender(client) {
           if (!pinned.has(node)) pinned.set(node, (args) => node.sendCommand(args));
           return pinned.get(node);
         },
-        nodes: async () => Promise.all(client.masters.map(async (m) => ((c) => (args) => c.sendCommand(args))(await client.nodeClient(m)))),
+        nodes: async () =>
+          Promise.all(
+            client.masters.map(async (m) =>
+              (
+                (c) => (args) =>
+                  c.sendCommand(args)
+              )(await client.nodeClient(m)),
+            ),
+          ),
       };
     }
   }
@@ -202,7 +210,8 @@ const parseMark = (text) => {
   const [gen, id, buckets] = String(text).split(':');
   return { gen: Number(gen), id, buckets: Number(buckets) };
 };
-const randomId = () => (typeof globalThis.crypto?.randomUUID === 'function' ? globalThis.crypto.randomUUID() : `${Date.now()}-${Math.random()}`).replace(/:/g, '');
+const randomId = () =>
+  (typeof globalThis.crypto?.randomUUID === 'function' ? globalThis.crypto.randomUUID() : `${Date.now()}-${Math.random()}`).replace(/:/g, '');
 
 /**
  * A state store in Redis: one node, or a Redis Cluster. Options: `client` (node-redis or ioredis,
@@ -250,7 +259,8 @@ export function redisStateStore(options) {
   const buckets = o.num(opts, 'buckets', where) ?? DEFAULT_BUCKETS;
   if (!(Number.isInteger(buckets) && buckets >= 1 && buckets <= 1024)) throw o.rangeError(where, 'buckets', 'an integer from 1 to 1024', buckets);
   const waitReplicas = o.num(opts, 'waitReplicas', where) ?? 0;
-  if (!(Number.isInteger(waitReplicas) && waitReplicas >= 0 && waitReplicas <= 64)) throw o.rangeError(where, 'waitReplicas', 'an integer from 0 to 64', waitReplicas);
+  if (!(Number.isInteger(waitReplicas) && waitReplicas >= 0 && waitReplicas <= 64))
+    throw o.rangeError(where, 'waitReplicas', 'an integer from 0 to 64', waitReplicas);
   const waitTimeoutMs = o.num(opts, 'waitTimeoutMs', where) ?? 100;
   if (!(Number.isInteger(waitTimeoutMs) && waitTimeoutMs >= 1 && waitTimeoutMs <= 2 ** 31 - 1))
     throw o.rangeError(where, 'waitTimeoutMs', 'an integer number of ms from 1 to 2^31 - 1', waitTimeoutMs);
@@ -356,7 +366,8 @@ export function redisStateStore(options) {
     const next = parsed[0];
     if (mark !== undefined) {
       const known = parseMark(mark);
-      if (present[0] !== mark && !(next.gen > known.gen)) throw lost(`the epoch marker changed from generation ${known.gen} to ${next.gen} without an acknowledgement`);
+      if (present[0] !== mark && !(next.gen > known.gen))
+        throw lost(`the epoch marker changed from generation ${known.gen} to ${next.gen} without an acknowledgement`);
     }
     mark = present[0];
     return mark;
@@ -614,7 +625,7 @@ export function redisStateStore(options) {
           // Bucket by bucket, page by page; a page that fails is tried again from its own cursor
           // (the pass resumes, never restarts). Oldest first across buckets (by start time).
           const found = [];
-          for (let cursor = ''; cursor !== undefined; ) {
+          for (let cursor = ''; cursor !== undefined;) {
             let got;
             for (let tries = 1; ; tries++) {
               try {
