@@ -1,5 +1,5 @@
 // A local Redis Cluster (3 primaries + 3 replicas on 127.0.0.1, `redis-cli --cluster create`; every
-// replica's link 50 ms late through a delaying forwarder) driven by two processes, one through
+// replica's link 50 ms late through a delaying forwarder, 200 ms during the failover soaks) driven by two processes, one through
 // ioredis `Redis.Cluster` and one through node-redis `createCluster`: records spread over every
 // primary, a shared breaker works (one hash tag per breaker), a primary killed (kill -9) mid-soak
 // fails over to its replica (without the durability mode: keys debited twice) with 0 double debits and 0 forgotten keys under waitReplicas: 1, and a
@@ -11,6 +11,8 @@ import { startLedger, startSoakProcess, judge } from '../shared/soak.mjs';
 
 const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
 const LAG_MS = 50;
+/** During the failover soaks: a replica as far behind as a loaded one (the last writes before the kill are lost). */
+const SOAK_LAG_MS = 200;
 const LEASE_MS = 1500;
 const TYPED = new Set(['STORE_UNAVAILABLE', 'STORE_AMNESIA', 'OUTCOME_UNKNOWN', 'DUPLICATE_IN_FLIGHT']);
 let cluster;
@@ -83,6 +85,7 @@ async function failoverSoak(t, options) {
   const b = await pod('node-redis-cluster', options);
   ledger.debits.clear();
   const keys = Array.from({ length: 300 }, (_, i) => `${options.prefix}-${i}`);
+  cluster.setLag(SOAK_LAG_MS);
   const first = [a.call('charge', { keys, gapMs: 2 }), sleep(20).then(() => b.call('charge', { keys, gapMs: 2 }))];
   await sleep(300);
   const withReplica = [];
@@ -92,6 +95,7 @@ async function failoverSoak(t, options) {
   t.diagnostic(`kill -9 of a primary: its replica took over in ${Math.round(performance.now() - t0)} ms`);
   const firstPass = await Promise.all(first);
   const retries = await Promise.all([a.call('charge', { keys, gapMs: 1 }), b.call('charge', { keys, gapMs: 1 })]);
+  cluster.setLag(LAG_MS);
   await sleep(LEASE_MS + 300);
   const unknown = await a.call('unknownKeys');
   const records = await a.call('peek', { keys });
@@ -100,13 +104,13 @@ async function failoverSoak(t, options) {
   return v;
 }
 
-test('a primary killed mid-soak (replicas 50 ms behind), no durability mode: keys are debited twice', { timeout: 180_000 }, async (t) => {
+test('a primary killed mid-soak (replicas 200 ms behind), no durability mode: keys are debited twice', { timeout: 180_000 }, async (t) => {
   const v = await failoverSoak(t, { prefix: 'lossy' });
   assert.ok(v.doubles + v.forgotten > 0, `the failover lost acknowledged records (the lag is real): ${JSON.stringify(v)}`);
 });
 
-test('a primary killed mid-soak (replicas 50 ms behind), waitReplicas: 1: 0 double debits, 0 forgotten, typed refusals', { timeout: 180_000 }, async (t) => {
-  const v = await failoverSoak(t, { prefix: 'durable', waitReplicas: 1, waitTimeoutMs: 500 });
+test('a primary killed mid-soak (replicas 200 ms behind), waitReplicas: 1: 0 double debits, 0 forgotten, typed refusals', { timeout: 180_000 }, async (t) => {
+  const v = await failoverSoak(t, { prefix: 'durable', waitReplicas: 1, waitTimeoutMs: 1000 });
   assert.equal(v.doubles, 0, JSON.stringify(v));
   assert.equal(v.forgotten, 0, JSON.stringify(v));
   for (const code of Object.keys(v.codes)) assert.ok(TYPED.has(code), `refusal ${code} is typed`);

@@ -63,6 +63,10 @@ export async function startForwarder(targetPort, { lagMs = 0 } = {}) {
       target = port;
       drop();
     },
+    /** From now on, replication bytes are `ms` late (connections already open included). */
+    setLag(ms) {
+      lagMs = ms;
+    },
     drop,
     close: () => new Promise((ok) => (drop(), server.close(() => ok()))),
   };
@@ -230,6 +234,7 @@ export async function startCluster({ lagMs = 0 } = {}) {
     seeds: nodes.map((n) => ({ host: '127.0.0.1', port: n.port })),
     primaries,
     ok,
+    setLag: (ms) => nodes.forEach((n) => n.fwd.setLag(ms)),
     /** kill -9 a primary; resolves once its replica has taken over (cluster_state:ok again). */
     async failover(node) {
       node.dead = true;
