@@ -9,7 +9,10 @@ import type { AbortSignalLike } from './platform.js';
 /** A store call failed or timed out (`timeoutMs`). Idempotency never starts a charge it cannot record. */
 export class StateStoreUnavailableError extends SteadfastError {
   readonly code: 'STORE_UNAVAILABLE';
-  /** The store operation: 'acquire' | 'record' | 'state' | 'isolate' | 'reset' | 'begin' | 'complete' | 'peek' | 'resolve' | 'unknownKeys'. */
+  /**
+   * The store operation: 'acquire' | 'record' | 'state' | 'isolate' | 'reset' | 'begin' | 'complete' | 'reopen' | 'peek' | 'resolve' |
+   * 'unknownKeys' | 'acknowledge'; or what refused: 'policy' (eviction), 'persistence', 'layout' (old records or another bucket count), 'epoch'.
+   */
   readonly op: string;
   readonly key?: string;
 }
