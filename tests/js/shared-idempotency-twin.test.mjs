@@ -15,23 +15,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { memoryStateStore, redisStateStore, createSharedIdempotencyStore, IdempotencyStore, reconcile } from 'steadfast';
 import { redisForTests } from '../shared/redis-server.mjs';
+import { rng } from '../support/rng.mjs';
 
 const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
 const RUNS = Number(process.env.TWIN_RUNS ?? 60);
 const redis = redisForTests();
 
-/** xorshift32: reproducible sequences. */
-function rng(seed) {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    return x / 2 ** 32;
-  };
-}
 const pick = (r, xs) => xs[Math.floor(r() * xs.length)];
 
 const KEYS = ['a', 'b', 'order 42'];

@@ -19,6 +19,7 @@ import {
 import { startRedis, connectClient } from '../shared/redis-server.mjs';
 import { startPods, startPod } from '../shared/pods.mjs';
 import { startGateway } from '../support/gateway.mjs';
+import { rng } from '../support/rng.mjs';
 
 const OUT = fileURLToPath(new URL('../.out/', import.meta.url));
 const FIGURES = `${OUT}shared-figures.json`;
@@ -45,19 +46,6 @@ const quantile = (xs, q) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1
 
 // ---------------------------------------------------------------------------------------------
 // The Lua script is the distributed twin of src/core/breaker.rs: same operations, same answers.
-
-/** xorshift32: a reproducible sequence of operations. */
-function rng(seed) {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    return x / 2 ** 32;
-  };
-}
 
 const TWIN_CONFIGS = [
   { kind: 'rate', windowSize: 10, failureRateThreshold: 0.5, minimumCalls: 5, openDurationMs: 20, probesToClose: 2 },

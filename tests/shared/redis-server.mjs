@@ -40,14 +40,17 @@ function ping(port) {
   });
 }
 
-/** Start redis-server; returns { port, url, pid, pause(), resume(), stop() }. */
-export async function startRedis() {
+/**
+ * Start redis-server; returns { port, url, pid, pause(), resume(), stop(signal) }. `port` (default: a
+ * free one) and `args` (extra redis-server arguments, after the defaults) are optional.
+ */
+export async function startRedis({ port, args = [] } = {}) {
   const bin = redisServerPath();
-  const port = await freePort();
+  port ??= await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'steadfast-redis-'));
   const child = spawn(
     bin,
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no', '--loglevel', 'warning'],
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no', '--loglevel', 'warning', ...args],
     {
       stdio: ['ignore', 'ignore', 'inherit'],
     },

@@ -2,13 +2,10 @@
 // which one machine otherwise never shows), a switchable client endpoint (what a managed Redis's DNS
 // name does on failover), a primary + replica pair with manual promotion, and a Redis Cluster of 3
 // primaries + 3 replicas (`redis-cli --cluster create`). Every server is stopped by its pid.
-import { spawn, execFile } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { createServer, connect } from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort, redisServerPath } from './redis-server.mjs';
+import { freePort, startRedis } from './redis-server.mjs';
 
 const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
 const run = promisify(execFile);
@@ -68,65 +65,19 @@ export async function startForwarder(targetPort, { lagMs = 0 } = {}) {
       lagMs = ms;
     },
     drop,
-    close: () => new Promise((ok) => (drop(), server.close(() => ok()))),
+    // Stop accepting first, then drop: a replica that reconnects in between would hold close() open.
+    close: () =>
+      new Promise((ok) => {
+        server.close(() => ok());
+        drop();
+      }),
   };
 }
 
-/** One redis-server with extra arguments; `{ port, pid, kill(signal), exited }`. */
+/** One redis-server (tests/shared/redis-server.mjs) with extra arguments; `kill(signal = 'SIGKILL')` stops it by pid. */
 export async function startServer(extra = [], port) {
-  port ??= await freePort();
-  const dir = mkdtempSync(join(tmpdir(), 'steadfast-topology-'));
-  const child = spawn(
-    redisServerPath(),
-    [
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--dir',
-      dir,
-      '--daemonize',
-      'no',
-      '--loglevel',
-      'warning',
-      '--repl-diskless-sync-delay',
-      '0',
-      ...extra,
-    ],
-    { stdio: ['ignore', 'ignore', 'inherit'] },
-  );
-  let gone = false;
-  const exited = new Promise((ok) => child.once('exit', () => ok((gone = true))));
-  for (let i = 0; ; i++) {
-    try {
-      await cli(port, 'PING');
-      break;
-    } catch (e) {
-      if (gone || i > 200) throw new Error(`redis-server did not start on 127.0.0.1:${port}: ${e.message}`);
-      await sleep(20);
-    }
-  }
-  return {
-    port,
-    pid: child.pid,
-    exited,
-    async kill(signal = 'SIGKILL') {
-      if (!gone) {
-        try {
-          process.kill(child.pid, 'SIGCONT');
-          process.kill(child.pid, signal);
-        } catch {
-          // already gone
-        }
-        await exited;
-      }
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  const server = await startRedis({ port, args: ['--repl-diskless-sync-delay', '0', ...extra] });
+  return { ...server, kill: (signal = 'SIGKILL') => server.stop(signal) };
 }
 
 /** redis-cli against 127.0.0.1:<port>; resolves with its trimmed output. */

@@ -4,21 +4,9 @@
 import { fork } from 'node:child_process';
 import { createServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
+import { rng } from '../support/rng.mjs';
 
 const WORKER = fileURLToPath(new URL('./soak-worker.mjs', import.meta.url));
-
-/** xorshift32 (reproducible faults). */
-function rng(seed) {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    return x / 2 ** 32;
-  };
-}
 
 export async function startLedger({ faultRate = 0.05, seed = 7 } = {}) {
   const debits = new Map();
@@ -30,7 +18,15 @@ export async function startLedger({ faultRate = 0.05, seed = 7 } = {}) {
     res.writeHead(fault ? 504 : 200).end(fault ? '' : `paid ${key}`);
   });
   await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
-  return { port: server.address().port, debits, close: () => new Promise((ok) => (server.closeAllConnections(), server.close(() => ok()))) };
+  return {
+    port: server.address().port,
+    debits,
+    close: () =>
+      new Promise((ok) => {
+        server.close(() => ok());
+        server.closeAllConnections();
+      }),
+  };
 }
 
 export async function startSoakProcess({ adapter, seeds, ledger, options }) {
