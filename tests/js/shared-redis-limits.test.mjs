@@ -357,3 +357,33 @@ test('a shared store rejects bad limits, naming the option', () => {
     (e) => e instanceof RangeError && e.option === 'evictionPolicy',
   );
 });
+
+test(
+  'unknownKeys() lists every unknown key exactly once when processes with different inFlightLeaseMs lapse records out of start order',
+  { timeout: 120_000 },
+  async () => {
+    const prefix = fresh();
+    // Two processes on one namespace: one leases 300 ms, the other 30 ms. Their records start
+    // interleaved, so leases lapse in another order than the records started (the list's order).
+    const long = createRedisIdempotencyStore({ client: conn.client, prefix, timeoutMs: 5000, inFlightLeaseMs: 300, maxRecords: 100_000 });
+    const short = createRedisIdempotencyStore({ client: conn.client, prefix, timeoutMs: 5000, inFlightLeaseMs: 30, maxRecords: 100_000 });
+    const N = 6_000;
+    const keys = Array.from({ length: N }, (_, i) => `mixed-${i}`);
+    const hung = () => new Promise(() => {}); // the owner dies mid-call: its lease lapses into unknown
+    const inflight = async () => Number(await cmd('ZCARD', `${prefix}:{idem}:inflight`));
+    for (let i = 0; i < N; i += 200) {
+      keys.slice(i, i + 200).forEach((k, j) => ((i + j) % 2 === 0 ? long : short).run(k, hung).catch(() => {}));
+      while ((await inflight()) < Math.min(N, i + 200)) await sleep(1); // these have started
+    }
+    await sleep(400); // every lease has lapsed; none has been turned into unknown yet
+    assert.equal(await inflight(), N);
+    const listed = await short.unknownKeys();
+    const seen = new Map();
+    for (const k of listed) seen.set(k, (seen.get(k) ?? 0) + 1);
+    const twice = [...seen].filter(([, n]) => n > 1).length;
+    const missed = keys.filter((k) => !seen.has(k)).length;
+    assert.deepEqual({ listed: listed.length, twice, missed }, { listed: N, twice: 0, missed: 0 });
+    // A second pass finds the same list (nothing was left to lapse, nothing moved).
+    assert.deepEqual(await long.unknownKeys(), listed);
+  },
+);

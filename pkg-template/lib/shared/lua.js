@@ -272,26 +272,42 @@ if op == 'resolve' then
   return 'resolved'
 end
 
--- One page of the reconciliation list: lapse at most \`limit\` in-flight records whose lease ran
--- out, then list \`limit\` unknown keys from rank \`offset\`, dropping members whose record has
--- expired. Returns {removed, key...}: the caller's next offset is offset + limit - removed. Every
--- call is O(limit log N): no call grows with the number of unknown records.
+-- One page of the reconciliation list, after the cursor (the last member the previous page scanned
+-- and its score; '' to start). A cursor, not a rank: a record that goes unknown meanwhile is
+-- inserted at its start time, anywhere in the set, and would shift every rank after it (listing
+-- keys twice and skipping others when processes lapse records in another order than they started,
+-- e.g. with different inFlightLeaseMs). The cursor's place is found by adding, for a moment, the
+-- member just after it (cursor .. NUL: no key holds a NUL), so it holds even if the cursor's own
+-- record was settled meanwhile. First, lapse at most \`limit\` in-flight records whose lease ran out;
+-- at the start of a pass, a full batch of lapses answers {-1} (call again): the pass lists only
+-- once every record whose lease lapsed before it began is on the list. Records that go unknown
+-- during the pass are listed by it or by the next one, never twice. Returns {scanned, last,
+-- lastScore, key...}; the pass ends when scanned < limit. Every call is O(limit log N).
 if op == 'unknown' then
-  local offset, limit, unknownTtl = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-  for _, k in ipairs(redis.call('ZRANGEBYSCORE', inflight, '-inf', '(' .. now, 'LIMIT', 0, limit)) do
+  local cursor, cursorScore, limit, unknownTtl = ARGV[3], ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6])
+  local lapsed = redis.call('ZRANGEBYSCORE', inflight, '-inf', '(' .. now, 'LIMIT', 0, limit)
+  for _, k in ipairs(lapsed) do
     if not lapse(recPrefix .. k, k, unknownTtl) then redis.call('ZREM', inflight, k) end
   end
-  local out = {0}
-  local removed = 0
-  for _, k in ipairs(redis.call('ZRANGE', unknown, offset, offset + limit - 1)) do
+  if cursor == '' and #lapsed == limit then return {-1} end
+  local start = 0
+  if cursor ~= '' then
+    local after = cursor .. '\\0'
+    redis.call('ZADD', unknown, cursorScore, after)
+    start = redis.call('ZRANK', unknown, after)
+    redis.call('ZREM', unknown, after)
+  end
+  local page = redis.call('ZRANGE', unknown, start, start + limit - 1, 'WITHSCORES')
+  local out = {#page / 2, '', ''}
+  for i = 1, #page, 2 do
+    local k = page[i]
     if redis.call('EXISTS', recPrefix .. k) == 1 then
       out[#out + 1] = k
     else
       redis.call('ZREM', unknown, k)
-      removed = removed + 1
     end
   end
-  out[1] = removed
+  if #page > 0 then out[2], out[3] = page[#page - 1], page[#page] end
   return out
 end
 return redis.error_reply('steadfast: unknown idempotency op ' .. tostring(op))
