@@ -11,7 +11,7 @@ import { failedVerdictWaitMs } from '../steadfast_core.js';
 import { RetryBudget } from './budget.js';
 import { IdempotencyStore, newIdempotencyKey } from './idempotency.js';
 import { CircuitOpenError, IdempotencyKeyReuseError, OfflineError, OutcomeUnknownError, SteadfastError, named } from './errors.js';
-import { fetchWithState, provablyNotSent, settleWindowFor, BreakerRegistry, compile as checkFetchOptions } from './fetch.js';
+import { fetchWithState, provablyNotSent, settleWindowFor, BreakerRegistry, compile as checkFetchOptions, originOf } from './fetch.js';
 import { VERDICT, historyVerdict, rememberHistory, statusOf } from './classify.js';
 import * as o from './options.js';
 import { canonicalCharge } from './idempotency-key.js';
@@ -120,6 +120,12 @@ export function createCheckoutClient(options) {
     : opts.breaker instanceof BreakerRegistry
       ? opts.breaker
       : new BreakerRegistry(opts.breaker === undefined || primaryBreaker !== undefined ? undefined : o.object(opts.breaker, where));
+  // The endpoints this client names are pinned in the registry (a shared one included): URLs that
+  // other code fetches through it can never evict the breaker of the payment gateway.
+  for (const url of primaryBreaker === undefined ? [endpoint, secondary] : [secondary]) {
+    const origin = url === undefined ? undefined : originOf(url);
+    if (origin !== undefined) registry?.pin(origin);
+  }
   const attemptTimeoutMs = o.num(opts, 'attemptTimeoutMs', where) ?? fetchDefaults().checkoutAttemptTimeoutMs;
   const deadlineMs = o.num(opts, 'deadlineMs', where);
   const onAttempt = o.fn(opts, 'onAttempt', where);

@@ -86,7 +86,9 @@ pub use shapes::{BreakerSnapshot, ChargeOutcome};
 pub use virtual_time::{Stalled, VirtualTime};
 
 #[cfg(target_arch = "wasm32")]
-pub use fetch::{fetch, origin_breaker, send, FetchFailure, FetchOptions, IdempotencyKey};
+pub use fetch::{
+    fetch, origin_breaker, pin_origin, send, FetchFailure, FetchOptions, IdempotencyKey,
+};
 #[cfg(target_arch = "wasm32")]
 pub use js::{new_idempotency_key, WebRuntime};
 
