@@ -257,4 +257,10 @@ export function persistentCheckoutKey(options: {
   readonly maxAgeMs?: number;
   /** Carts kept per storage, oldest pruned first. Default 100. */
   readonly maxEntries?: number;
+  /**
+   * Called when storage refuses to record a charge's outcome after the request went out (quota
+   * exceeded, SecurityError); `charge()` still resolves the real outcome. Default: none (ignored).
+   * A refusal before anything is sent rejects `charge()` with the storage's error.
+   */
+  readonly onStorageError?: (error: unknown) => void;
 }): Promise<PersistentCheckoutKey>;
