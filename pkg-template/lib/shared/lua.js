@@ -23,14 +23,38 @@ local probesToClose = tonumber(ARGV[7])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
+-- The hash is state from outside (anyone with access to this Redis can write it): every field is
+-- range-checked as the core checks a snapshot, and a value outside what the rules can produce is
+-- not believed. A state id or generation that is not one is reset (closed, generation 0); an open
+-- deadline is clamped to now + openDurationMs (the core's latest_deadline) and a probe start to
+-- now (a future one would hold the probe slot for good), both written back; counters outside
+-- [0, their threshold) restart at 0; a window longer than windowSize is trimmed, and a failure
+-- count that does not fit the window is recounted from it.
+local function int(v, lo, hi)
+  local n = tonumber(v)
+  if n == nil or n ~= n or n < lo or n > hi or n ~= math.floor(n) then return nil end
+  return n
+end
 local f = redis.call('HMGET', h, 's', 'u', 'g', 'pa', 'ps', 'cf', 'wf')
-local s = tonumber(f[1]) or 0
+local s = int(f[1], 0, 3) or 0
+-- (Clamped times are written back: clamped again on every read, to a moving now, never arriving.)
 local u = tonumber(f[2]) or 0
-local g = tonumber(f[3]) or 0
+if u ~= u then u = 0 elseif u > now + openMs then u = now + openMs; redis.call('HSET', h, 'u', u) end
+local g = int(f[3], 0, 2147483647) or 0
 local pa = tonumber(f[4])
-local ps = tonumber(f[5]) or 0
-local cf = tonumber(f[6]) or 0
-local wf = tonumber(f[7]) or 0
+if pa ~= nil and (pa ~= pa or pa > now) then pa = now; redis.call('HSET', h, 'pa', pa) end
+local ps = int(f[5], 0, probesToClose - 1) or 0
+local cf = int(f[6], 0, kind == 'consecutive' and threshold - 1 or 2147483647) or 0
+local wf = 0
+if kind ~= 'consecutive' then
+  local len = redis.call('LLEN', w)
+  if len > windowSize then redis.call('LTRIM', w, -windowSize, -1); len = windowSize; f[7] = nil end
+  wf = int(f[7], 0, len)
+  if wf == nil then
+    wf = 0
+    for _, v in ipairs(redis.call('LRANGE', w, 0, -1)) do if v == '1' then wf = wf + 1 end end
+  end
+end
 
 -- Every key carries a TTL (no unbounded growth under many names): an untouched breaker's state
 -- lapses after ttl ms (at least 24 h and 2 x openDurationMs) and reads as closed again.
