@@ -15,11 +15,14 @@ export const RESOLVE = Object.freeze({ RESOLVED: 0, NOT_FOUND: 1, WRONG_STATE: 2
 let rule;
 let defaults;
 
-/** The core's defaults: `{ ttlMs, maxRecords, inFlightLeaseMs, unknownTtlMs }` (read once). */
+/**
+ * The core's defaults: `{ ttlMs, maxRecords, inFlightLeaseMs, unknownTtlMs, maxDurationMs }` (read
+ * once; maxDurationMs bounds every duration option: 10 years).
+ */
 export function idempotencyDefaults() {
   if (defaults === undefined) {
-    const [ttlMs, maxRecords, inFlightLeaseMs, unknownTtlMs] = storeDefaults();
-    defaults = Object.freeze({ ttlMs, maxRecords, inFlightLeaseMs, unknownTtlMs });
+    const [ttlMs, maxRecords, inFlightLeaseMs, unknownTtlMs, maxDurationMs] = storeDefaults();
+    defaults = Object.freeze({ ttlMs, maxRecords, inFlightLeaseMs, unknownTtlMs, maxDurationMs });
   }
   return defaults;
 }

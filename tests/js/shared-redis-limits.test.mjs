@@ -387,3 +387,19 @@ test(
     assert.deepEqual(await long.unknownKeys(), listed);
   },
 );
+
+test('durations are bounded: ttlMs 1e17 is a RangeError naming it; the largest accepted ttlMs still completes in Redis', async () => {
+  assert.throws(
+    () => createRedisIdempotencyStore({ client: conn.client, prefix: fresh(), ttlMs: 1e17 }),
+    (e) => e instanceof RangeError && e.code === 'INVALID_OPTION' && e.option === 'ttlMs' && /10 years/.test(e.message),
+  );
+  const max = 315_360_000_000;
+  const s = store({ ttlMs: max, unknownTtlMs: max, inFlightLeaseMs: max });
+  assert.equal(await s.run('long', async () => 'kept'), 'kept');
+  assert.equal(await s.run('long', async () => 'again'), 'kept', 'replayed: the record was written with its TTL');
+  await assert.rejects(
+    s.run('long-unknown', async () => Promise.reject(transient())),
+    /ETIMEDOUT/,
+  );
+  assert.equal((await s.peek('long-unknown')).status, 'unknown');
+});
