@@ -14,7 +14,7 @@ import { CircuitOpenError, IdempotencyKeyReuseError, OfflineError, OutcomeUnknow
 import { fetchWithState, provablyNotSent, settleWindowFor, BreakerRegistry, compile as checkFetchOptions, originOf } from './fetch.js';
 import { VERDICT, historyVerdict, rememberHistory, statusOf } from './classify.js';
 import * as o from './options.js';
-import { canonicalCharge } from './idempotency-key.js';
+import { canonicalCharge, volatileFields } from './idempotency-key.js';
 import { fetchDefaults } from './defaults.js';
 import { coreUnavailable } from './loader.js';
 
@@ -129,6 +129,8 @@ export function createCheckoutClient(options) {
   const attemptTimeoutMs = o.num(opts, 'attemptTimeoutMs', where) ?? fetchDefaults().checkoutAttemptTimeoutMs;
   const deadlineMs = o.num(opts, 'deadlineMs', where);
   const onAttempt = o.fn(opts, 'onAttempt', where);
+  // Top-level charge fields that are sent but do not identify the charge (left out of its fingerprint).
+  const volatile = volatileFields(o.own(opts, 'volatileFields'), where);
   // Validate retry/budget/timeouts once, up front, with the same rules resilientFetch applies.
   // The settle window an unknown keeps (see reconcile): the core's default from the time limits, or
   // the caller's own bound on how late its gateway may still process a request.
@@ -297,7 +299,10 @@ export function createCheckoutClient(options) {
   const run = async (charge, key, signal, fingerprint) => {
     let outcome;
     try {
-      outcome = await store.run(key, () => attemptCharge(charge, key, signal), { fingerprint: fingerprint ?? canonicalCharge(charge), settleAfterMs });
+      outcome = await store.run(key, () => attemptCharge(charge, key, signal), {
+        fingerprint: fingerprint ?? canonicalCharge(charge, volatile),
+        settleAfterMs,
+      });
     } catch (e) {
       outcome = outcomeOf(e, key, signal);
     }
@@ -335,7 +340,7 @@ export function createCheckoutClient(options) {
     let outcome;
     try {
       outcome = await store.resubmit(key, () => attemptCharge(body, key, undefined, only), {
-        fingerprint: canonicalCharge(body),
+        fingerprint: canonicalCharge(body, volatile, 'reconcile'),
         startedAt: record.startedAt,
         settleAfterMs,
         refutes: (e) => afterWindow && e instanceof Declined,
@@ -378,7 +383,7 @@ export function createCheckoutClient(options) {
   /** The fingerprint of the charge reconcile() would re-send for `key`, when this client knows it. */
   const fingerprintFor = (key, charge) => {
     const c = charge ?? unknownCharges.get(key);
-    return c === undefined ? undefined : canonicalCharge(c);
+    return c === undefined ? undefined : canonicalCharge(c, volatile, 'reconcile');
   };
 
   return {
@@ -401,7 +406,7 @@ export function createCheckoutClient(options) {
       if (typeof key !== 'string') return Promise.reject(o.typeError('charge', 'idempotencyKey', 'a string', key));
       let fingerprint;
       try {
-        fingerprint = canonicalCharge(c);
+        fingerprint = canonicalCharge(c, volatile, 'charge');
       } catch (e) {
         return Promise.reject(e);
       }
@@ -433,13 +438,13 @@ export function createCheckoutClient(options) {
       let fingerprint;
       if (charge !== undefined) {
         try {
-          fingerprint = canonicalCharge(checkCharge(charge, 'reconcile'));
+          fingerprint = canonicalCharge(checkCharge(charge, 'reconcile'), volatile, 'reconcile');
         } catch (e) {
           return Promise.reject(e);
         }
         // The charge this client sent under the key, if it knows it: another one is refused before anything is sent.
         const mine = unknownCharges.get(key);
-        if (mine !== undefined && canonicalCharge(mine) !== fingerprint) return Promise.reject(new IdempotencyKeyReuseError(key));
+        if (mine !== undefined && canonicalCharge(mine, volatile, 'reconcile') !== fingerprint) return Promise.reject(new IdempotencyKeyReuseError(key));
       }
       return once(
         key,

@@ -132,8 +132,17 @@ export interface CheckoutClientOptions<S extends CheckoutStore = IdempotencyStor
   readonly fetch?: FetchFn;
   /** Default: `{ maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 10_000 }`. */
   readonly retry?: FetchRetryOptions;
-  /** A breaker, a registry, options for a per-origin registry, or `false` for none. Default: a registry with `{ windowSize: 20, minimumCalls: 10, failureRateThreshold: 0.5, openDurationMs: 30_000 }`. */
+  /**
+   * A breaker, a registry, options for a per-origin registry, or `false` for none. Default: a registry with `{ windowSize: 20, minimumCalls: 10, failureRateThreshold: 0.5, openDurationMs: 30_000 }`.
+   * The client pins the origins of its endpoints in the registry (a shared one too): other URLs fetched through it never evict them.
+   */
   readonly breaker?: Executor | BreakerRegistry | CircuitBreakerOptions | false;
+  /**
+   * Top-level charge fields that are sent but do not identify the charge (a per-attempt SDK nonce):
+   * left out of the key's fingerprint (`chargeFingerprint`). Default `[]`. Charges must be plain JSON
+   * data: `JSON.stringify(charge)` is the request body, and exactly that is fingerprinted.
+   */
+  readonly volatileFields?: readonly string[];
   /** Default: a RetryBudget({ ratio: 0.2, minRetriesPerSec: 10, windowMs: 10_000 }) per client. */
   readonly budget?: RetryBudget | RetryQuota;
   /** Paces every HTTP attempt (first included). Default: none. */

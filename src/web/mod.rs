@@ -74,6 +74,7 @@ mod fetch;
 #[cfg(target_arch = "wasm32")]
 mod js;
 
+pub use crate::core::canonical::Json;
 pub use breaker::{CircuitBreaker, Counts};
 pub use charge::{charge_customer, Charge, ChargeDeps};
 pub use error::{Classify, Error};

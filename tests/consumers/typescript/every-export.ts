@@ -16,6 +16,7 @@ import {
   IdempotencyStore,
   newIdempotencyKey,
   chargeCustomer,
+  chargeFingerprint,
   SteadfastError,
   CircuitOpenError,
   DuplicateRequestError,
@@ -327,6 +328,8 @@ export async function main(): Promise<number> {
   const inferred: Expect<Equal<typeof result, ChargeResult>> = true;
   check(inferred, 'chargeCustomer infers ChargeResult');
   check(result.reference === 'ch_1' && keys.length === 2 && keys.every((k) => k === charge.idempotencyKey), 'chargeCustomer');
+  const text: string = chargeFingerprint({ ...charge, sdkNonce: 'n-1' }, { volatileFields: ['sdkNonce'] });
+  check(text === '{"amountCents":1999,"currency":"eur"}', `chargeFingerprint: ${text}`);
   const record: IdempotencyRecord<ChargeResult> | undefined = store.peek(charge.idempotencyKey);
   check(record?.status === 'done' && record.result.amountCents === 1999, 'peek() after a charge');
 
