@@ -321,17 +321,16 @@ if op == 'unknown' then
     start = redis.call('ZRANK', unknown, after)
     redis.call('ZREM', unknown, after)
   end
-  local page = redis.call('ZRANGE', unknown, start, start + limit - 1, 'WITHSCORES')
-  local out = {#page / 2, '', ''}
-  for i = 1, #page, 2 do
-    local k = page[i]
+  local page = redis.call('ZRANGE', unknown, start, start + limit - 1)
+  local out = {#page, '', ''}
+  if #page > 0 then out[2], out[3] = page[#page], redis.call('ZSCORE', unknown, page[#page]) end
+  for _, k in ipairs(page) do
     if redis.call('EXISTS', recPrefix .. k) == 1 then
       out[#out + 1] = k
     else
       redis.call('ZREM', unknown, k)
     end
   end
-  if #page > 0 then out[2], out[3] = page[#page - 1], page[#page] end
   return out
 end
 return redis.error_reply('steadfast: unknown idempotency op ' .. tostring(op))
