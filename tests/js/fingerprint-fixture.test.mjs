@@ -3,7 +3,7 @@
 // fixture). Charges whose JSON form would differ from their own fields — class instances, toJSON,
 // getters, boxed values — are refused with a typed error before anything is sent. A field declared
 // volatile (a per-attempt SDK nonce) is sent but cannot change the key's fingerprint.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import {
@@ -16,22 +16,12 @@ import {
   IdempotencyKeyReuseError,
   isSteadfastError,
 } from 'steadfast';
-import { startRedis, connectClient } from '../shared/redis-server.mjs';
+import { redisForTests } from '../shared/redis-server.mjs';
 
 const { cases } = JSON.parse(await readFile(new URL('../fixtures/fingerprints.json', import.meta.url), 'utf8'));
 const policy = { maxAttempts: 1, baseDelayMs: 0, maxDelayMs: 0 };
 const breaker = () => new CircuitBreaker({ failureThreshold: 5, openDurationMs: 1000 });
-let redis;
-let conn;
-
-before(async () => {
-  redis = await startRedis();
-  conn = await connectClient('node-redis', redis.port);
-});
-after(async () => {
-  await conn?.close();
-  await redis?.stop();
-});
+const redis = redisForTests();
 
 test('chargeFingerprint writes the fixture text for every case', () => {
   assert.ok(cases.length >= 8);
@@ -43,11 +33,11 @@ test('chargeFingerprint writes the fixture text for every case', () => {
 
 test('chargeCustomer through a Redis store keeps the fixture digest for every case', async () => {
   const prefix = `fp-${Date.now()}`;
-  const store = createRedisIdempotencyStore({ client: conn.client, prefix, timeoutMs: 5000 });
+  const store = createRedisIdempotencyStore({ client: redis.conn.client, prefix, timeoutMs: 5000 });
   for (const c of cases) {
     const deps = { store, breaker: breaker(), policy, gateway: async () => 'ok', volatileFields: c.volatileFields };
     assert.equal(await chargeCustomer(c.charge, deps), 'ok', c.name);
-    const stored = await conn.client.sendCommand(['HGET', `${prefix}:{idem}:r:${c.charge.idempotencyKey}`, 'fp']);
+    const stored = await redis.conn.client.sendCommand(['HGET', `${prefix}:{idem}:r:${c.charge.idempotencyKey}`, 'fp']);
     assert.equal(stored, c.digest, c.name);
   }
 });
