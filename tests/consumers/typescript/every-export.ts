@@ -410,7 +410,7 @@ export async function main(): Promise<number> {
   const response: FetchResponse = await resilientFetch('https://pay.example.test/v1/charges', init, fetchOptions);
   check(response.status === 200 && sentKeys.length === 2 && sentKeys[0] !== null && sentKeys[0] === sentKeys[1], `resilientFetch keys: ${sentKeys.join()}`);
   check(registry.origins().join() === 'https://pay.example.test' && registry.get('https://pay.example.test').currentState === 'closed', 'BreakerRegistry');
-  const pinnedBreaker: CircuitBreaker = registry.pin(new URL('https://pay.example.test/v1/charges'));
+  const pinnedBreaker: CircuitBreaker = registry.pin({ href: 'https://pay.example.test/v1/charges' });
   const inUse: boolean = pinnedBreaker.holdsProtection;
   check(pinnedBreaker === registry.get('https://pay.example.test') && typeof inUse === 'boolean', 'BreakerRegistry.pin');
 
