@@ -149,7 +149,7 @@ function canon(value, depth, where, path) {
   if (depth > MAX_DEPTH) throw o.typeError(where, path, `a plain object nested at most ${MAX_DEPTH} deep`, value);
   const proto = Object.getPrototypeOf(value);
   if (Array.isArray(value)) {
-    if (proto !== Array.prototype || Object.hasOwn(value, 'toJSON')) throw notPlain(where, path, value);
+    if (proto !== Array.prototype || typeof value.toJSON === 'function') throw notPlain(where, path, value);
     let out = '[';
     for (let i = 0; i < value.length; i++) out += (i > 0 ? ',' : '') + (canon(element(value, i, where, path), depth + 1, where, `${path}[${i}]`) ?? 'null');
     return `${out}]`;

@@ -28,7 +28,8 @@ import * as o from '../options.js';
  * it. Limit: any same-origin script runs with the page's authority, so it can announce a lease of
  * its own and then "close" it — but only once the cooldown is over, exactly when the tab itself
  * would admit a probe; it cannot close a breaker during its cooldown, replay another tab's proof, or
- * close an isolated one. A tab's own `reset()` stays local (there is no probe to prove).
+ * close an isolated one. A tab's own `reset()` stays local (there is no probe to prove), unless
+ * that tab holds the half-open probe at the time (its reset then ends the probe it announced).
  *
  * Any same-origin script can post on the channel: a message that is not one of these shapes (or an
  * `until` that is not a finite number), or a close without valid proof, is ignored and reported to
@@ -118,7 +119,9 @@ export function shareBreakerAcrossTabs(breaker, options) {
     onStateChange(state) {
       if (applying) return;
       if (state === 'half-open') {
-        // This tab took the probe: announce a lease only it can prove.
+        // This tab took the probe: announce a lease only it can prove (no CSPRNG: no lease, and
+        // its close stays local).
+        if (typeof globalThis.crypto?.getRandomValues !== 'function') return;
         const bytes = globalThis.crypto.getRandomValues(new Uint8Array(16));
         const secret = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
         mine = { secret, lease: fingerprintHex(secret) };
