@@ -84,9 +84,7 @@ export class BreakerRegistry {
    * nothing is dropped: a new origin gets a breaker that is not kept (it guards that call only).
    * `pinned` (default `[]`): origins or URLs whose breakers are never evicted (see `pin`).
    */
-  constructor(
-    breakerOptions?: CircuitBreakerOptions & { readonly maxOrigins?: number; readonly pinned?: ReadonlyArray<string | { readonly href: string }> },
-  );
+  constructor(breakerOptions?: CircuitBreakerOptions & { readonly maxOrigins?: number; readonly pinned?: ReadonlyArray<string | { readonly href: string }> });
   /**
    * Keep `origin`'s breaker for the registry's lifetime (never evicted; it still counts toward
    * `maxOrigins`). Takes an origin, a URL string or anything with an `href`; returns that origin's
