@@ -13,6 +13,7 @@ import {
   persistentCheckoutKey,
 } from 'steadfast';
 
+const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
 const fail = () => Promise.reject(new Error('HTTP 503'));
 const tick = () => new Promise((ok) => setTimeout(ok, 10));
 /** BroadcastChannel delivery is asynchronous and slower on a loaded machine: wait for it (bounded). */
@@ -84,24 +85,31 @@ test('memory store: idempotency answers like IdempotencyStore, asynchronously', 
   assert.equal(calls, 1);
 });
 
-test('tabs: a trip in one breaker opens its peers on the channel, a close closes them', async () => {
-  const make = () => {
+test('tabs: a trip in one breaker opens its peers on the channel; the tab whose probe succeeds closes them', async () => {
+  const make = (channel) => {
     let share;
-    const breaker = new CircuitBreaker({ failureThreshold: 1, openDurationMs: 60_000, onStateChange: (s) => share.onStateChange(s) });
-    share = shareBreakerAcrossTabs(breaker, { channel: `test-${process.pid}` });
+    const breaker = new CircuitBreaker({ failureThreshold: 1, openDurationMs: 150, onStateChange: (s) => share.onStateChange(s) });
+    share = shareBreakerAcrossTabs(breaker, { channel });
     return { breaker, share };
   };
-  const a = make();
-  const b = make();
+  const channel = `test-${process.pid}-${Date.now()}`;
+  const a = make(channel);
+  const b = make(channel);
   try {
     await a.breaker.execute(fail).catch(() => {});
     await until(() => b.breaker.currentState === 'open');
     assert.equal(b.breaker.currentState, 'open');
     assert.equal(b.breaker.toJSON().openUntil, a.breaker.toJSON().openUntil, 'same deadline');
-    const c = make(); // joins during the cooldown
+    const c = make(channel); // joins during the cooldown
     await until(() => c.breaker.currentState === 'open');
     assert.equal(c.breaker.currentState, 'open');
+    // A reset is this tab's own: it proves no probe, so its peers stay open.
     a.breaker.reset();
+    await sleep(30);
+    assert.equal(b.breaker.currentState, 'open');
+    await a.breaker.execute(fail).catch(() => {}); // a trips again
+    await until(() => a.breaker.currentState === 'half-open' && b.breaker.currentState === 'half-open');
+    assert.equal(await a.breaker.execute(async () => 'ok'), 'ok'); // a's probe succeeds
     await until(() => b.breaker.currentState === 'closed' && c.breaker.currentState === 'closed');
     assert.equal(b.breaker.currentState, 'closed');
     assert.equal(c.breaker.currentState, 'closed');
