@@ -9,6 +9,7 @@ pub mod breaker;
 pub mod budget;
 pub mod classify;
 pub mod error;
+pub mod hedge;
 pub mod history;
 pub mod idempotency;
 pub mod keyed;
