@@ -181,6 +181,22 @@ test('a keyed POST refused by its hedge while the first copy was cancelled is un
   }
 });
 
+test('a cancelled copy counts as possibly processed at once, even under a fetch that ignores its signal', async () => {
+  // A fetch (a polyfill, a wrapper) that never settles an aborted request: the loser's own attempt
+  // never reports back, and the charge must still not be judged by the hedge's 402 alone.
+  let calls = 0;
+  const fetch = () => (calls++ === 0 ? new Promise(() => {}) : Promise.resolve(new Response('declined', { status: 402 })));
+  await assert.rejects(
+    resilientFetch(
+      'http://127.0.0.1:9/charges',
+      { method: 'POST', headers: { 'Idempotency-Key': 'hedge-ignored' }, body: '{}' },
+      { fetch, hedge: { delayMs: 5 }, breaker: false, budget: false, retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 } },
+    ),
+    (e) => isSteadfastError(e, 'OUTCOME_UNKNOWN') && e.key === 'hedge-ignored',
+  );
+  assert.equal(calls, 2);
+});
+
 describe('a keyed POST hedged against a key-honouring gateway', () => {
   let gw;
   before(async () => {
