@@ -63,7 +63,7 @@ export function simulateHistogram(options?: HistogramOptions): HistogramResult;
 
 /** The tail-latency experiment's options. */
 export interface TailOptions {
-  /** Requests simulated: an integer from 1 to 10000000. Default 100000. */
+  /** Requests simulated: an integer ≥ 1, at most ten million. Default 100000. */
   readonly requests?: number;
   /** Typical answer time, ms (each answer takes latencyMs × (0.5 + u), u uniform in [0, 1)). Default 20. */
   readonly latencyMs?: number;
