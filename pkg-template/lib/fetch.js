@@ -25,7 +25,7 @@ import { deferred } from './deferred.js';
 import { after } from './clock.js';
 import { fetchDefaults, JITTERS } from './defaults.js';
 import { evictOldest } from './bounded.js';
-import { compileHedge, hedgeForRequest } from './hedge.js';
+import { compileHedge, copyInit, hedgeForRequest } from './hedge.js';
 
 const KEYED = new Set(['POST', 'PATCH']);
 
@@ -284,7 +284,7 @@ export async function fetchWithState(input, init, options, state, readBody = fal
       state.attempts += 1;
       state.lastAttemptAt = Date.now();
       try {
-        response = await doFetch(req, { ...fetchInit, signal: controller.signal });
+        response = await doFetch(req, { ...copyInit(ctx, fetchInit, base?.cache), signal: controller.signal });
       } catch (e) {
         // fetch rejects with a generic AbortError; report the reason we aborted with.
         if (controller.signal.aborted) {

@@ -87,6 +87,20 @@ export function hedgeForRequest(hedge, repeatable, method, onCancel) {
   return hedgeForCall(hedge, onCancel);
 }
 
+/** Browsers hold a cache lock per URL: a second GET waits for the first to finish. */
+const BROWSER = typeof globalThis.document !== 'undefined' || typeof globalThis.importScripts === 'function';
+
+/**
+ * @internal The fetch init of copy `ctx.hedge` of a request. A browser queues a request for a URL
+ * whose cache entry another request is writing (Chromium's cache lock: measured in
+ * tests/browser/hedge.test.mjs), so a hedge would wait for the very copy it should overtake; a hedge
+ * whose cache mode the caller left unset goes around the cache (`cache: 'no-store'`).
+ */
+export function copyInit(ctx, init, cacheMode) {
+  if (!BROWSER || !(ctx.hedge > 0) || init.cache !== undefined || (cacheMode !== undefined && cacheMode !== 'default')) return init;
+  return { ...init, cache: 'no-store' };
+}
+
 /** @internal Refuse a hedge the call cannot take (withRetry / hedge()): neither safe nor keyed. */
 export function checkHedgeSafe(hedge, where) {
   if (!hedge.safe && hedge.idempotencyKey === undefined) throw new HedgeNotSafeError(where, undefined);
