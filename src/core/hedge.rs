@@ -224,7 +224,7 @@ impl Hedge {
                 ..
             } => self
                 .cached
-                .map_or(max_delay_ms, |q| q.clamp(min_delay_ms, max_delay_ms)),
+                .map_or(max_delay_ms, |q| q.max(min_delay_ms).min(max_delay_ms)),
         }
     }
 
@@ -242,7 +242,12 @@ impl Hedge {
         } else if let Some(slot) = self.window.get_mut(self.next) {
             *slot = ms;
         }
-        self.next = (self.next + 1) % self.capacity;
+        // No `%` and no `clamp`: both carry a panic path (and its formatting) into the wasm.
+        self.next = if self.next + 1 >= self.capacity {
+            0
+        } else {
+            self.next + 1
+        };
         let needed = (MIN_SAMPLES as usize).min(self.capacity);
         self.cached = if self.window.len() < needed {
             None
@@ -285,8 +290,8 @@ fn nearest_rank(samples: &[f64], q: f64) -> f64 {
 /// The nearest-rank `q`-quantile of ascending `sorted` (0 when empty).
 pub fn quantile_of_sorted(sorted: &[f64], q: f64) -> f64 {
     let n = sorted.len();
-    let rank = ((q * n as f64).ceil() as usize).clamp(1, n.max(1));
-    sorted.get(rank - 1).copied().unwrap_or(0.0)
+    let rank = ((q * n as f64).ceil() as usize).max(1).min(n);
+    sorted.get(rank.saturating_sub(1)).copied().unwrap_or(0.0)
 }
 
 #[cfg(test)]
