@@ -319,3 +319,66 @@ describe('withRetry and pipeline hedges', () => {
     );
   });
 });
+
+test('property: bounded copies and concurrency, a definitive answer wins, every loser is let go', async () => {
+  const { default: fc } = await import('fast-check');
+  const copyPlan = fc.record({ ms: fc.integer({ min: 0, max: 25 }), outcome: fc.constantFrom('ok', 'transient', 'permanent') });
+  await fc.assert(
+    fc.asyncProperty(
+      fc.integer({ min: 1, max: 4 }),
+      fc.integer({ min: 1, max: 5 }),
+      fc.integer({ min: 0, max: 10 }),
+      fc.array(copyPlan, { minLength: 5, maxLength: 5 }),
+      async (maxHedges, maxInFlight, delayMs, plan) => {
+        const copies = [];
+        let running = 0;
+        let mostRunning = 0;
+        const fn = ({ hedge: index, signal }) =>
+          new Promise((resolve, reject) => {
+            const copy = { index, settled: false, aborted: false };
+            copies.push(copy);
+            running += 1;
+            mostRunning = Math.max(mostRunning, running);
+            const { ms, outcome } = plan[index];
+            const end = () => {
+              running -= 1;
+              copy.settled = true;
+            };
+            const t = setTimeout(() => {
+              end();
+              if (outcome === 'ok') resolve(`copy ${index}`);
+              else reject(Object.assign(new Error(outcome), { status: outcome === 'transient' ? 503 : 400, copy: index }));
+            }, ms);
+            signal.addEventListener('abort', () => {
+              clearTimeout(t);
+              end();
+              copy.aborted = true;
+              reject(signal.reason);
+            });
+          });
+        const outcome = await withRetry(fn, { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1, hedge: { delayMs, maxHedges, maxInFlight, safe: true } }).then(
+          (value) => ({ value }),
+          (error) => ({ error }),
+        );
+        assert.ok(copies.length <= maxHedges + 1, `${copies.length} copies, at most ${maxHedges + 1}`);
+        assert.ok(mostRunning <= Math.min(maxInFlight, maxHedges + 1), `${mostRunning} at once, at most ${maxInFlight}`);
+        assert.ok(
+          copies.every((c) => c.settled),
+          'no copy is left running',
+        );
+        const answered = copies.filter((c) => !c.aborted);
+        if (outcome.value !== undefined) {
+          const winner = Number(outcome.value.split(' ')[1]);
+          assert.equal(plan[winner].outcome, 'ok');
+          assert.ok(answered.some((c) => c.index === winner));
+        } else {
+          const { copy } = outcome.error;
+          // A permanent failure wins like an answer; otherwise every copy failed retryably.
+          if (plan[copy].outcome !== 'permanent') assert.ok(answered.every((c) => plan[c.index].outcome === 'transient'));
+          assert.ok(answered.every((c) => plan[c.index].outcome !== 'ok'));
+        }
+      },
+    ),
+    { numRuns: 60 },
+  );
+});
