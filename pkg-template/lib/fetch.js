@@ -25,6 +25,7 @@ import { deferred } from './deferred.js';
 import { after } from './clock.js';
 import { fetchDefaults, JITTERS } from './defaults.js';
 import { evictOldest } from './bounded.js';
+import { compileHedge, copyInit, hedgeForRequest } from './hedge.js';
 
 const KEYED = new Set(['POST', 'PATCH']);
 
@@ -194,6 +195,7 @@ export function compile(options) {
     settleAfterMs,
     bufferBody,
     onRetry: o.fn(opts, 'onRetry', where),
+    hedge: o.own(opts, 'hedge') === undefined ? undefined : compileHedge(o.own(opts, 'hedge'), where),
   };
 }
 
@@ -315,7 +317,7 @@ export async function fetchWithState(input, init, options, state, readBody = fal
       state.attempts += 1;
       state.lastAttemptAt = Date.now();
       try {
-        response = await doFetch(req, { ...fetchInit, signal: controller.signal });
+        response = await doFetch(req, { ...copyInit(ctx, fetchInit, base?.cache), signal: controller.signal });
       } catch (e) {
         // fetch rejects with a generic AbortError; report the reason we aborted with.
         if (controller.signal.aborted) {
@@ -379,6 +381,15 @@ export async function fetchWithState(input, init, options, state, readBody = fal
   };
   if (policy.random === undefined) delete policy.random;
   if (policy.rateLimiter === undefined) delete policy.rateLimiter;
+  // Hedging (lib/hedge.js): every copy is an `attempt` (same headers, same key, same history); a
+  // cancelled copy may have reached the server, and is folded in the moment it is let go.
+  if (c.hedge !== undefined) {
+    policy.hedge = hedgeForRequest(c.hedge, retryable, method, () => {
+      state.maybeSent = true;
+      state.history = historyRecord(state.history, ANSWER.NO_ANSWER);
+      state.lastAttemptAt = Date.now();
+    });
+  }
 
   // A keyed POST/PATCH whose history says some attempt may have been processed ends unknown,
   // whatever its last answer was: a 404 or 401 after a dropped attempt proves nothing about it.

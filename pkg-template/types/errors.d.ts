@@ -2,6 +2,7 @@
 
 import type { CheckoutRequestError } from './http.js';
 import type { StateStoreUnavailableError, StoreFullError } from './shared.js';
+import type { HedgeNotSafeError } from './hedge.js';
 
 export type SteadfastErrorCode =
   | 'CIRCUIT_OPEN'
@@ -18,6 +19,7 @@ export type SteadfastErrorCode =
   | 'CHECKOUT_REJECTED'
   | 'STORE_UNAVAILABLE'
   | 'OFFLINE'
+  | 'HEDGE_NOT_SAFE'
   | 'STORE_FULL'
   | 'WASM_UNAVAILABLE'
   | 'TIMEOUT'
@@ -168,6 +170,7 @@ export interface SteadfastErrorsByCode {
   TIMEOUT: TimeoutError;
   BULKHEAD_REJECTED: BulkheadRejectedError;
   PERMANENT: PermanentError;
+  HEDGE_NOT_SAFE: HedgeNotSafeError;
 }
 
 /**

@@ -64,11 +64,20 @@ pub enum Opt {
     LimiterGroups,
     RetryAfterMs,
     BurstMs,
+    DelayMs,
+    Quantile,
+    MinDelayMs,
+    MaxHedges,
+    MaxInFlight,
+    Requests,
+    TailProbability,
+    TailLatencyMs,
+    ArrivalMs,
 }
 
 /// The one table of option names: id (the index), variant, and the name users write (camelCase,
 /// units in the name). Error messages name options from here.
-pub const OPTIONS: [(Opt, &str); 52] = [
+pub const OPTIONS: [(Opt, &str); 61] = [
     (Opt::MaxAttempts, "maxAttempts"),
     (Opt::BaseDelayMs, "baseDelayMs"),
     (Opt::MaxDelayMs, "maxDelayMs"),
@@ -121,6 +130,15 @@ pub const OPTIONS: [(Opt, &str); 52] = [
     (Opt::LimiterGroups, "limiterGroups"),
     (Opt::RetryAfterMs, "retryAfterMs"),
     (Opt::BurstMs, "burstMs"),
+    (Opt::DelayMs, "delayMs"),
+    (Opt::Quantile, "quantile"),
+    (Opt::MinDelayMs, "minDelayMs"),
+    (Opt::MaxHedges, "maxHedges"),
+    (Opt::MaxInFlight, "maxInFlight"),
+    (Opt::Requests, "requests"),
+    (Opt::TailProbability, "tailProbability"),
+    (Opt::TailLatencyMs, "tailLatencyMs"),
+    (Opt::ArrivalMs, "arrivalMs"),
 ];
 
 impl Opt {

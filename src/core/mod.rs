@@ -10,6 +10,7 @@ pub mod budget;
 pub mod canonical;
 pub mod classify;
 pub mod error;
+pub mod hedge;
 pub mod history;
 pub mod idempotency;
 pub mod keyed;
