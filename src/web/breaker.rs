@@ -10,25 +10,9 @@ use std::future::Future;
 use std::rc::Rc;
 
 use super::error::{Classify, Error};
-use super::runtime::Clock;
+use super::runtime::{default_clock, Clock};
 use super::shapes::BreakerSnapshot;
 use crate::core::breaker::{Acquire, Breaker, BreakerConfig, Outcome, State, Trip};
-
-/// The platform clock: `Date.now()` on wasm32, the system clock natively.
-pub(crate) fn default_clock() -> Clock {
-    #[cfg(target_arch = "wasm32")]
-    {
-        Rc::new(js_sys::Date::now)
-    }
-    #[cfg(not(target_arch = "wasm32"))]
-    {
-        Rc::new(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
-        })
-    }
-}
 
 /// Which errors count against the dependency.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -69,7 +69,6 @@ mod runtime;
 mod shapes;
 mod virtual_time;
 
-#[cfg(target_arch = "wasm32")]
 mod fetch;
 #[cfg(target_arch = "wasm32")]
 mod js;
@@ -77,7 +76,7 @@ mod js;
 pub use crate::core::canonical::Json;
 pub use breaker::{CircuitBreaker, Counts};
 pub use charge::{charge_customer, Charge, ChargeDeps};
-pub use error::{Classify, Error};
+pub use error::{Classify, Error, NoOperation};
 pub use idempotency::{IdempotencyStore, Record, Resolution};
 pub use retry::{
     retry, Attempt, RetryBudget, RetryInfo, RetryPolicy, RetryPolicyBuilder, Retrying,
@@ -86,7 +85,6 @@ pub use runtime::{Clock, Runtime, Scope, Signal, Stopped};
 pub use shapes::{BreakerSnapshot, ChargeOutcome};
 pub use virtual_time::{Stalled, VirtualTime};
 
-#[cfg(target_arch = "wasm32")]
 pub use fetch::{
     fetch, origin_breaker, pin_origin, send, FetchFailure, FetchOptions, IdempotencyKey,
 };

@@ -108,7 +108,7 @@ impl RetryBudget {
     fn wrap(core: CoreBudget) -> Self {
         Self {
             core: Rc::new(RefCell::new(core)),
-            clock: super::breaker::default_clock(),
+            clock: super::runtime::default_clock(),
         }
     }
 
