@@ -312,7 +312,7 @@ impl<E: Classify> From<Error<NoOperation>> for Error<E> {
 /// }
 /// let e = policy().unwrap_err();
 /// assert_eq!(e.code(), Some("INVALID_OPTION"));
-/// assert_eq!(e.to_string(), "baseDelayMs must be a finite number ≥ 0");
+/// assert_eq!(e.to_string(), "baseDelayMs must be a finite number >= 0");
 /// ```
 impl<E: Classify> From<crate::core::Error> for Error<E> {
     fn from(e: crate::core::Error) -> Self {

@@ -16,7 +16,7 @@ use super::breaker::{CircuitBreaker, Counts};
 use super::error::{Classify, Error};
 use super::retry::{Attempt, RetryBudget, RetryPolicy};
 use super::runtime::Signal;
-use crate::core::breaker::{BreakerConfig, RateOptions, Registry, DEFAULT_MAX_ORIGINS};
+use crate::core::breaker::{Registry, DEFAULT_MAX_ORIGINS};
 use crate::core::history::{proves_not_sent, Answer};
 
 #[cfg(target_arch = "wasm32")]
@@ -224,20 +224,9 @@ pub fn pin_origin(origin: &str) -> Option<CircuitBreaker> {
     shared_breaker(origin, true)
 }
 
-fn default_origin_config() -> Option<BreakerConfig> {
-    let d = RateOptions::default();
-    BreakerConfig::rate(
-        f64::from(d.window_size),
-        d.failure_rate_threshold,
-        Some(f64::from(d.minimum_calls)),
-        d.open_duration_ms,
-        None,
-    )
-    .ok()
-}
-
 fn shared_breaker(origin: &str, pin: bool) -> Option<CircuitBreaker> {
-    let config = default_origin_config()?;
+    // The builder's defaults are the per-origin ones (core::breaker::RateOptions).
+    let config = CircuitBreaker::builder().config().ok()?;
     let make = move || CircuitBreaker::new(config).counts(Counts::Transient);
     let holds = |b: &CircuitBreaker| b.holds_protection();
     BREAKERS.with(|cell| {

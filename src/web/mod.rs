@@ -74,12 +74,13 @@ mod fetch;
 mod js;
 
 pub use crate::core::canonical::Json;
-pub use breaker::{CircuitBreaker, Counts};
+pub use breaker::{CircuitBreaker, CircuitBreakerBuilder, Counts};
 pub use charge::{charge_customer, Charge, ChargeDeps};
 pub use error::{Classify, Error, NoOperation};
 pub use idempotency::{IdempotencyStore, Record, Resolution};
 pub use retry::{
-    retry, Attempt, RetryBudget, RetryInfo, RetryPolicy, RetryPolicyBuilder, Retrying,
+    retry, retry_with, Attempt, ByClosure, ByTrait, Classifier, RetryBudget, RetryInfo,
+    RetryPolicy, RetryPolicyBuilder, Retrying,
 };
 pub use runtime::{Clock, Runtime, Scope, Signal, Stopped};
 pub use shapes::{BreakerSnapshot, ChargeOutcome};
