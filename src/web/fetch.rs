@@ -307,7 +307,7 @@ pub async fn fetch(
 ///     request.headers().set("Idempotency-Key", &charge.idempotency_key).unwrap();
 ///     async move {
 ///         let response = send(&request, &attempt, Some(5_000.0)).await?;
-///         Ok(response.status().to_string())
+///         Ok::<_, steadfast::web::FetchFailure>(response.status().to_string())
 ///     }
 /// })
 /// .await;

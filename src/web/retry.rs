@@ -432,7 +432,7 @@ where
 /// let out = time.run(async {
 ///     retry_with(&policy, transient, |attempt| async move {
 ///         match attempt.number {
-///             1 => Err(std::io::Error::from(std::io::ErrorKind::TimedOut)), // retried
+///             1 => Err::<u32, _>(std::io::Error::from(std::io::ErrorKind::TimedOut)), // retried
 ///             _ => Err(std::io::Error::from(std::io::ErrorKind::PermissionDenied)), // not
 ///         }
 ///     })
