@@ -5,6 +5,7 @@
 #![cfg(all(feature = "web", not(target_arch = "wasm32")))]
 
 use std::error::Error as _;
+use std::future::IntoFuture;
 use std::rc::Rc;
 
 use steadfast::core::breaker::RateOptions;
@@ -150,21 +151,14 @@ fn retry_with_overrides_the_trait() {
             async { Err::<(), _>(Gateway::Down) }
         };
         let _ = if by_closure {
-            time.run(retry_with(&policy, |_: &Gateway| false, f).into_future_boxed())
+            time.run(retry_with(&policy, |_: &Gateway| false, f).into_future())
         } else {
-            time.run(retry(&policy, f).into_future_boxed())
+            time.run(retry(&policy, f).into_future())
         };
         calls.get()
     };
     assert_eq!((count(false), count(true)), (4, 1));
 }
-
-trait Boxed: std::future::IntoFuture + Sized {
-    fn into_future_boxed(self) -> Self::IntoFuture {
-        self.into_future()
-    }
-}
-impl<T: std::future::IntoFuture> Boxed for T {}
 
 /// The builder's defaults are the per-origin ones, and each option reaches the core (a rate
 /// breaker trips at its own threshold, a consecutive one after its own count).
@@ -253,14 +247,21 @@ fn a_breaker_counting_transient_failures_ignores_declines() {
 /// `fetch` and `send` compile natively and refuse without sending: a typed error, not a panic.
 #[test]
 fn fetch_and_send_off_wasm_are_a_typed_refusal() {
-    // No web_sys::Request can be made natively (it would call JS): a never-run call site is
-    // what an SSR crate compiles, so only the signatures and the refusal are checked here.
-    fn _compiles(request: &web_sys::Request) {
-        let options = FetchOptions::new().deadline_ms(1_000.0);
-        let _ = fetch(request, &options);
-        let _ = send(request, &Attempt::new(1, None), Some(5.0));
-    }
-    let f = FetchFailure::Unsupported;
+    use wasm_bindgen::JsCast;
+    // Natively no JS can build a Request; a null handle stands in (nothing reads it).
+    let request: web_sys::Request = wasm_bindgen::JsValue::NULL.unchecked_into();
+    let time = VirtualTime::new(1);
+    let options = FetchOptions::new().deadline_ms(1_000.0);
+    let fetched = time.run(fetch(&request, &options)).unwrap();
+    assert!(matches!(
+        fetched,
+        Err(Error::Operation(FetchFailure::Unsupported))
+    ));
+    let sent = time
+        .run(send(&request, &Attempt::new(1, None), Some(5.0)))
+        .unwrap();
+    let f = sent.unwrap_err();
+    assert!(matches!(f, FetchFailure::Unsupported));
     assert!(!f.is_transient(), "nothing to retry");
     assert_eq!(f.answer(), steadfast::core::history::Answer::NotSent);
     assert_eq!(f.to_string(), "no fetch on this platform (not wasm32)");
@@ -325,4 +326,32 @@ fn the_store_keeps_keys_apart_through_slot_reuse() {
             result: "ch_g".into()
         })
     );
+}
+
+/// A retry nests inside a breaker call as the docs show it: the breaker records one outcome for
+/// the whole retried call (three attempts, one failure on record, still closed with a threshold
+/// of two).
+#[test]
+fn a_retry_nests_inside_execute() {
+    let time = VirtualTime::new(5);
+    let policy = RetryPolicy::builder()
+        .max_attempts(3)
+        .runtime(time.runtime())
+        .build()
+        .unwrap();
+    let breaker = CircuitBreaker::builder()
+        .consecutive(2)
+        .clock(time.clock())
+        .build()
+        .unwrap();
+    let calls = Rc::new(std::cell::Cell::new(0u32));
+    let seen = Rc::clone(&calls);
+    let f = move |_: Attempt| {
+        seen.set(seen.get() + 1);
+        async { Err::<(), _>(Gateway::Down) }
+    };
+    let r = time.run(breaker.execute(|| retry(&policy, f).into_future()));
+    assert_eq!(r.unwrap(), Err(Error::Operation(Gateway::Down)));
+    assert_eq!((calls.get(), breaker.state()), (3, State::Closed));
+    assert!(breaker.holds_protection(), "one failure on record");
 }

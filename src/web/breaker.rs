@@ -250,7 +250,9 @@ impl CircuitBreaker {
     }
 
     /// Run `f` if the breaker admits it; otherwise fail fast with [`Error::CircuitOpen`]
-    /// without calling `f`.
+    /// without calling `f`. `f` returns `Error<E>`, not `E` as [`crate::web::retry`]'s attempts
+    /// do, so that a retry nests inside (`breaker.execute(|| retry(&policy, f).into_future())`);
+    /// `?` on your own `E` inside it gives [`Error::Operation`].
     pub async fn execute<T, E, Fut>(&self, f: impl FnOnce() -> Fut) -> Result<T, Error<E>>
     where
         Fut: Future<Output = Result<T, Error<E>>>,
