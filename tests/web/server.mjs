@@ -20,6 +20,11 @@ const CORS = {
   'access-control-allow-headers': 'content-type, idempotency-key',
   'access-control-expose-headers': 'retry-after, stripe-should-retry',
   'access-control-max-age': '600',
+  // Every answer closes its connection. Why: Chromium silently re-sends a request (any method)
+  // whose *reused* keep-alive socket closes before an answer, so a scripted `drop` on a reused
+  // socket never reached the page and the next step's answer came back as the only attempt. On a
+  // fresh socket the drop is reported, as from a real network failure.
+  connection: 'close',
 };
 
 function readBody(req) {
