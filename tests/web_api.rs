@@ -355,3 +355,21 @@ fn a_retry_nests_inside_execute() {
     assert_eq!((calls.get(), breaker.state()), (3, State::Closed));
     assert!(breaker.holds_protection(), "one failure on record");
 }
+
+/// `Debug` reads as derived for every variant, and a core refusal prints its code and message.
+#[test]
+fn debug_prints_variants_and_core_refusals_readably() {
+    let e: Error<Gateway> = Error::OutcomeUnknown {
+        key: "k".into(),
+        started_at_ms: 1.0,
+        cause: Some(Box::new(Error::Operation(Gateway::Down))),
+    };
+    assert_eq!(
+        format!("{e:?}"),
+        r#"OutcomeUnknown { key: "k", started_at_ms: 1.0, cause: Some(Operation(Down)) }"#
+    );
+    let core = RetryPolicy::builder().max_attempts(0).build().unwrap_err();
+    let e: Error<Gateway> = core.into();
+    assert_eq!(format!("{e:?}"), format!("Core(INVALID_OPTION: {core})"));
+    assert!(format!("{e:?}").contains("maxAttempts"), "{e:?}");
+}
