@@ -390,6 +390,13 @@ export function createCheckoutClient(options) {
     /** The store holding this client's keys (for reconciliation). */
     store,
     /**
+     * The text a charge's key is bound to, as this client computes it (canonical JSON of the charge
+     * without its volatile fields): what `persistentCheckoutKey` compares a resumed cart against.
+     */
+    fingerprint(charge) {
+      return canonicalCharge(checkCharge(charge, 'fingerprint'), volatile, 'fingerprint');
+    },
+    /**
      * Charge once per key. A second call with the same key while the first is in flight returns
      * the same promise (a double click charges once); after it settles, a succeeded key replays
      * and an unknown key answers unknown without sending anything.
@@ -487,6 +494,9 @@ function clientBeforeCore(options) {
       const unavailable = coreUnavailable('createCheckoutClient.store');
       if (unavailable !== undefined) throw unavailable;
       return client().store;
+    },
+    fingerprint(charge) {
+      return client().fingerprint(charge);
     },
     charge(charge, chargeOptions) {
       if (coreUnavailable('charge') === undefined) return now((c) => c.charge(charge, chargeOptions));

@@ -172,6 +172,12 @@ export interface ChargeRequest {
 export interface CheckoutClient<S extends CheckoutStore = IdempotencyStore<ChargeOutcome>> {
   readonly store: S;
   /**
+   * The text a charge's key is bound to, as this client computes it: the canonical JSON of the charge
+   * without `idempotencyKey` and the client's `volatileFields`. `persistentCheckoutKey` keeps its
+   * digest to refuse a changed cart under an old key.
+   */
+  fingerprint(charge: ChargeRequest): string;
+  /**
    * One logical charge per key (default: a new key per call). A second call with the same key while
    * the first is in flight returns the same promise. Resolves for everything the network or the
    * gateway can do (succeeded, declined, unknown, unavailable); rejects only for programming errors
