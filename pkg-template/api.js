@@ -14,6 +14,7 @@ import { newIdempotencyKey as newKey } from './lib/idempotency.js';
 export { chargeCustomer } from './lib/charge.js';
 export { reconcile } from './lib/reconcile.js';
 export { resilientFetch, BreakerRegistry } from './lib/fetch.js';
+export { gatewayDialect, isReplayed } from './lib/dialect.js';
 export { createCheckoutClient, CheckoutRequestError } from './lib/checkout.js';
 export {
   SteadfastError,
@@ -21,6 +22,7 @@ export {
   DuplicateRequestError,
   OutcomeUnknownError,
   IdempotencyKeyReuseError,
+  IdempotencyKeyExpiredError,
   RetryBudgetExhaustedError,
   DeadlineExceededError,
   IdempotencyStateError,

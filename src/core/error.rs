@@ -64,11 +64,17 @@ pub enum Opt {
     LimiterGroups,
     RetryAfterMs,
     BurstMs,
+    Header,
+    MaxKeyLength,
+    RetentionMs,
+    InProgressStatus,
+    ReuseStatuses,
+    ReplayHeader,
 }
 
 /// The one table of option names: id (the index), variant, and the name users write (camelCase,
 /// units in the name). Error messages name options from here.
-pub const OPTIONS: [(Opt, &str); 52] = [
+pub const OPTIONS: [(Opt, &str); 58] = [
     (Opt::MaxAttempts, "maxAttempts"),
     (Opt::BaseDelayMs, "baseDelayMs"),
     (Opt::MaxDelayMs, "maxDelayMs"),
@@ -121,6 +127,12 @@ pub const OPTIONS: [(Opt, &str); 52] = [
     (Opt::LimiterGroups, "limiterGroups"),
     (Opt::RetryAfterMs, "retryAfterMs"),
     (Opt::BurstMs, "burstMs"),
+    (Opt::Header, "header"),
+    (Opt::MaxKeyLength, "maxKeyLength"),
+    (Opt::RetentionMs, "retentionMs"),
+    (Opt::InProgressStatus, "inProgressStatus"),
+    (Opt::ReuseStatuses, "reuseStatuses"),
+    (Opt::ReplayHeader, "replayHeader"),
 ];
 
 impl Opt {
@@ -173,6 +185,10 @@ pub enum Expect {
     OpenUnitInterval,
     /// A number > 0 and ≤ 1.
     FractionAboveZero,
+    /// An HTTP header name (an RFC 9110 token).
+    Token,
+    /// An HTTP error status (400 to 599), or 0 for none.
+    ErrorStatus,
 }
 
 impl Expect {
@@ -191,6 +207,8 @@ impl Expect {
             Expect::IntegerFromZero { .. } => 9,
             Expect::OpenUnitInterval => 10,
             Expect::FractionAboveZero => 11,
+            Expect::Token => 12,
+            Expect::ErrorStatus => 13,
         }
     }
 }
@@ -217,6 +235,8 @@ pub enum Error {
     StoreFull,
     /// The key's record was made for a different request (fingerprint mismatch).
     KeyReused,
+    /// The key is longer than the gateway's dialect accepts (`maxKeyLength`).
+    KeyTooLong,
 }
 
 impl Error {
@@ -229,6 +249,7 @@ impl Error {
             Error::WrongState => "KEY_WRONG_STATE",
             Error::StoreFull => "STORE_FULL",
             Error::KeyReused => "KEY_REUSED",
+            Error::KeyTooLong => "KEY_TOO_LONG",
         }
     }
 
@@ -270,6 +291,8 @@ impl Expect {
             Expect::IntegerFromZero { max } => ("an integer from 0 to ", Some(*max), ""),
             Expect::OpenUnitInterval => ("a number between 0 and 1, both excluded", None, ""),
             Expect::FractionAboveZero => ("a number > 0 and <= 1", None, ""),
+            Expect::Token => ("an HTTP header name (letters, digits and !#$%&'*+-.^_`|~)", None, ""),
+            Expect::ErrorStatus => ("an HTTP status from 400 to 599, or 0 for none", None, ""),
         }
     }
 }
@@ -312,6 +335,7 @@ impl fmt::Display for Error {
             Error::WrongState => f.write_str("the record is not in a state that allows this"),
             Error::StoreFull => f.write_str("the store holds maxRecords live records"),
             Error::KeyReused => f.write_str("the idempotency key was used for a different request"),
+            Error::KeyTooLong => f.write_str("the idempotency key is longer than the dialect accepts"),
         }
     }
 }

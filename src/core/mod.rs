@@ -8,6 +8,7 @@ pub mod backoff;
 pub mod breaker;
 pub mod budget;
 pub mod classify;
+pub mod dialect;
 pub mod error;
 pub mod history;
 pub mod idempotency;

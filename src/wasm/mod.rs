@@ -17,6 +17,7 @@ mod breaker;
 mod budget;
 mod classify;
 mod defaults;
+mod dialect;
 mod idempotency;
 mod limiter;
 mod quota;
@@ -34,6 +35,7 @@ pub use classify::{
     SHOULD_RETRY_FALSE, SHOULD_RETRY_NONE, SHOULD_RETRY_TRUE,
 };
 pub use defaults::fetch_defaults;
+pub use dialect::{dialect_names, DialectCore};
 pub use idempotency::{fingerprint_words, key_rule, store_defaults, StoreCore};
 pub use limiter::{limiter_preset, LimiterCore};
 pub use quota::{quota_error_class, quota_preset, QuotaCore};
