@@ -228,7 +228,15 @@ export function createCheckoutClient(options) {
   const attemptCharge = async (charge, key, signal, only, firstUsedAt) => {
     const body = JSON.stringify(charge);
     const startedAt = Date.now();
-    const sent = { maybeSent: false, attempts: 0, lastAttemptAt: undefined, history: 0, endpoint: undefined, firstUsedAt: firstUsedAt ?? startedAt, replayed: false };
+    const sent = {
+      maybeSent: false,
+      attempts: 0,
+      lastAttemptAt: undefined,
+      history: 0,
+      endpoint: undefined,
+      firstUsedAt: firstUsedAt ?? startedAt,
+      replayed: false,
+    };
     try {
       return await answerOf(await send(body, key, signal, only, sent), key, startedAt, sent);
     } catch (e) {

@@ -12,7 +12,18 @@ export function defaultDialectName() {
   return dialectNames().split(',')[0];
 }
 
-const CUSTOM_FIELDS = ['base', 'name', 'header', 'syntax', 'maxKeyLength', 'retentionMs', 'inProgressStatus', 'reuseStatuses', 'reuseErrorType', 'replayHeader'];
+const CUSTOM_FIELDS = [
+  'base',
+  'name',
+  'header',
+  'syntax',
+  'maxKeyLength',
+  'retentionMs',
+  'inProgressStatus',
+  'reuseStatuses',
+  'reuseErrorType',
+  'replayHeader',
+];
 const SYNTAXES = ['raw', 'sf-string'];
 const compiled = new Map();
 /** Dialects this file compiled (passed on from the checkout client to resilientFetch as is). */
@@ -30,7 +41,8 @@ function builtin(name, where) {
 
 function custom(spec, where) {
   const base = builtin(o.own(spec, 'base') ?? defaultDialectName(), where);
-  for (const k of Object.keys(spec)) if (!CUSTOM_FIELDS.includes(k)) throw o.typeError(where, `dialect.${k}`, `one of the dialect fields (${CUSTOM_FIELDS.join(', ')})`, spec[k]);
+  for (const k of Object.keys(spec))
+    if (!CUSTOM_FIELDS.includes(k)) throw o.typeError(where, `dialect.${k}`, `one of the dialect fields (${CUSTOM_FIELDS.join(', ')})`, spec[k]);
   const str = (k, fallback) => {
     const v = o.own(spec, k);
     if (v === undefined) return fallback;
@@ -102,7 +114,10 @@ export function compileDialect(value, where) {
       try {
         return core.headerValue(key);
       } catch (thrown) {
-        const rule = thrown === 'KEY_TOO_LONG' ? `at most ${core.maxKeyLength} characters for dialect '${core.name}'` : '1 to 255 printable ASCII characters, no space at either end';
+        const rule =
+          thrown === 'KEY_TOO_LONG'
+            ? `at most ${core.maxKeyLength} characters for dialect '${core.name}'`
+            : '1 to 255 printable ASCII characters, no space at either end';
         throw o.rangeError(at, 'idempotencyKey', rule, key);
       }
     },

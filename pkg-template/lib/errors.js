@@ -149,7 +149,11 @@ export class IdempotencyKeyExpiredError extends SteadfastError {
    * @param {{ firstUsedAt: number, retentionMs: number, dialect: string, cause?: unknown }} info
    */
   constructor(key, info) {
-    super(`Idempotency key ${key} is past the ${info.dialect} retention window (${info.retentionMs} ms): not re-sent; reconcile by lookup`, 'IDEMPOTENCY_KEY_EXPIRED', info.cause === undefined ? undefined : { cause: info.cause });
+    super(
+      `Idempotency key ${key} is past the ${info.dialect} retention window (${info.retentionMs} ms): not re-sent; reconcile by lookup`,
+      'IDEMPOTENCY_KEY_EXPIRED',
+      info.cause === undefined ? undefined : { cause: info.cause },
+    );
     this.key = key;
     this.firstUsedAt = info.firstUsedAt;
     this.retentionMs = info.retentionMs;

@@ -288,7 +288,13 @@ export async function fetchWithState(input, init, options, state, readBody = fal
     if (globalThis.navigator?.onLine === false) throw new OfflineError();
     // Past the gateway's retention window a re-send would be a NEW charge: refused, when an
     // earlier attempt may have been processed (reconcile by lookup instead).
-    if (keyed && c.dialect !== undefined && state.firstAttemptAt !== undefined && historyVerdict(state.history) === VERDICT.UNKNOWN && c.dialect.keyExpired(state.firstAttemptAt, Date.now())) {
+    if (
+      keyed &&
+      c.dialect !== undefined &&
+      state.firstAttemptAt !== undefined &&
+      historyVerdict(state.history) === VERDICT.UNKNOWN &&
+      c.dialect.keyExpired(state.firstAttemptAt, Date.now())
+    ) {
       throw new IdempotencyKeyExpiredError(key, { firstUsedAt: state.firstAttemptAt, retentionMs: c.dialect.retentionMs, dialect: c.dialect.name });
     }
     const cancelTimer = c.attemptTimeoutMs === undefined ? undefined : after(c.attemptTimeoutMs, () => controller.abort(attemptTimeout(c.attemptTimeoutMs)));

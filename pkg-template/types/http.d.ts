@@ -147,7 +147,13 @@ export type ChargeOutcome =
   /** It may have been processed: show "we're checking", never "try again"; the key refuses a blind retry until reconciled. */
   | { readonly status: 'unknown'; readonly key: string; readonly retryAfterMs?: number }
   /** The key is past the dialect's retention window: not re-sent (it would be a new charge); settle it by lookup. */
-  | { readonly status: 'unknown'; readonly key: string; readonly reason: 'key-expired'; readonly retryAfterMs: number; readonly error: IdempotencyKeyExpiredError }
+  | {
+      readonly status: 'unknown';
+      readonly key: string;
+      readonly reason: 'key-expired';
+      readonly retryAfterMs: number;
+      readonly error: IdempotencyKeyExpiredError;
+    }
   /**
    * Provably nothing was sent — an open circuit, offline, a refused connection (Node), a shared store
    * that could not record the start. The key is free: charge again with it after `retryAfterMs` (the
@@ -226,7 +232,13 @@ export interface CheckoutClient<S extends CheckoutStore = IdempotencyStore<Charg
    */
   reconcile(key: string, charge?: ChargeRequest): Promise<ChargeOutcome>;
   /** Keys this client did not make (another client's, on a shared store) are skipped and reported. */
-  reconcile(): Promise<Array<ChargeOutcome | { readonly status: 'skipped'; readonly reason: 'not-this-client'; readonly key: string } | { readonly status: 'unknown'; readonly key: string; readonly retryAfterMs: number; readonly error: unknown }>>;
+  reconcile(): Promise<
+    Array<
+      | ChargeOutcome
+      | { readonly status: 'skipped'; readonly reason: 'not-this-client'; readonly key: string }
+      | { readonly status: 'unknown'; readonly key: string; readonly retryAfterMs: number; readonly error: unknown }
+    >
+  >;
 }
 
 export function createCheckoutClient<S extends CheckoutStore = IdempotencyStore<ChargeOutcome>>(options: CheckoutClientOptions<S>): CheckoutClient<S>;

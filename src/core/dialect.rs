@@ -206,7 +206,7 @@ impl Dialect {
         if !(1..=255).contains(&d.max_key_len) {
             return bad(Opt::MaxKeyLength, Expect::IntegerAtLeastOne { max: 255 });
         }
-        if !(d.retention_ms > 0.0) {
+        if d.retention_ms.is_nan() || d.retention_ms <= 0.0 {
             return bad(Opt::RetentionMs, Expect::Positive);
         }
         if !status_ok(d.in_progress_status, true) {

@@ -291,7 +291,11 @@ impl Expect {
             Expect::IntegerFromZero { max } => ("an integer from 0 to ", Some(*max), ""),
             Expect::OpenUnitInterval => ("a number between 0 and 1, both excluded", None, ""),
             Expect::FractionAboveZero => ("a number > 0 and <= 1", None, ""),
-            Expect::Token => ("an HTTP header name (letters, digits and !#$%&'*+-.^_`|~)", None, ""),
+            Expect::Token => (
+                "an HTTP header name (letters, digits and !#$%&'*+-.^_`|~)",
+                None,
+                "",
+            ),
             Expect::ErrorStatus => ("an HTTP status from 400 to 599, or 0 for none", None, ""),
         }
     }
@@ -335,7 +339,9 @@ impl fmt::Display for Error {
             Error::WrongState => f.write_str("the record is not in a state that allows this"),
             Error::StoreFull => f.write_str("the store holds maxRecords live records"),
             Error::KeyReused => f.write_str("the idempotency key was used for a different request"),
-            Error::KeyTooLong => f.write_str("the idempotency key is longer than the dialect accepts"),
+            Error::KeyTooLong => {
+                f.write_str("the idempotency key is longer than the dialect accepts")
+            }
         }
     }
 }

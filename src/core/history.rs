@@ -217,10 +217,7 @@ mod tests {
     fn an_in_progress_answer_holds_the_key_whatever_its_status() {
         // Checkout.com answers 429 while it still processes the key: not "throttled, nothing done".
         assert_eq!(seen(Answer::InProgress), Seen::MaybeProcessed);
-        assert_eq!(
-            history(&[Answer::InProgress]).verdict(),
-            Verdict::Unknown
-        );
+        assert_eq!(history(&[Answer::InProgress]).verdict(), Verdict::Unknown);
         assert_eq!(
             history(&[Answer::Status(429)]).verdict(),
             Verdict::NotProcessed

@@ -53,7 +53,8 @@ impl DialectCore {
         replay_header: String,
     ) -> Result<DialectCore, JsValue> {
         let max_key_len =
-            if max_key_length.is_finite() && max_key_length.fract() == 0.0 && max_key_length >= 1.0 {
+            if max_key_length.is_finite() && max_key_length.fract() == 0.0 && max_key_length >= 1.0
+            {
                 max_key_length.min(1000.0) as u32
             } else {
                 0

@@ -4,7 +4,16 @@
 // Run: node --test tests/js/dialects.test.mjs (after scripts/install-tarball.sh)
 import { test as nodeTest } from 'node:test';
 import assert from 'node:assert/strict';
-import { createCheckoutClient, resilientFetch, gatewayDialect, isReplayed, IdempotencyKeyReuseError, IdempotencyKeyExpiredError, OutcomeUnknownError, isSteadfastError } from 'steadfast';
+import {
+  createCheckoutClient,
+  resilientFetch,
+  gatewayDialect,
+  isReplayed,
+  IdempotencyKeyReuseError,
+  IdempotencyKeyExpiredError,
+  OutcomeUnknownError,
+  isSteadfastError,
+} from 'steadfast';
 import { startDialectGateway } from '../support/dialect-gateway.mjs';
 
 const test = (name, fn) => nodeTest(name, { timeout: 20_000 }, fn);
@@ -47,7 +56,10 @@ for (const dialect of DIALECTS) {
     const gw = await gateway(t, { dialect });
     const { maxKeyLength } = gatewayDialect(dialect);
     const c = client(gw, dialect);
-    await assert.rejects(c.charge(CHARGE, { idempotencyKey: 'k'.repeat(maxKeyLength + 1) }), (e) => e instanceof RangeError && e.option === 'idempotencyKey' && e.message.includes(String(maxKeyLength)));
+    await assert.rejects(
+      c.charge(CHARGE, { idempotencyKey: 'k'.repeat(maxKeyLength + 1) }),
+      (e) => e instanceof RangeError && e.option === 'idempotencyKey' && e.message.includes(String(maxKeyLength)),
+    );
     assert.equal(gw.seen.requests, 0);
     assert.equal((await c.charge(CHARGE, { idempotencyKey: 'k'.repeat(maxKeyLength) })).status, 'succeeded');
   });
@@ -105,7 +117,13 @@ test('resilientFetch: a replayed error is final, not retried; isReplayed reads t
 
 test('resilientFetch: a re-send past the retention window rejects with IdempotencyKeyExpiredError', async (t) => {
   const gw = await gateway(t, { dialect: 'checkout', answer: () => 503, holdMs: 60 });
-  const opts = { dialect: { base: 'checkout', retentionMs: 30 }, idempotencyKey: 'k-slow', breaker: false, budget: false, retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 1 } };
+  const opts = {
+    dialect: { base: 'checkout', retentionMs: 30 },
+    idempotencyKey: 'k-slow',
+    breaker: false,
+    budget: false,
+    retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 1 },
+  };
   await assert.rejects(
     resilientFetch(gw.url, { method: 'POST', body: '{}' }, opts),
     (e) => e instanceof IdempotencyKeyExpiredError && e.key === 'k-slow' && e.dialect === 'custom(checkout)',
@@ -121,15 +139,42 @@ test('resilientFetch with a dialect sends the key in its header and syntax', asy
 });
 
 test('bad dialects are clear errors naming the option and the value', () => {
-  assert.throws(() => gatewayDialect('nope'), (e) => e instanceof RangeError && e.option === 'dialect' && /'stripe'/.test(e.message));
-  assert.throws(() => gatewayDialect(42), (e) => e instanceof TypeError && e.option === 'dialect');
-  assert.throws(() => gatewayDialect({ header: 'Bad Header' }), (e) => e instanceof RangeError && e.option === 'header' && e.message.includes('Bad Header'));
-  assert.throws(() => gatewayDialect({ retentionMs: -1 }), (e) => e instanceof RangeError && e.option === 'retentionMs');
-  assert.throws(() => gatewayDialect({ maxKeyLength: 300 }), (e) => e instanceof RangeError && e.option === 'maxKeyLength');
-  assert.throws(() => gatewayDialect({ inProgressStatus: 200 }), (e) => e instanceof RangeError && e.option === 'inProgressStatus');
-  assert.throws(() => gatewayDialect({ reuseStatuses: [422, 409, 400] }), (e) => e instanceof TypeError && e.option === 'reuseStatuses');
-  assert.throws(() => gatewayDialect({ syntax: 'quoted' }), (e) => e instanceof RangeError && e.option === 'syntax');
-  assert.throws(() => gatewayDialect({ headr: 'X' }), (e) => e instanceof TypeError && e.option === 'dialect.headr');
+  assert.throws(
+    () => gatewayDialect('nope'),
+    (e) => e instanceof RangeError && e.option === 'dialect' && /'stripe'/.test(e.message),
+  );
+  assert.throws(
+    () => gatewayDialect(42),
+    (e) => e instanceof TypeError && e.option === 'dialect',
+  );
+  assert.throws(
+    () => gatewayDialect({ header: 'Bad Header' }),
+    (e) => e instanceof RangeError && e.option === 'header' && e.message.includes('Bad Header'),
+  );
+  assert.throws(
+    () => gatewayDialect({ retentionMs: -1 }),
+    (e) => e instanceof RangeError && e.option === 'retentionMs',
+  );
+  assert.throws(
+    () => gatewayDialect({ maxKeyLength: 300 }),
+    (e) => e instanceof RangeError && e.option === 'maxKeyLength',
+  );
+  assert.throws(
+    () => gatewayDialect({ inProgressStatus: 200 }),
+    (e) => e instanceof RangeError && e.option === 'inProgressStatus',
+  );
+  assert.throws(
+    () => gatewayDialect({ reuseStatuses: [422, 409, 400] }),
+    (e) => e instanceof TypeError && e.option === 'reuseStatuses',
+  );
+  assert.throws(
+    () => gatewayDialect({ syntax: 'quoted' }),
+    (e) => e instanceof RangeError && e.option === 'syntax',
+  );
+  assert.throws(
+    () => gatewayDialect({ headr: 'X' }),
+    (e) => e instanceof TypeError && e.option === 'dialect.headr',
+  );
   assert.throws(() => createCheckoutClient({ endpoint: 'http://127.0.0.1:1/', dialect: 'nope' }), RangeError);
   const mine = gatewayDialect({ base: 'ietf', name: 'mine', header: 'X-Key', retentionMs: 1000 });
   assert.equal(mine.header, 'X-Key');

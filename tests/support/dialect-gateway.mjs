@@ -39,7 +39,12 @@ export async function startDialectGateway({ dialect, retentionMs = Infinity, hol
     const n = seen.processed;
     await new Promise((r) => setTimeout(r, holdMs)); // never synchronous: record.pending is set first
     const status = answer(n);
-    const saved = status < 300 ? { status, type: 'application/json', body: { id: `ch_${n}`, reference: `ch_${n}` } } : dialect === 'ietf' ? problem(status, 'about:blank', 'failed') : stripeError(status, 'api_error', 'failed');
+    const saved =
+      status < 300
+        ? { status, type: 'application/json', body: { id: `ch_${n}`, reference: `ch_${n}` } }
+        : dialect === 'ietf'
+          ? problem(status, 'about:blank', 'failed')
+          : stripeError(status, 'api_error', 'failed');
     // Checkout.com saves only what succeeded; the others save the first answer, errors included.
     record.saved = dialect === 'checkout' && status >= 300 ? undefined : saved;
     record.pending = undefined;
@@ -48,7 +53,10 @@ export async function startDialectGateway({ dialect, retentionMs = Infinity, hol
 
   const handle = async (raw, text) => {
     seen.rawKeys.push(raw);
-    if (raw === undefined) return dialect === 'ietf' ? problem(400, 'https://example.test/idempotency-key-missing', 'missing key') : stripeError(400, 'invalid_request_error', 'missing key');
+    if (raw === undefined)
+      return dialect === 'ietf'
+        ? problem(400, 'https://example.test/idempotency-key-missing', 'missing key')
+        : stripeError(400, 'invalid_request_error', 'missing key');
     const key = dialect === 'ietf' ? parseSfString(raw) : raw;
     if (key === undefined) return problem(400, 'https://example.test/idempotency-key-syntax', 'not an sf-string');
     if (key.length > MAX_KEY[dialect]) return stripeError(dialect === 'adyen' ? 422 : 400, 'validation', 'key too long');
