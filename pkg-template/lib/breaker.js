@@ -2,18 +2,32 @@
 // machine (rate window or consecutive failures, one half-open probe, stale outcomes ignored) is
 // the Rust core's; this class asks it for a permit, runs the call, and reports the outcome.
 
-import { CircuitOpenError, rejectSoon } from './errors.js';
+import { CircuitOpenError, isSteadfastError, rejectSoon } from './errors.js';
 import * as o from './options.js';
 import { emit, listening } from './events.js';
 import { NOT_CLOSED, STATES, TRANSITION, readBreakerOptions } from './breaker-options.js';
 
 const always = () => true;
+const never = () => false;
+
+/**
+ * A refusal that never ran the call (a bulkhead that was full, an inner breaker that was open)
+ * says nothing about the dependency: always excluded, whatever `isExcluded` says.
+ */
+const neverRan = (error) => isSteadfastError(error, 'BULKHEAD_REJECTED') || isSteadfastError(error, 'CIRCUIT_OPEN');
+
+/** Verdict codes of the core's recordTimed. */
+const SUCCESS = 0;
+const FAILURE = 1;
+const EXCLUDED = 2;
 
 export class CircuitBreaker {
   #core;
   #clock;
   #onStateChange;
   #isFailure;
+  #isExcluded;
+  #slowCallDurationMs;
   #kind;
   /** The permit the cached outcome handlers below were made for. */
   #permit = -1;
@@ -23,7 +37,10 @@ export class CircuitBreaker {
   /**
    * @param {object} options rate shape `{ windowSize, failureRateThreshold, openDurationMs,
    *   probesToClose = 1, minimumCalls = windowSize }` or consecutive shape `{ failureThreshold,
-   *   openDurationMs, probesToClose = 1 }`; plus `clock`, `onStateChange`, `isFailure`, `state`.
+   *   openDurationMs, probesToClose = 1 }`; plus `clock`, `onStateChange`, `isFailure`, `state`,
+   *   `isExcluded` (errors that count as neither success nor failure; default none, and a refusal
+   *   that never ran — BulkheadRejectedError, an inner CircuitOpenError — always) and
+   *   `slowCallDurationMs` (a success that took at least this long counts as a failure; default none).
    */
   constructor(options) {
     const where = 'CircuitBreaker';
@@ -31,9 +48,15 @@ export class CircuitBreaker {
     this.#clock = o.clock(opts, where);
     this.#onStateChange = o.fn(opts, 'onStateChange', where);
     this.#isFailure = o.fn(opts, 'isFailure', where) ?? always;
+    this.#isExcluded = o.fn(opts, 'isExcluded', where) ?? never;
+    const slowCallDurationMs = o.num(opts, 'slowCallDurationMs', where);
     const { core, config } = readBreakerOptions(opts, where);
     this.#kind = config.kind;
     this.#core = core;
+    if (slowCallDurationMs !== undefined) {
+      o.core(where, { slowCallDurationMs }, () => core.setSlowCallDurationMs(slowCallDurationMs));
+      this.#slowCallDurationMs = slowCallDurationMs;
+    }
     const state = o.own(opts, 'state');
     if (state !== undefined) this.#restore(state);
   }
@@ -87,6 +110,7 @@ export class CircuitBreaker {
 
   /** Run `fn` under `permit` and report its outcome. */
   #run(fn, permit) {
+    if (this.#slowCallDurationMs !== undefined) return this.#runTimed(fn, permit);
     let p;
     try {
       p = fn();
@@ -111,6 +135,40 @@ export class CircuitBreaker {
     return Promise.resolve(p).then(this.#onValue, this.#onError);
   }
 
+  /** `#run` with a slow-call threshold: the core judges the call by its duration too. */
+  #runTimed(fn, permit) {
+    const started = this.#clock();
+    const report = (verdict) => {
+      const now = this.#clock();
+      const t = this.#core.recordTimed(permit, verdict, now - started, now);
+      if (t !== 0) this.#emit(t);
+    };
+    const onError = (error) => {
+      report(this.#verdictOf(error));
+      throw error;
+    };
+    let p;
+    try {
+      p = Promise.resolve(fn());
+    } catch (error) {
+      try {
+        return Promise.reject(onError(error));
+      } catch (e) {
+        return Promise.reject(e);
+      }
+    }
+    return p.then((value) => {
+      report(SUCCESS);
+      return value;
+    }, onError);
+  }
+
+  /** How a thrown error counts: excluded, a failure, or (isFailure said no) a success. */
+  #verdictOf(error) {
+    if (neverRan(error) || this.#isExcluded(error) === true) return EXCLUDED;
+    return this.#isFailure(error) === true ? FAILURE : SUCCESS;
+  }
+
   #thrower(permit) {
     return (error) => {
       throw this.#failed(error, permit);
@@ -119,7 +177,13 @@ export class CircuitBreaker {
 
   /** Record a thrown error against `permit` (if it counts as a failure); returns it to rethrow. */
   #failed(error, permit) {
-    const t = this.#isFailure(error) === true ? this.#core.recordFailure(permit, this.#clock()) : this.#core.recordSuccess(permit);
+    const verdict = this.#verdictOf(error);
+    const t =
+      verdict === EXCLUDED
+        ? this.#core.recordExcluded(permit)
+        : verdict === FAILURE
+          ? this.#core.recordFailure(permit, this.#clock())
+          : this.#core.recordSuccess(permit);
     if (t !== 0) this.#emit(t);
     return error;
   }

@@ -139,6 +139,7 @@ export function createCheckoutClient(options) {
     settleAfterMs,
     rateLimiter: opts.rateLimiter,
     adaptive: opts.adaptive,
+    attemptHeader: o.own(opts, 'attemptHeader'),
   };
   checkFetchOptions(fetchOptions);
   const inFlight = new Map();

@@ -145,6 +145,10 @@ export function compile(options) {
   const settleAfterMs = o.num(opts, 'settleAfterMs', where);
   if (settleAfterMs !== undefined && !(settleAfterMs >= 0)) throw o.rangeError(where, 'settleAfterMs', 'a number >= 0', settleAfterMs);
   const dialect = compileDialect(o.own(opts, 'dialect'), where);
+  const attemptHeader = o.own(opts, 'attemptHeader');
+  if (attemptHeader !== undefined && (typeof attemptHeader !== 'string' || !/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(attemptHeader))) {
+    throw (typeof attemptHeader === 'string' ? o.rangeError : o.typeError)(where, 'attemptHeader', 'an HTTP header name', attemptHeader);
+  }
   const bufferBody = opts.bufferBody ?? false;
   if (typeof bufferBody !== 'boolean') throw o.typeError(where, 'bufferBody', 'a boolean', bufferBody);
   return {
@@ -160,6 +164,7 @@ export function compile(options) {
     settleAfterMs,
     bufferBody,
     dialect,
+    attemptHeader,
     onRetry: o.fn(opts, 'onRetry', where),
   };
 }
@@ -305,7 +310,13 @@ export async function fetchWithState(input, init, options, state, readBody = fal
       state.lastAttemptAt = Date.now();
       state.firstAttemptAt ??= state.lastAttemptAt;
       try {
-        response = await doFetch(req, { ...fetchInit, signal: controller.signal });
+        const sendInit = { ...fetchInit, signal: controller.signal };
+        if (c.attemptHeader !== undefined) {
+          // Opt-in: the attempt number on the wire (1 = first), e.g. for the server's own resend_count.
+          sendInit.headers = new Headers(fetchInit.headers);
+          sendInit.headers.set(c.attemptHeader, String(state.attempts));
+        }
+        response = await doFetch(req, sendInit);
       } catch (e) {
         // fetch rejects with a generic AbortError; report the reason we aborted with.
         if (controller.signal.aborted) {

@@ -55,6 +55,11 @@ export interface ResilientFetchOptions {
    */
   readonly dialect?: DialectName | CustomDialect;
   /**
+   * Opt-in: send the attempt number (1 for the first attempt, 2 for the first re-send…) in this
+   * request header, e.g. `'X-Attempt'`. Default: none.
+   */
+  readonly attemptHeader?: string;
+  /**
    * The settle window an `OutcomeUnknownError` carries (how long after its last attempt your
    * server may still process a request, ms). Default: 2 × the smaller of `attemptTimeoutMs` and
    * `deadlineMs` (120,000 when neither is set).
@@ -193,6 +198,11 @@ export interface CheckoutClientOptions<S extends CheckoutStore = IdempotencyStor
    * retention window (past it an unknown key is never re-sent). Default 'stripe'.
    */
   readonly dialect?: DialectName | CustomDialect;
+  /**
+   * Opt-in: send the attempt number (1 for the first attempt, 2 for the first re-send…) in this
+   * request header, e.g. `'X-Attempt'`. Default: none.
+   */
+  readonly attemptHeader?: string;
   /** Default 10,000 ms. With `deadlineMs`, sets the settle window an unknown keeps (2 × the smaller). */
   readonly attemptTimeoutMs?: number;
   readonly deadlineMs?: number;

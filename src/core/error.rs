@@ -70,11 +70,12 @@ pub enum Opt {
     InProgressStatus,
     ReuseStatuses,
     ReplayHeader,
+    SlowCallDurationMs,
 }
 
 /// The one table of option names: id (the index), variant, and the name users write (camelCase,
 /// units in the name). Error messages name options from here.
-pub const OPTIONS: [(Opt, &str); 58] = [
+pub const OPTIONS: [(Opt, &str); 59] = [
     (Opt::MaxAttempts, "maxAttempts"),
     (Opt::BaseDelayMs, "baseDelayMs"),
     (Opt::MaxDelayMs, "maxDelayMs"),
@@ -133,6 +134,7 @@ pub const OPTIONS: [(Opt, &str); 58] = [
     (Opt::InProgressStatus, "inProgressStatus"),
     (Opt::ReuseStatuses, "reuseStatuses"),
     (Opt::ReplayHeader, "replayHeader"),
+    (Opt::SlowCallDurationMs, "slowCallDurationMs"),
 ];
 
 impl Opt {

@@ -12,7 +12,7 @@ use std::rc::Rc;
 use super::error::{Classify, Error};
 use super::runtime::Clock;
 use super::shapes::BreakerSnapshot;
-use crate::core::breaker::{Acquire, Breaker, BreakerConfig, Outcome, State, Trip};
+use crate::core::breaker::{Acquire, Breaker, BreakerConfig, State, Trip};
 
 /// The platform clock: `Date.now()` on wasm32, the system clock natively.
 pub(crate) fn default_clock() -> Clock {
@@ -136,7 +136,7 @@ impl CircuitBreaker {
             }),
             Acquire::Granted { permit, transition } => {
                 self.emit(transition);
-                self.finish(permit, f().await)
+                self.finish(permit, now, f().await)
             }
         }
     }
@@ -173,7 +173,7 @@ impl CircuitBreaker {
             Acquire::Rejected { .. } => fallback().await,
             Acquire::Granted { permit, transition } => {
                 self.emit(transition);
-                self.finish(permit, f().await)
+                self.finish(permit, now, f().await)
             }
         }
     }
@@ -181,14 +181,18 @@ impl CircuitBreaker {
     fn finish<T, E: Classify>(
         &self,
         permit: crate::core::breaker::Permit,
+        started: f64,
         result: Result<T, Error<E>>,
     ) -> Result<T, Error<E>> {
-        let outcome = match &result {
-            Ok(_) => Outcome::Success,
-            Err(e) if self.counts_as_failure(e) => Outcome::Failure,
-            Err(_) => Outcome::Success,
+        let failed = match &result {
+            Ok(_) => Some(false),
+            // An inner breaker's refusal never ran: it says nothing about this dependency.
+            Err(Error::CircuitOpen { .. }) => None,
+            Err(e) => Some(self.counts_as_failure(e)),
         };
         let now = (self.clock)();
+        // The core's rule: excluded counts as neither; a success past the slow-call threshold fails.
+        let outcome = self.core.borrow().config().outcome(failed, now - started);
         let t = self.core.borrow_mut().record(permit, outcome, now);
         self.emit(t);
         result
