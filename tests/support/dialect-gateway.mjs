@@ -90,6 +90,17 @@ export async function startDialectGateway({ dialect, retentionMs = Infinity, hol
   };
 
   const server = http.createServer((req, res) => {
+    if (req.method === 'OPTIONS') {
+      // A browser's CORS preflight (a page on another 127.0.0.1 port): not a charge request.
+      res.writeHead(204, {
+        'access-control-allow-origin': '*',
+        'access-control-allow-methods': 'POST',
+        'access-control-allow-headers': '*',
+        'access-control-max-age': '600',
+      });
+      res.end();
+      return;
+    }
     seen.requests += 1;
     let text = '';
     req.on('data', (c) => (text += c));
