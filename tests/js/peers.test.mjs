@@ -157,3 +157,20 @@ test('attemptHeader (opt-in) puts the attempt number on the wire', async (t) => 
   assert.equal(seen[3], undefined, 'off by default');
   await assert.rejects(resilientFetch(url, undefined, { attemptHeader: 'Bad Header' }), RangeError);
 });
+
+test("the 'aws' rate-limiter preset counts time from its creation, as AWS's DefaultRateLimiter", async () => {
+  const { RateLimiter } = await import('steadfast');
+  // AWS: a first 429 half a second after creation paces at 0.7 × 1.6/s (one token: 892.9 ms), one
+  // second after at 0.7 × 0.8/s (1,785.7 ms). Counted from the first answer instead, the rate was
+  // 0 and the floor (0.5/s) made it 2,000 ms either way.
+  for (const [afterMs, rate] of [
+    [500, 0.7 * 1.6],
+    [1000, 0.7 * 0.8],
+  ]) {
+    const clock = manualClock(50_000);
+    const limiter = new RateLimiter({ preset: 'aws', clock });
+    clock.advance(afterMs);
+    limiter.record({ throttled: true, sentAtMs: 50_000 });
+    assert.ok(Math.abs(limiter.ratePerSec - rate) < 1e-9, `${afterMs} ms: ${limiter.ratePerSec}`);
+  }
+});
