@@ -29,6 +29,9 @@ export class CircuitBreaker {
   #isExcluded;
   #slowCallDurationMs;
   #kind;
+  /** The last state reported to listeners, and the timer that reports the end of a cooldown. */
+  #reported;
+  #cancelCooldownTimer;
   /** The permit the cached outcome handlers below were made for. */
   #permit = -1;
   #onValue;
@@ -189,8 +192,37 @@ export class CircuitBreaker {
   }
 
   #emit(code) {
-    if (this.#onStateChange !== undefined) this.#onStateChange(STATES[code - 1]);
-    if (listening.breakerState) emit('breakerState', { breaker: this, state: STATES[code - 1] });
+    const state = STATES[code - 1];
+    // Reported by the cooldown timer already: the next call's lazy transition is not news.
+    if (state === 'half-open' && this.#reported === 'half-open') return;
+    this.#reported = state;
+    this.#cancelCooldownTimer?.();
+    this.#cancelCooldownTimer = undefined;
+    if (state === 'open') this.#reportCooldownEnd();
+    if (this.#onStateChange !== undefined) this.#onStateChange(state);
+    if (listening.breakerState) emit('breakerState', { breaker: this, state });
+  }
+
+  /**
+   * `currentState` reads 'half-open' once the cooldown is over, with or without a call; listeners
+   * hear it then too (as opossum's timer does), not only at the next call. Only when someone
+   * listens; the timer never keeps a Node process alive. With a clock of your own, the core's
+   * state is checked when the real cooldown has passed (and the next call reports it otherwise).
+   */
+  #reportCooldownEnd() {
+    if (this.#onStateChange === undefined && !listening.breakerState) return;
+    const [s, openUntil] = this.#core.snapshot();
+    const ms = openUntil - this.#clock();
+    if (s !== 1 || !(ms <= 2_147_483_647)) return; // longer than a timer can wait: the next call reports it
+    const handle = globalThis.setTimeout(
+      () => {
+        this.#cancelCooldownTimer = undefined;
+        if (this.#core.state(this.#clock()) === 2) this.#emit(3);
+      },
+      Math.max(0, ms) + 1,
+    );
+    handle?.unref?.();
+    this.#cancelCooldownTimer = () => globalThis.clearTimeout(handle);
   }
 
   /** Hold the circuit open until `reset()` (maintenance, a known-bad deploy). */

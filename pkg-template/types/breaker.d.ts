@@ -13,7 +13,7 @@ interface BreakerCommon {
   readonly probesToClose?: number;
   /** Clock (ms). Default `Date.now`, read at call time. */
   readonly clock?: () => number;
-  /** Called on every transition ('half-open' | 'open' | 'closed' | 'isolated'). */
+  /** Called on every transition ('half-open' | 'open' | 'closed' | 'isolated'); 'half-open' when the cooldown ends, with or without a call. */
   readonly onStateChange?: (state: BreakerState) => void;
   /** Which errors count against the dependency. Default: every error. */
   readonly isFailure?: (error: unknown) => boolean;

@@ -174,3 +174,22 @@ test("the 'aws' rate-limiter preset counts time from its creation, as AWS's Defa
     assert.ok(Math.abs(limiter.ratePerSec - rate) < 1e-9, `${afterMs} ms: ${limiter.ratePerSec}`);
   }
 });
+
+test("a breaker's listeners hear 'half-open' when the cooldown ends, not only at the next call", async () => {
+  const seen = [];
+  const hub = [];
+  const off = events.onBreakerStateChange((e) => hub.push(e.state));
+  try {
+    const breaker = new CircuitBreaker({ failureThreshold: 1, openDurationMs: 30, onStateChange: (s) => seen.push(s) });
+    await breaker.execute(() => Promise.reject(new Error('down'))).catch(() => {});
+    assert.deepEqual(seen, ['open']);
+    await new Promise((r) => setTimeout(r, 80));
+    assert.equal(breaker.currentState, 'half-open');
+    assert.deepEqual(seen, ['open', 'half-open'], 'reported by the cooldown, with no call');
+    assert.equal(await breaker.execute(() => 'probe'), 'probe');
+    assert.deepEqual(seen, ['open', 'half-open', 'closed'], 'the probe does not report half-open twice');
+    assert.deepEqual(hub, seen);
+  } finally {
+    off();
+  }
+});
