@@ -97,28 +97,17 @@ fn close(a: f64, b: f64) -> bool {
 }
 
 proptest! {
+    /// With and without a creation time (`start`, as AWS's constructor stamps one).
     #[test]
-    fn aws_mode_follows_the_reference(events in events(), start in 0u32..10_000) {
+    fn aws_mode_follows_the_reference(events in events(), start in 0u32..10_000, started in any::<bool>()) {
         let mut l = RateLimiter::new(LimiterConfig::aws_adaptive()).unwrap();
-        let mut m = Aws::new();
         let mut now = f64::from(start);
-        for (dt, throttled) in events {
-            now += f64::from(dt);
-            l.record(now, now, throttled);
-            m.update(now / 1000.0, throttled);
-            prop_assert_eq!(l.enabled(), m.enabled);
-            prop_assert!(close(l.measured_rate_per_sec(), m.measured), "{} vs {}", l.measured_rate_per_sec(), m.measured);
-            prop_assert!(close(l.rate_per_sec(), m.fill), "at {}: {} vs {}", now, l.rate_per_sec(), m.fill);
-        }
-    }
-
-    #[test]
-    fn aws_mode_started_at_creation_follows_the_reference(events in events(), start in 0u32..10_000) {
-        let mut l = RateLimiter::new(LimiterConfig::aws_adaptive()).unwrap();
-        let created = f64::from(start);
-        l.start(created);
-        let mut m = Aws::created(created / 1000.0);
-        let mut now = created;
+        let mut m = if started {
+            l.start(now);
+            Aws::created(now / 1000.0)
+        } else {
+            Aws::new()
+        };
         for (dt, throttled) in events {
             now += f64::from(dt);
             l.record(now, now, throttled);
