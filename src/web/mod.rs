@@ -85,6 +85,7 @@ pub use runtime::{Clock, Runtime, Scope, Signal, Stopped};
 pub use shapes::{BreakerSnapshot, ChargeOutcome};
 pub use virtual_time::{Stalled, VirtualTime};
 
+pub use crate::core::dialect::Dialect;
 #[cfg(target_arch = "wasm32")]
 pub use fetch::{fetch, origin_breaker, send, FetchFailure, FetchOptions, IdempotencyKey};
 #[cfg(target_arch = "wasm32")]
