@@ -4,18 +4,19 @@
 #   make setup   install/check every tool (idempotent; a no-op in well under a second when all is there)
 #   make build   Rust → wasm → pkg/ → dist/steadfast-<version>.tgz, with a size table
 #   make test    setup, then fmt, lint-js, clippy, native tests, build, wasm tests (Node, Chromium, Firefox,
-#                WebKit), JS, consumers, browser (Chromium, Firefox, WebKit), Rust web API — what CI runs (.ci/run)
+#                WebKit), JS, consumers, package lint, runtimes (Deno, Bun, workerd, Next.js), browser (Chromium,
+#                Firefox, WebKit), Rust web API — what CI runs (.ci/run)
 #   make demo    the demo's tools only (bootstrap.sh demo: no wasm-pack/browsers/redis), build, node examples/demo.mjs
 #   make bench   setup, build, node benches/run.mjs
 #   make docs    the API reference from the declarations (TypeDoc) into target/api/, and the process-word lint
 #   make fmt     cargo fmt          make lint   cargo fmt --check + prettier/eslint + clippy (native and wasm32)
-#   make test-native | test-wasm | test-wasm-web | test-js | test-consumers | test-browser   one part of `make test`
+#   make test-native | test-wasm | test-wasm-web | test-js | test-consumers | test-runtimes | test-browser   one part of `make test`
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 .DEFAULT_GOAL := build
 ENV := . scripts/env.sh &&
 
-.PHONY: setup build test demo bench docs fmt lint test-native test-wasm test-wasm-web test-js test-consumers test-browser clean soak
+.PHONY: setup build test demo bench docs fmt lint test-native test-wasm test-wasm-web test-js test-consumers test-runtimes test-browser clean soak
 
 setup:
 	@scripts/bootstrap.sh
@@ -58,6 +59,9 @@ test-js: build
 
 test-consumers: build
 	@scripts/test.sh consumers
+
+test-runtimes: build
+	@scripts/test.sh package-lint runtimes
 
 test-browser: build
 	@scripts/test.sh browser

@@ -1,5 +1,5 @@
 // ESLint (flat config) for steadfast's JS: the recommended rules, the package's environments (Node 24
-// and browsers; the package's code runs in both), ES2024 modules. Which files are checked is the
+// and browsers; the package's code runs in both), ES2025 modules (import attributes: the Bun loader). Which files are checked is the
 // list in scripts/lint-js.sh (see there for why it starts small).
 import js from '@eslint/js';
 import globals from 'globals';
@@ -9,7 +9,7 @@ export default [
   js.configs.recommended,
   {
     languageOptions: {
-      ecmaVersion: 2024,
+      ecmaVersion: 2025,
       sourceType: 'module',
       globals: { ...globals.node, ...globals.browser },
     },

@@ -4,4 +4,6 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 STEADFAST_WRITE_DIALECT_TABLE=1 cargo test --quiet --test core_dialect
+node_modules/.bin/prettier --write --log-level warn docs/checkout-contract.md
+cargo test --quiet --test core_dialect
 echo "dialect-table: docs/checkout-contract.md rewritten"

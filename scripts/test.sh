@@ -17,6 +17,10 @@
 #   wasm-webkit  the same suites in WebKitGTK's MiniBrowser (Xvfb)         ─┘
 #   js           node --test tests/js/*.test.mjs against the packed package, by name   (scripts/test-js.sh)
 #   consumers    tests/consumers/*.sh, tests/consumers/*/run.sh                        (scripts/test-consumers.sh)
+#   package-lint publint --strict and @arethetypeswrong/cli on the tarball      (scripts/test-runtimes.sh lint)
+#   runtimes     one program from the tarball in Deno, Bun (+ --compile), workerd (wrangler dev) and a
+#                Next.js app (Turbopack and webpack; page in Chromium, Node and edge routes); installs
+#                the runtimes into .tools/runtimes on first use                  (scripts/test-runtimes.sh run)
 #   browser-chromium  tests/browser/*.test.mjs in Chromium (Playwright)  ─┐ scripts/test-browser.sh <engine>;
 #   browser-firefox   the cross-engine suites in Firefox (WebDriver)      │ each fails if it ran zero cases
 #   browser-webkit    the cross-engine suites in WebKit (WebDriver, Xvfb)─┘ (`browser` = all three)
@@ -29,7 +33,7 @@ set -euo pipefail
 cd "$STEADFAST_ROOT"
 
 ALL=(fmt lint-js lint-docs docs clippy native build wasm-node wasm-chrome wasm-firefox wasm-webkit js consumers
-  browser-chromium browser-firefox browser-webkit)
+  package-lint runtimes browser-chromium browser-firefox browser-webkit)
 steps=("$@")
 ALL+=(wasm-web)
 [ "${#steps[@]}" -gt 0 ] || steps=("${ALL[@]}")
@@ -64,6 +68,8 @@ run_step() {
     wasm-webkit) scripts/test-wasm.sh webkit ;;
     js) scripts/test-js.sh ;;
     consumers) scripts/test-consumers.sh ;;
+    package-lint) scripts/test-runtimes.sh lint ;;
+    runtimes) scripts/test-runtimes.sh run ;;
     browser) scripts/test-browser.sh ;;
     browser-chromium) scripts/test-browser.sh chromium ;;
     browser-firefox) scripts/test-browser.sh firefox ;;

@@ -6,6 +6,7 @@ import { CircuitOpenError, isSteadfastError, rejectSoon } from './errors.js';
 import * as o from './options.js';
 import { emit, listening } from './events.js';
 import { NOT_CLOSED, STATES, TRANSITION, readBreakerOptions } from './breaker-options.js';
+import { deferred } from './deferred.js';
 
 const always = () => true;
 const never = () => false;
@@ -47,6 +48,9 @@ export class CircuitBreaker {
    */
   constructor(options) {
     const where = 'CircuitBreaker';
+    // Made before the core loaded (module level under a strict CSP, steadfast/lazy): see deferred.js.
+    const stand = deferred(new.target, arguments, where, ['execute']);
+    if (stand !== undefined) return stand;
     const opts = o.object(options, where);
     this.#clock = o.clock(opts, where);
     this.#onStateChange = o.fn(opts, 'onStateChange', where);

@@ -6,6 +6,7 @@ import { BudgetCore } from '../steadfast_core.js';
 import * as o from './options.js';
 import { fetchDefaults } from './defaults.js';
 import { quotaCore } from './quota.js';
+import { deferred } from './deferred.js';
 
 const CORE = Symbol('steadfast.budget');
 
@@ -16,6 +17,8 @@ export class RetryBudget {
    */
   constructor(options) {
     const where = 'RetryBudget';
+    const stand = deferred(new.target, arguments, where);
+    if (stand !== undefined) return stand;
     const opts = o.object(options, where);
     const clock = o.clock(opts, where);
     const bucket = opts.capacity !== undefined || opts.refillPerSec !== undefined;

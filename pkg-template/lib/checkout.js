@@ -17,6 +17,7 @@ import { VERDICT, historyVerdict, rememberHistory, statusOf } from './classify.j
 import * as o from './options.js';
 import { canonicalCharge } from './idempotency-key.js';
 import { fetchDefaults } from './defaults.js';
+import { coreUnavailable } from './loader.js';
 
 /** What `retryAfterMs` says when nothing but the network itself failed (offline, refused): a hint, not a server's word. */
 const UNAVAILABLE_RETRY_MS = 1_000;
@@ -99,6 +100,7 @@ function retryHint(e) {
  */
 export function createCheckoutClient(options) {
   const where = 'createCheckoutClient';
+  if (coreUnavailable(where) !== undefined) return clientBeforeCore(options);
   const opts = o.object(options, where);
   const endpoint = href(opts.endpoint);
   if (endpoint === undefined) throw o.typeError(where, 'endpoint', 'a URL string or URL', opts.endpoint);
@@ -198,7 +200,8 @@ export function createCheckoutClient(options) {
     if (statusOf(met) === 429) return new Unavailable('rate-limited', retryAfterOf(met?.response ?? met) ?? UNAVAILABLE_RETRY_MS);
     if (provablyNotSent(met)) return new Unavailable('connection-refused', UNAVAILABLE_RETRY_MS);
     if (met instanceof CircuitOpenError) return new Unavailable('circuit-open', met.retryAfterMs);
-    if (sent.attempts > 0) return new Unavailable('rate-limited', UNAVAILABLE_RETRY_MS);
+    // Not processed, yet answered: only a 429 says that.
+    if (sent.maybeSent) return new Unavailable('rate-limited', UNAVAILABLE_RETRY_MS);
     return undefined; // nothing was sent and it is not the network: a programming error (bad URL, bad option)
   };
 
@@ -261,6 +264,8 @@ export function createCheckoutClient(options) {
 
   /** The outcome of an HTTP answer, judged with the charge's history (already folded in by post). */
   const answerOf = async ({ response, text }, key, startedAt, sent) => {
+    // A final transient answer comes back unread (its body was not awaited inside the attempt).
+    if (text === undefined) response.body?.cancel().catch(() => {});
     const data = parse(text);
     const verdict = historyVerdict(sent.history);
     const fail = (e) => {
@@ -475,6 +480,48 @@ export function createCheckoutClient(options) {
         },
         fingerprint ?? fingerprintFor(key),
       );
+    },
+  };
+}
+
+/**
+ * A client made while the core is unavailable (module level under a strict CSP, `steadfast/lazy`
+ * still loading; see deferred.js). Nothing can be sent safely without the core, so `charge()`
+ * resolves `unavailable` with reason 'wasm' (the key, if the caller gave one, is free); once the
+ * core has loaded, the real client is made from the same options and every call goes to it.
+ */
+function clientBeforeCore(options) {
+  let real;
+  const client = () => (real ??= createCheckoutClient(options));
+  const now = (call) => {
+    try {
+      return call(client());
+    } catch (e) {
+      return Promise.reject(e); // options only the core validates, checked at this first use
+    }
+  };
+  return {
+    get store() {
+      const unavailable = coreUnavailable('createCheckoutClient.store');
+      if (unavailable !== undefined) throw unavailable;
+      return client().store;
+    },
+    charge(charge, chargeOptions) {
+      if (coreUnavailable('charge') === undefined) return now((c) => c.charge(charge, chargeOptions));
+      let key;
+      try {
+        checkCharge(charge, 'charge');
+        key = o.own(o.object(chargeOptions, 'charge', true), 'idempotencyKey');
+      } catch (e) {
+        return Promise.reject(e);
+      }
+      if (key !== undefined && typeof key !== 'string') return Promise.reject(o.typeError('charge', 'idempotencyKey', 'a string', key));
+      return Promise.resolve({ status: 'unavailable', reason: 'wasm', retryAfterMs: UNAVAILABLE_RETRY_MS, key });
+    },
+    reconcile(key, charge) {
+      const unavailable = coreUnavailable('reconcile');
+      if (unavailable !== undefined) return Promise.reject(unavailable);
+      return now((c) => c.reconcile(key, charge));
     },
   };
 }

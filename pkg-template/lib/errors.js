@@ -193,6 +193,11 @@ function isCspRefusal(cause) {
   return /Content[- ]Security[- ]Policy|unsafe-eval|\bCSP\b/i.test(text);
 }
 
+/** Deno's refusal of a file read without --allow-read (Deno.errors.NotCapable; PermissionDenied before Deno 2). */
+function isPermissionRefusal(cause) {
+  return cause instanceof Error && (cause.name === 'NotCapable' || cause.name === 'PermissionDenied') && /read access/i.test(cause.message);
+}
+
 /**
  * The WebAssembly core could not be loaded (a Content-Security-Policy without 'wasm-unsafe-eval', a
  * 404 or wrong MIME type for the .wasm, a CDN rule…). Importing steadfast never throws it: `ready`
@@ -205,21 +210,28 @@ export class WasmUnavailableError extends SteadfastError {
    */
   constructor(cause, where) {
     const csp = isCspRefusal(cause);
+    const permission = !csp && isPermissionRefusal(cause);
     const why =
       cause === undefined
         ? 'it has not loaded yet (await `ready`, or `init()`, before the first call)'
         : csp
           ? "the page's Content-Security-Policy refused to compile WebAssembly. Fix: add 'wasm-unsafe-eval' to script-src " +
             "(e.g. script-src 'self' 'wasm-unsafe-eval'); it allows WebAssembly only, not eval()"
-          : `it failed to load (${cause instanceof Error ? cause.message : String(cause)}). Check that steadfast_core_bg.wasm is ` +
-            'served next to the package (Content-Type application/wasm), or pass its URL to init()';
+          : permission
+            ? `Deno refused to read steadfast_core_bg.wasm (${cause.message}). Fix: run with --allow-read ` +
+              '(or --allow-read=node_modules, or "permissions" in deno.json), or pass the bytes or a WebAssembly.Module to init()'
+            : `it failed to load (${cause instanceof Error ? cause.message : String(cause)}). Check that steadfast_core_bg.wasm is ` +
+              'served next to the package (Content-Type application/wasm), or pass its URL to init()';
     super(
       `steadfast: ${where === undefined ? 'the WebAssembly core is unavailable' : `${where} needs the WebAssembly core, but`}: ${why}`,
       'WASM_UNAVAILABLE',
       cause === undefined ? undefined : { cause },
     );
-    /** 'csp' when a Content-Security-Policy refused WebAssembly; 'pending' before loading ended; else 'load'. */
-    this.reason = cause === undefined ? 'pending' : csp ? 'csp' : 'load';
+    /**
+     * 'csp' when a Content-Security-Policy refused WebAssembly; 'permission' when Deno refused to read
+     * the .wasm (no --allow-read); 'pending' before loading ended; else 'load'.
+     */
+    this.reason = cause === undefined ? 'pending' : csp ? 'csp' : permission ? 'permission' : 'load';
   }
 }
 named(WasmUnavailableError, 'WasmUnavailableError');

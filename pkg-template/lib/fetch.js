@@ -22,6 +22,7 @@ import { ANSWER, VERDICT, historyVerdict, isTransientError, isTransientResponse,
 import { withRetry } from './retry.js';
 import { newIdempotencyKey } from './idempotency.js';
 import * as o from './options.js';
+import { deferred } from './deferred.js';
 import { after } from './clock.js';
 import { fetchDefaults, JITTERS } from './defaults.js';
 import { evictOldest } from './bounded.js';
@@ -74,8 +75,10 @@ export class BreakerRegistry {
    *   plus `maxOrigins = 1000`: past it, the oldest closed origin's breaker is dropped (the oldest of
    *   all when none is closed), so URLs built from client input cannot grow memory without bound.
    */
-  constructor(breakerOptions = fetchDefaults().breaker) {
-    const given = o.object(breakerOptions, 'BreakerRegistry');
+  constructor(breakerOptions) {
+    const stand = deferred(new.target, arguments, 'BreakerRegistry');
+    if (stand !== undefined) return stand;
+    const given = o.object(breakerOptions === undefined ? fetchDefaults().breaker : breakerOptions, 'BreakerRegistry');
     const opts = { isFailure: countsAgainstOrigin };
     for (const k of Object.keys(given)) if (k !== 'maxOrigins') opts[k] = given[k];
     const maxOrigins = o.num(given, 'maxOrigins', 'BreakerRegistry') ?? DEFAULT_MAX_ORIGINS;
@@ -230,7 +233,8 @@ export async function fetchWithState(input, init, options, state, readBody = fal
   state.maybeSent = false;
   state.attempts = 0;
   state.lastAttemptAt = undefined;
-  state.history = 0;
+  // A caller may carry a history in (the checkout client's failover: one charge, two endpoints).
+  state.history = typeof state.history === 'number' ? state.history : 0;
   state.bodyText = undefined;
   state.replayed = false;
   // The key's first use, for the retention window: the caller's (a checkout charge started

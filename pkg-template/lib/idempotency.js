@@ -10,6 +10,7 @@ import { StoreCore, failedVerdictWaitMs, newIdempotencyKey as coreKey, settleAft
 import { brand, DuplicateRequestError, IdempotencyKeyReuseError, IdempotencyStateError, OutcomeUnknownError } from './errors.js';
 import { StoreFullError } from './shared/errors.js';
 import * as o from './options.js';
+import { deferred } from './deferred.js';
 import { VERDICT, failedRunVerdict, isTransientError } from './classify.js';
 import { BEGIN, RESOLVE, checkKey, fingerprintText, invalidKey, validKey } from './idempotency-key.js';
 import { errorText, unknownMeta } from './unknown.js';
@@ -217,6 +218,8 @@ export class IdempotencyStore {
 
   constructor(options) {
     const where = 'IdempotencyStore';
+    const stand = deferred(new.target, arguments, where, ['run', 'resubmit']);
+    if (stand !== undefined) return stand;
     const opts = o.object(options, where, true);
     this.#clock = o.clock(opts, where);
     const given = o.fn(opts, 'isTransient', where);

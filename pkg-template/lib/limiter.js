@@ -15,6 +15,7 @@ import { LimiterCore, limiterPreset, quotaErrorClass } from '../steadfast_core.j
 import { retryAfterMsOf, statusOf } from './classify.js';
 import { sleep } from './clock.js';
 import * as o from './options.js';
+import { deferred } from './deferred.js';
 
 const CORE = Symbol('steadfast.limiter');
 const PRESETS = ['cubic', 'aws', 'aimd'];
@@ -32,6 +33,8 @@ export class RateLimiter {
    */
   constructor(options) {
     const where = 'RateLimiter';
+    const stand = deferred(new.target, arguments, where, ['acquire', 'run']);
+    if (stand !== undefined) return stand;
     const opts = o.object(options, where, true);
     const presetId = o.oneOf(opts, 'preset', where, PRESETS, 0);
     const p = limiterPreset(presetId);

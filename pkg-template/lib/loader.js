@@ -14,12 +14,29 @@ let current;
 let instantiate;
 
 /**
+ * `ready`: a promise that follows the LATEST load, so that a user's successful `init(...)` (a Worker's
+ * imported module, a Deno run that was given the permission) resolves it after a failed first load.
+ * A promise that has rejected cannot resolve later; this one delegates `then` (and so `await`,
+ * `catch`, `finally`) to the current load instead. Nobody has to listen to it.
+ */
+class Ready extends Promise {
+  static get [Symbol.species]() {
+    return Promise;
+  }
+  then(onFulfilled, onRejected) {
+    return current.then(onFulfilled, onRejected);
+  }
+}
+const ready = new Ready(() => {});
+
+/**
  * @internal Called once by the entry's loader with how to instantiate the core on this platform.
- * Returns the `ready` promise (already settled when `instantiate` is synchronous).
+ * Returns `ready` (already settled when `instantiate` is synchronous).
  */
 export function start(platformInstantiate) {
   instantiate = platformInstantiate;
-  return load(undefined);
+  load(undefined);
+  return ready;
 }
 
 function load(input) {

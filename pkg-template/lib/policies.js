@@ -10,6 +10,7 @@ import { SteadfastError, named } from './errors.js';
 import { retryWith, checkPolicy } from './retry.js';
 import { after } from './clock.js';
 import * as o from './options.js';
+import { coreUnavailable } from './loader.js';
 
 // Here, not in errors.js: an app that uses no policy does not ship them.
 
@@ -134,7 +135,8 @@ export function pipeline(stages) {
 
 /** withRetry as a policy: each attempt gets `{ attempt, signal }`; the pipeline's signal aborts it. */
 export function retry(policy) {
-  checkPolicy(policy); // validate (and freeze) now, not on the first call
+  // Validate (and freeze) now, not on the first call; before the core has loaded, at the first call.
+  if (coreUnavailable('retry') === undefined) checkPolicy(policy);
   return new Policy((fn, ctx) => retryWith((r) => fn({ ...ctx, attempt: r.attempt, signal: r.signal ?? ctx.signal }), policy, ctx.signal));
 }
 

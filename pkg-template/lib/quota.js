@@ -6,6 +6,7 @@
 
 import { QuotaCore, quotaPreset, quotaErrorClass } from '../steadfast_core.js';
 import * as o from './options.js';
+import { deferred } from './deferred.js';
 import { statusOf } from './classify.js';
 
 const CORE = Symbol('steadfast.quota');
@@ -35,6 +36,8 @@ export class RetryQuota {
    */
   constructor(options) {
     const where = 'RetryQuota';
+    const stand = deferred(new.target, arguments, where);
+    if (stand !== undefined) return stand;
     const opts = o.object(options, where, true);
     const preset = quotaPreset(o.oneOf(opts, 'preset', where, PRESETS, 0));
     const values = {};

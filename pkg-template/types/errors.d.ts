@@ -119,8 +119,11 @@ export class WasmUnavailableError extends SteadfastError {
   constructor(cause?: unknown, where?: string);
   readonly code: 'WASM_UNAVAILABLE';
   readonly name: 'WasmUnavailableError';
-  /** `'csp'`: a Content-Security-Policy refused WebAssembly; `'load'`: fetching or compiling failed; `'pending'`: still loading. */
-  readonly reason: 'csp' | 'load' | 'pending';
+  /**
+   * `'csp'`: a Content-Security-Policy refused WebAssembly; `'permission'`: Deno refused to read the
+   * .wasm (run with `--allow-read`); `'load'`: fetching or compiling failed; `'pending'`: still loading.
+   */
+  readonly reason: 'csp' | 'permission' | 'load' | 'pending';
   /** What the platform threw. */
   readonly cause?: unknown;
 }

@@ -169,7 +169,14 @@ export type ChargeOutcome =
       readonly reason: 'circuit-open' | 'offline' | 'connection-refused' | 'rate-limited' | 'store-unavailable' | 'store-full' | 'aborted';
       readonly retryAfterMs: number;
       readonly key: string;
-    };
+    }
+  /**
+   * The WebAssembly core is not loaded (a strict Content-Security-Policy, still loading under
+   * `steadfast/lazy`, a host that needs `init(...)`): nothing was sent. `key` is the caller's
+   * `idempotencyKey` if one was given (it is free), else undefined. `retryAfterMs`: 1,000 ms, a hint;
+   * `ready` says when the core is there.
+   */
+  | { readonly status: 'unavailable'; readonly reason: 'wasm'; readonly retryAfterMs: number; readonly key: string | undefined };
 
 /** A store the checkout client can use: an `IdempotencyStore`, or a shared (Redis) one. */
 export type CheckoutStore = IdempotencyRunner<ChargeOutcome> & ReconcilableStore<ChargeOutcome>;

@@ -2,8 +2,9 @@
 // built by Vite (production build: minified, class names mangled) from the packed tarball, in Chromium:
 //   - with the policy the README documents, `script-src 'self' 'wasm-unsafe-eval'`, steadfast works;
 //   - with `script-src 'self'` alone the wasm is refused, and yet the page renders: the import does not
-//     reject, `ready` rejects with WasmUnavailableError (reason 'csp', the fix in its message), and a
-//     call that needs the core throws the same typed error.
+//     reject, a checkout client and a breaker made at MODULE LEVEL (the README's pattern) are made,
+//     `ready` rejects with WasmUnavailableError (reason 'csp', the fix in its message), the breaker's
+//     execute() rejects with the same typed error, and a charge resolves `unavailable` (reason 'wasm').
 // Error names are read from the minified bundle: they must be the class names, not mangled ones.
 // Screenshots: tests/.out/browser-csp-{allowed,refused}.png.
 import { test } from 'node:test';
@@ -23,35 +24,42 @@ const HTML = `<!doctype html>
 </html>
 `;
 
-const MAIN = `import { ready, CircuitBreaker, CircuitOpenError, WasmUnavailableError, isSteadfastError } from 'steadfast';
+const MAIN = `import { ready, createCheckoutClient, CircuitBreaker, CircuitOpenError, WasmUnavailableError, isSteadfastError } from 'steadfast';
+
+// Made at module level, before anything awaited: construction must not need the core.
+const client = createCheckoutClient({
+  endpoint: '/charges',
+  fetch: async () => new Response(JSON.stringify({ reference: 'ch_1' }), { status: 200, headers: { 'content-type': 'application/json' } }),
+});
+const early = new CircuitBreaker({ failureThreshold: 1, openDurationMs: 60_000 });
 
 // The rest of the page: it must render whatever happens to the wasm.
 document.querySelector('#rendered').textContent = 'The page rendered';
 
 const core = document.querySelector('#core');
+const charged = async () => {
+  const outcome = await client.charge({ amountCents: 500, currency: 'eur' }, { idempotencyKey: 'cart-1' });
+  return outcome.status + '/' + (outcome.reason ?? outcome.reference);
+};
 ready.then(
   async () => {
-    const breaker = new CircuitBreaker({ failureThreshold: 1, openDurationMs: 60_000 });
-    const first = await breaker.execute(() => 'charged');
-    await breaker.execute(() => Promise.reject(new Error('gateway down'))).catch(() => {});
-    const refused = await breaker.execute(() => 'never').catch((e) => e);
+    const first = await early.execute(() => 'charged');
+    await early.execute(() => Promise.reject(new Error('gateway down'))).catch(() => {});
+    const refused = await early.execute(() => 'never').catch((e) => e);
     refused.requestId = 'req-1'; // catch code may tag it
     core.textContent = first;
     core.dataset.name = refused.name;
     core.dataset.instance = String(refused instanceof CircuitOpenError && isSteadfastError(refused, 'CIRCUIT_OPEN'));
+    core.dataset.outcome = await charged();
     core.dataset.state = 'ready';
   },
-  (error) => {
-    let thrown;
-    try {
-      new CircuitBreaker({ failureThreshold: 1, openDurationMs: 1 });
-    } catch (e) {
-      thrown = e;
-    }
+  async (error) => {
+    const rejected = await early.execute(() => 'never').catch((e) => e);
     core.textContent = error.message;
     core.dataset.name = error.name;
     core.dataset.reason = error.reason;
-    core.dataset.instance = String(error instanceof WasmUnavailableError && thrown instanceof WasmUnavailableError && thrown.name === 'WasmUnavailableError');
+    core.dataset.instance = String(error instanceof WasmUnavailableError && rejected instanceof WasmUnavailableError && rejected.name === 'WasmUnavailableError');
+    core.dataset.outcome = await charged();
     core.dataset.state = 'failed';
   },
 );
@@ -100,10 +108,12 @@ test('strict CSP: documented policy works; without it, a typed error and the pag
           check.equal(shown.text, 'charged', 'the breaker ran the call');
           check.equal(shown.name, 'CircuitOpenError', 'the name survives minification');
           check.deepEqual(browser.problems, [], 'no console errors with the documented policy');
+          check.equal(shown.outcome, 'succeeded/ch_1', 'the module-level client charged');
         } else {
           check.equal(shown.name, 'WasmUnavailableError', 'the name survives minification');
           check.equal(shown.reason, 'csp', 'the cause is recognised as the CSP');
           check.match(shown.text, /'wasm-unsafe-eval'/, 'the message names the fix');
+          check.equal(shown.outcome, 'unavailable/wasm', 'the module-level client answers unavailable (nothing sent), not a rejection');
         }
       } finally {
         await browser.close();
@@ -112,5 +122,5 @@ test('strict CSP: documented policy works; without it, a typed error and the pag
   } finally {
     await server.close();
   }
-  check.done(2 + 2 * 4 + 3 + 3);
+  check.done(2 + 2 * 4 + 4 + 4);
 });

@@ -578,7 +578,10 @@ describe('reconcile: the settle window', () => {
     };
     now = 10_400;
     const early = await reconcile(store, lookup, { clock });
-    assert.deepEqual({ ...early, errors: undefined }, { checked: 1, done: 0, failed: 0, deferred: 1, stillUnknown: 0, retryAfterMs: 600, errors: undefined });
+    assert.deepEqual(
+      { ...early, errors: undefined },
+      { checked: 1, done: 0, failed: 0, deferred: 1, stillUnknown: 0, retryAfterMs: 600, settleAllAfterMs: 600, errors: undefined },
+    );
     assert.deepEqual(seen[0], { status: 'unknown', error: seen[0].error, startedAt: 10_000, lastAttemptAt: 10_000, attempts: 2, settleAfterMs: 1_000 });
     assert.ok(Object.isFrozen(seen[0]));
     assert.equal(store.peek('k')?.status, 'unknown');

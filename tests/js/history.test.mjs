@@ -244,6 +244,18 @@ describe('the checkout client', () => {
     assert.equal(gw.requests(key), sent, 'nothing was sent');
   });
 
+  test('a charge of another cart meeting a pending reconcile of the key is refused, never joined', async () => {
+    const client = createCheckoutClient({ endpoint: gw.url, retry: policy, breaker: false });
+    const key = 'co-404-join';
+    assert.equal((await client.charge({ amountCents: 10, currency: 'usd' }, { idempotencyKey: key })).status, 'unknown');
+    const pending = client.reconcile(key);
+    await assert.rejects(client.charge({ amountCents: 100000, currency: 'usd' }, { idempotencyKey: key }), { code: 'KEY_REUSED' });
+    // The same cart joins the pending reconcile: one request, one answer.
+    const same = client.charge({ amountCents: 10, currency: 'usd' }, { idempotencyKey: key });
+    assert.deepEqual(await same, await pending);
+    assert.equal(gw.debits(key), 1);
+  });
+
   test('reconcile() skips and reports the keys this client did not make, and settles the rest', async () => {
     const store = new IdempotencyStore();
     const a = createCheckoutClient({ endpoint: gw.url, retry: policy, breaker: false, store });
@@ -339,5 +351,156 @@ describe('the Redis store', () => {
       (e) => e === declined,
     );
     assert.equal(await store.peek(key), undefined, 'an answer about the key settles it');
+  });
+});
+
+describe('sequences one step off the path', () => {
+  /** A server whose answer per request is `handler(req, res, n)`. */
+  async function server(handler) {
+    let n = 0;
+    const sockets = new Set();
+    const s = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => handler(req, res, ++n));
+    });
+    s.on('connection', (c) => {
+      sockets.add(c);
+      c.on('close', () => sockets.delete(c));
+    });
+    await new Promise((ok) => s.listen(0, '127.0.0.1', ok));
+    return {
+      url: `http://127.0.0.1:${s.address().port}/v1/charges`,
+      count: () => n,
+      close: () => {
+        for (const c of sockets) c.destroy();
+        return new Promise((ok) => s.close(ok));
+      },
+    };
+  }
+
+  test('headers arrive, the body stalls: charge() settles unknown within the attempt timeout, not later', async () => {
+    const s = await server((req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"refer'); // and nothing more
+    });
+    try {
+      const client = createCheckoutClient({ endpoint: s.url, retry: { ...policy, maxAttempts: 1 }, breaker: false, attemptTimeoutMs: 100 });
+      const t0 = Date.now();
+      const out = await client.charge({ amountCents: 5, currency: 'usd' }, { idempotencyKey: 'stall-1' });
+      assert.deepEqual(out, { status: 'unknown', key: 'stall-1' });
+      assert.ok(Date.now() - t0 < 1500, `settled in ${Date.now() - t0} ms`);
+      assert.equal(client.store.peek('stall-1').status, 'unknown', 'parked, on the worklist — not in flight');
+      // A second click does not join anything pending: it answers at once, with nothing sent.
+      assert.deepEqual(await client.charge({ amountCents: 5, currency: 'usd' }, { idempotencyKey: 'stall-1' }), { status: 'unknown', key: 'stall-1' });
+      assert.equal(s.count(), 1);
+    } finally {
+      await s.close();
+    }
+  });
+
+  test('a 429 whose Retry-After passes the deadline: unavailable, the key is free (nothing was processed)', async () => {
+    const s = await server((req, res) => res.writeHead(429, { 'retry-after': '3600' }).end());
+    try {
+      // maxDelayMs 10 s: the Retry-After (capped there) would end past the 500 ms deadline.
+      const client = createCheckoutClient({ endpoint: s.url, retry: { ...policy, maxDelayMs: 10_000 }, breaker: false, deadlineMs: 500 });
+      const out = await client.charge({ amountCents: 5, currency: 'usd' }, { idempotencyKey: 'thr-2' });
+      assert.equal(out.status, 'unavailable', JSON.stringify(out));
+      assert.equal(out.reason, 'rate-limited');
+      assert.equal(client.store.peek('thr-2'), undefined, 'never parked');
+      assert.equal(s.count(), 1);
+    } finally {
+      await s.close();
+    }
+  });
+
+  test('only 429s, retries spent: unavailable (rate-limited), not unknown', async () => {
+    const s = await server((req, res) => res.writeHead(429).end());
+    try {
+      const client = createCheckoutClient({ endpoint: s.url, retry: policy, breaker: false });
+      const out = await client.charge({ amountCents: 5, currency: 'usd' }, { idempotencyKey: 'thr-3' });
+      assert.deepEqual([out.status, out.reason], ['unavailable', 'rate-limited']);
+      assert.equal(s.count(), 3);
+      assert.deepEqual(client.store.unknownKeys(), []);
+    } finally {
+      await s.close();
+    }
+  });
+
+  test('a key the primary may have processed is reconciled against the primary only, even when its circuit is open', async () => {
+    const secondary = await server((req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"reference":"ch_second"}'));
+    try {
+      const primaryBreaker = new CircuitBreaker({ windowSize: 10, failureRateThreshold: 0.5, openDurationMs: 30_000 });
+      const client = createCheckoutClient({ endpoint: gw.url, secondaryEndpoint: secondary.url, retry: policy, breaker: primaryBreaker });
+      const key = 'co-404-failover';
+      assert.equal((await client.charge({ amountCents: 7, currency: 'usd' }, { idempotencyKey: key })).status, 'unknown');
+      assert.equal(client.store.peek(key).endpoint, gw.url, 'the record knows where it may have been processed');
+      primaryBreaker.isolate();
+      const out = await client.reconcile(key);
+      assert.equal(out.status, 'unknown');
+      assert.equal(secondary.count(), 0, 'never re-sent to the secondary: it would charge again');
+      assert.equal(gw.debits(key), 1);
+      // A fresh charge while the primary is open does fail over (nothing was processed anywhere).
+      assert.equal((await client.charge({ amountCents: 7, currency: 'usd' }, { idempotencyKey: 'fresh-1' })).status, 'succeeded');
+      assert.equal(secondary.count(), 1);
+    } finally {
+      await secondary.close();
+    }
+  });
+
+  test('a store full of unknowns answers new customers unavailable (store-full), with the way out documented', async () => {
+    const client = createCheckoutClient({ endpoint: gw.url, retry: policy, breaker: false, store: new IdempotencyStore({ maxRecords: 1 }) });
+    assert.equal((await client.charge({ amountCents: 1, currency: 'usd' }, { idempotencyKey: 'co-404-full' })).status, 'unknown');
+    const out = await client.charge({ amountCents: 1, currency: 'usd' }, { idempotencyKey: 'another' });
+    assert.deepEqual([out.status, out.reason], ['unavailable', 'store-full']);
+    assert.equal(gw.requests('another'), 0);
+  });
+});
+
+describe('reconcile(): a bad lookup costs one key', async () => {
+  const { reconcile } = await import('steadfast');
+  const parked = async (n) => {
+    const store = new IdempotencyStore();
+    for (let i = 0; i < n; i++) {
+      await store.run(`k${i}`, async () => Promise.reject(Object.assign(new Error('t'), { code: 'ETIMEDOUT' }))).catch(() => {});
+    }
+    return store;
+  };
+  test("a throwing status getter or a lookup that never settles is that key's error; the others settle", async () => {
+    const store = await parked(3);
+    const report = await reconcile(
+      store,
+      (key) => {
+        if (key === 'k0')
+          return {
+            get status() {
+              throw new Error('hostile');
+            },
+          };
+        if (key === 'k1') return new Promise(() => {});
+        return { status: 'done', result: 'ch' };
+      },
+      { lookupTimeoutMs: 50 },
+    );
+    assert.equal(report.done, 1);
+    assert.deepEqual(report.errors.map((e) => e.key).sort(), ['k0', 'k1']);
+    assert.equal(report.errors.find((e) => e.key === 'k1').error.code, 'LOOKUP_TIMEOUT');
+    assert.deepEqual(store.unknownKeys(), ['k0', 'k1']);
+  });
+  test("settleAfterMs can only widen a record's window; the report says when the whole batch can settle", async () => {
+    let now = 1_000_000;
+    const store = new IdempotencyStore({ clock: () => now });
+    for (let i = 0; i < 10; i++) {
+      now += 1000;
+      await store.run(`w${i}`, async () => Promise.reject(Object.assign(new Error('t'), { code: 'ETIMEDOUT' })), { settleAfterMs: 60_000 }).catch(() => {});
+    }
+    now += 1000; // the keys' last attempts were 10 s … 1 s ago; their own windows are 60 s
+    const narrow = await reconcile(store, () => ({ status: 'failed' }), { settleAfterMs: 10, clock: () => now });
+    assert.equal(narrow.failed, 0, 'a shorter window given to reconcile() never frees a key early');
+    assert.equal(narrow.deferred, 10);
+    assert.equal(narrow.retryAfterMs, 60_000 - 10_000);
+    const wide = await reconcile(store, () => ({ status: 'failed' }), { settleAfterMs: 120_000, clock: () => now });
+    assert.equal(wide.deferred, 10);
+    assert.equal(wide.retryAfterMs, 120_000 - 10_000, 'a wider window given to reconcile() is honoured');
+    assert.equal(wide.settleAllAfterMs, 120_000 - 1000, 'the whole batch, not only the first key');
   });
 });

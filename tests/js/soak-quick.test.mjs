@@ -27,6 +27,8 @@ test(`soak: ${CHARGES} charges, 200 in flight, faults and an outage: nothing dou
   assert.equal(f.chargesDebitedTwice, 0, 'logical charges debited twice');
   assert.equal(f.unknownAfter, 0, 'unknown after reconciliation');
   assert.equal(f.errors, 0, 'charges ended in an unexpected error');
+  assert.equal(f.frontCharges, 15);
+  assert.equal(f.frontFreed, 0, 'a debit then a front 401/404/409 never freed the key');
   assert.equal(f.lost, 0, `lost charges: ${JSON.stringify(f.violations)}`);
   assert.equal(f.succeeded + f.declined + f.notCharged, f.charges, 'every charge ended succeeded, declined or not charged');
   assert.ok(f.deferred > 0, 'no "failed" answer was deferred: the settle window was not exercised');

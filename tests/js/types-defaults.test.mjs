@@ -127,6 +127,20 @@ const BEHAVIOUR = {
     for (let i = 0; i <= 1_100; i += 1) registry.get(`https://o${i}.example`);
     return registry.origins().length;
   },
+  // The timer each lookup runs under: the delay reconcile() arms for one lookup.
+  'reconcile.lookupTimeoutMs': async () => {
+    const store = new steadfast.IdempotencyStore();
+    await store.run('key-t', () => Promise.reject(Object.assign(new Error('503'), { status: 503 }))).catch(() => {});
+    const armed = [];
+    const real = globalThis.setTimeout;
+    globalThis.setTimeout = (fn, ms, ...rest) => (armed.push(ms), real(fn, ms, ...rest));
+    try {
+      await steadfast.reconcile(store, async () => ({ status: 'done', result: 1 }));
+    } finally {
+      globalThis.setTimeout = real;
+    }
+    return Math.max(...armed);
+  },
   // Lookups running at once, over more unknown keys than that.
   'reconcile.concurrency': async () => {
     const store = new steadfast.IdempotencyStore();

@@ -15,7 +15,8 @@ export function redisServerPath() {
   }
 }
 
-async function freePort() {
+/** A free TCP port on 127.0.0.1 (the runtimes test uses it too). */
+export async function freePort() {
   const s = createServer();
   await new Promise((ok) => s.listen(0, '127.0.0.1', ok));
   const { port } = s.address();

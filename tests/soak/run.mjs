@@ -25,6 +25,6 @@ const f = await runSoak({
   log: (line) => console.log(line),
 });
 console.log(format(f));
-const ok = f.doubleCharges === 0 && f.lost === 0 && f.unknownAfter === 0 && f.errors === 0 && f.clientTotalCents === f.ledgerTotalCents;
+const ok = f.doubleCharges === 0 && f.lost === 0 && f.unknownAfter === 0 && f.errors === 0 && f.frontFreed === 0 && f.clientTotalCents === f.ledgerTotalCents;
 console.log(ok ? 'soak: OK — nothing doubled, nothing lost' : 'soak: FAILED');
 process.exitCode = ok ? 0 : 1;

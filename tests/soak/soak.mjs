@@ -63,6 +63,10 @@ export const DEFAULTS = Object.freeze({
    * first reconcile round always meets "no debit yet" answers that must be deferred, not believed.
    */
   lateCharges: 20,
+  // Charges alone on the gateway whose attempt 1 debits and drops and whose attempt 2 is answered
+  // by the front (401 an auth proxy, 404 a load balancer, 409 "still processing"): each must stay
+  // parked and be settled by reconciliation as the one debit it is — never freed, never charged twice.
+  frontCharges: 15,
   /** The settle window given to chargeCustomer: twice the attempt timeout (the core's default rule). */
   settleAfterMs: 3_000,
   /** A logical charge refused by an open circuit is resubmitted (same key) until this many ms after its start. */
@@ -181,7 +185,7 @@ export async function runSoak(options = {}) {
   const t0 = performance.now();
   let outageOn = false;
   const gw = await startGateway({ seed: cfg.seed, faults: cfg.faults, outage: () => outageOn });
-  const counters = { httpAttempts: 0, retries: 0, lookups: 0, circuitOpen: 0, deferred: 0, retryAfterViolations: 0, retryAfterChecked: 0 };
+  const counters = { httpAttempts: 0, retries: 0, lookups: 0, circuitOpen: 0, deferred: 0, retryAfterViolations: 0, retryAfterChecked: 0, frontFreed: 0 };
   const answers = new Map();
   const retryAfterFloor = Math.min((cfg.faults.retryAfterSeconds ?? 1) * 1000, cfg.policy.maxDelayMs);
   const store = new IdempotencyStore({ isTransient: transient });
@@ -209,7 +213,7 @@ export async function runSoak(options = {}) {
   const deps = { store, breaker, gateway: httpGateway(gw.url, { attemptTimeoutMs: cfg.attemptTimeoutMs, counters }), policy, settleAfterMs: cfg.settleAfterMs };
 
   // One key per logical charge, made once, here, at the boundary.
-  const charges = Array.from({ length: cfg.charges + cfg.lateCharges }, (_, i) => ({
+  const charges = Array.from({ length: cfg.charges + cfg.lateCharges + cfg.frontCharges }, (_, i) => ({
     i,
     idempotencyKey: newIdempotencyKey(),
     amountCents: 100 + ((i * 7919) % 99_901),
@@ -252,6 +256,17 @@ export async function runSoak(options = {}) {
     }
   };
 
+  // Phase 0: debit-then-drop followed by a front refusal, one charge at a time on the idle gateway so
+  // the forced faults are its own (first, so the others' settle windows are still open at reconcile).
+  const fronts = ['status401', 'status404', 'status409'];
+  for (const [j, c] of charges.slice(cfg.charges + cfg.lateCharges).entries()) {
+    gw.forceNext('debitThenReset');
+    gw.forceNext(fronts[j % fronts.length]);
+    await settle(c);
+    // Parked (settled later by reconciliation), or settled now by an answer about the key (a 409 is
+    // retried and the gateway replays the debit): never freed, declined or an error.
+    if (c.status !== 'unknown' && c.status !== 'succeeded') counters.frontFreed += 1;
+  }
   // Phase 1: every charge, `concurrency` at a time; outages switched on by progress.
   let started = 0;
   const outageTimers = [];
@@ -280,7 +295,7 @@ export async function runSoak(options = {}) {
   outageOn = false;
   // Phase 1b: the late charges, alone on the gateway so that the forced faults are theirs.
   await waitIdle(gw);
-  const late = charges.slice(cfg.charges);
+  const late = charges.slice(cfg.charges, cfg.charges + cfg.lateCharges);
   if (late.length > 0) {
     gw.forceNext('processAfterGiveUp', late.length);
     // Their own store, reconciled first: on a loaded machine, looking up a long list of older keys
@@ -404,6 +419,8 @@ export async function runSoak(options = {}) {
   return {
     charges: charges.length,
     lateCharges: cfg.lateCharges,
+    frontCharges: cfg.frontCharges,
+    frontFreed: counters.frontFreed,
     concurrency: cfg.concurrency,
     seed: cfg.seed,
     wallMs,
@@ -464,6 +481,7 @@ export function format(f) {
     `  unknown before reconcile  ${n(f.unknownBefore)}`,
     `  unknown after reconcile   ${n(f.unknownAfter)}   (${f.reconcileRounds.length} rounds; ${n(f.notCharged)} settled as never charged, final; ${n(f.deferred)} "failed" answers deferred inside the settle window)`,
     `  other errors              ${n(f.errors)}`,
+    `  debit, drop, then 401/404/409 from the front: ${n(f.frontCharges)} charges, ${n(f.frontFreed)} freed (must be 0)`,
     `  double charges            ${n(f.doubleCharges)}   (keys debited twice ${f.keysDebitedTwice}, logical charges debited twice ${f.chargesDebitedTwice}, debits for unknown keys ${f.foreignDebits})`,
     `  lost charges              ${n(f.lost)}   (client total ${n(f.clientTotalCents)} ¢ vs ledger total ${n(f.ledgerTotalCents)} ¢, ${n(f.ledgerEntries)} ledger entries)`,
     `  faults injected           ${Object.entries(f.gateway.faults)

@@ -9,6 +9,9 @@ export type FaultName =
   | 'status503'
   | 'status504'
   | 'status429'
+  | 'status401'
+  | 'status404'
+  | 'status409'
   | 'slow'
   | 'decline'
   | 'processAfterGiveUp';

@@ -26,6 +26,10 @@
  *                       resetBeforeProcessing destroy the socket, nothing processed or stored.
  *                       status500/502/503/504 that status, nothing processed or stored.
  *                       status429             429 + `Retry-After: retryAfterSeconds`, nothing processed or stored.
+ *                       status401/404         that status from something in front of the gateway (an auth
+ *                                             proxy, a load balancer mid-deploy): nothing processed or stored.
+ *                       status409             a "still processing this key" answer, nothing processed or stored
+ *                                             (what a key-honouring gateway sends while an earlier attempt runs).
  *                       slow                  normal processing, delayed by slowMs (key is "in flight" meanwhile).
  *                       decline               402 card_declined, no debit, response stored and replayed.
  *                       processAfterGiveUp    read the request, then hold it UNREGISTERED (as a queue or a
@@ -86,6 +90,9 @@ export const FAULT_NAMES = Object.freeze([
   'status503',
   'status504',
   'status429',
+  'status401',
+  'status404',
+  'status409',
   'slow',
   'decline',
   'processAfterGiveUp',
@@ -96,7 +103,17 @@ const KEY_TTL_MS = 24 * 60 * 60 * 1000;
 const MAX_KEY_LENGTH = 255;
 const MAX_BODY_BYTES = 1024 * 1024;
 const MAX_TIMER_MS = 2 ** 31 - 1;
-const PRE_PROCESSING = new Set(['resetBeforeProcessing', 'status500', 'status502', 'status503', 'status504', 'status429']);
+const PRE_PROCESSING = new Set([
+  'resetBeforeProcessing',
+  'status500',
+  'status502',
+  'status503',
+  'status504',
+  'status429',
+  'status401',
+  'status404',
+  'status409',
+]);
 
 /** mulberry32: tiny, fast, good enough for fault schedules. Returns floats in [0, 1). */
 function mulberry32(seed) {

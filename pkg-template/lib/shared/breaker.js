@@ -6,6 +6,7 @@
 import { CircuitBreaker } from '../breaker.js';
 import { CircuitOpenError } from '../errors.js';
 import * as o from '../options.js';
+import { deferred } from '../deferred.js';
 import { StateStoreUnavailableError } from './errors.js';
 import { defaultStateStore } from './store.js';
 import { STATES, readBreakerOptions } from '../breaker-options.js';
@@ -38,6 +39,8 @@ export class SharedCircuitBreaker {
    */
   constructor(options) {
     const where = 'SharedCircuitBreaker';
+    const stand = deferred(new.target, arguments, where);
+    if (stand !== undefined) return stand;
     const opts = o.object(options, where);
     // Own properties only (a polluted Object.prototype must not steer a breaker).
     const breakerOptions = Object.create(null);

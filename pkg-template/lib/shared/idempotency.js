@@ -8,6 +8,7 @@ import { isTransientError } from '../classify.js';
 import { checkResolution, completionOf, newIdempotencyKey, parkedError, resolveError } from '../idempotency.js';
 import { RESOLVE, checkKey, fingerprintText, idempotencyDefaults } from '../idempotency-key.js';
 import * as o from '../options.js';
+import { deferred } from '../deferred.js';
 import { StateStoreUnavailableError, StoreFullError } from './errors.js';
 import { memoryStateStore } from './store.js';
 import { errorText, unknownMeta } from '../unknown.js';
@@ -39,6 +40,8 @@ export class SharedIdempotencyStore {
    */
   constructor(options) {
     const where = 'SharedIdempotencyStore';
+    const stand = deferred(new.target, arguments, where);
+    if (stand !== undefined) return stand;
     const opts = o.object(options, where, true);
     const d = idempotencyDefaults();
     const ttlMs = positive(opts, 'ttlMs', where, d.ttlMs);

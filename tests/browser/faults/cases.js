@@ -218,6 +218,36 @@ export const CASES = [
     },
   ],
 
+  // The whole history decides, in every engine: attempt 1 debits and its connection drops,
+  // attempt 2 is answered by something in front of the gateway (a 404 from a load balancer, a 401
+  // from an auth proxy). That answer proves nothing about attempt 1: the key stays parked.
+  [
+    'a keyed POST that debited and dropped, then answered 404/401 by the front, stays unknown (one debit)',
+    async (t, x) => {
+      for (const front of ['status404', 'status401']) {
+        const key = `front-${front}-${uid()}`;
+        await x.c.force('debitThenReset');
+        await x.c.force(front);
+        const e = await t.rejects(
+          x.sf.resilientFetch(`${x.base}/v1/charges`, post(key), { breaker: false, budget: false, retry: fast }),
+          (err) => err instanceof x.sf.OutcomeUnknownError,
+          `${front}: OutcomeUnknownError, not the final Response`,
+        );
+        t.equal(e.cause?.status, Number(front.slice(6)), `${front}: the last answer is the cause`);
+        t.equal((await x.c.ledger(key)).length, 1, `${front}: one debit`);
+
+        const cart = `cart-${front}-${uid()}`;
+        await x.c.force('debitThenReset');
+        await x.c.force(front);
+        const checkout = x.client({ retry: fast });
+        t.equal((await checkout.charge(ORDER, { idempotencyKey: cart })).status, 'unknown', `${front}: checkout says unknown, not declined or an error`);
+        t.equal((await checkout.charge(ORDER, { idempotencyKey: cart })).status, 'unknown', `${front}: a second click is refused without a request`);
+        t.equal((await x.c.ledger(cart)).length, 1, `${front}: one debit`);
+        await x.c.waitIdle();
+      }
+    },
+  ],
+
   [
     'resilientFetch: a keyed POST retried after a drop gets the replay, one debit',
     async (t, x) => {

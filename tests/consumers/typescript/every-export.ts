@@ -91,6 +91,7 @@ import type {
   IdempotencyRecord,
   UnknownRecordMeta,
   RunOptions,
+  ResubmitOptions,
   Resolution,
   IdempotencyStoreOptions,
   Charge,
@@ -195,7 +196,9 @@ export type TypeChecks = [
   Expect<Equal<ReturnType<typeof init>, Promise<void>>>,
   Expect<Equal<SteadfastErrorsByCode['CIRCUIT_OPEN'], CircuitOpenError>>,
   Expect<Equal<SteadfastErrorsByCode['WASM_UNAVAILABLE'], WasmUnavailableError>>,
-  Expect<Equal<WasmUnavailableError['reason'], 'csp' | 'load' | 'pending'>>,
+  Expect<Equal<WasmUnavailableError['reason'], 'csp' | 'permission' | 'load' | 'pending'>>,
+  // Made before the core loaded, a checkout client answers this; its key is the caller's, if any.
+  Expect<Equal<Extract<ChargeOutcome, { reason: 'wasm' }>['key'], string | undefined>>,
   Expect<Equal<CircuitOpenError['name'], 'CircuitOpenError'>>,
   Expect<Equal<ReturnType<typeof bulkhead>, Bulkhead>>,
   Expect<Equal<ReturnType<SteadfastEvents['onRetry']>, Unsubscribe>>,
@@ -339,6 +342,10 @@ export async function main(): Promise<number> {
   check(meta?.attempts === 2 && meta.settleAfterMs === 5_000 && meta.lastAttemptAt === now, `unknown record meta: ${JSON.stringify(meta)}`);
   const again: unknown = await store.run(unknownKey, () => result).catch((error: unknown) => error);
   check(again instanceof OutcomeUnknownError && again.key === unknownKey, 'OutcomeUnknownError');
+  // Reconciliation by re-sending on the same record: another request is refused before fn runs.
+  const resend: ResubmitOptions = { fingerprint: 'another', refutes: (e) => e instanceof Error };
+  const resendRefused: unknown = await store.resubmit(unknownKey, () => result, resend).catch((error: unknown) => error);
+  check(isSteadfastError(resendRefused, 'KEY_REUSED'), `resubmit() binds the record's request: ${String(resendRefused)}`);
   const resolution: Resolution<ChargeResult> = { status: 'done', result };
   store.resolve(unknownKey, resolution);
   check((await store.run(unknownKey, () => ({ reference: 'x', amountCents: 1 }))) === result, 'resolve() then replay');

@@ -1,0 +1,2 @@
+export { ready } from './init.bun.js';
+export * from './api.js';

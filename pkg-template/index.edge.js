@@ -1,0 +1,2 @@
+export { ready } from './init.edge.js';
+export * from './api.js';
