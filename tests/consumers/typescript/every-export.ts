@@ -114,7 +114,7 @@ import type {
 // Throttling (issue 18): see throttling() at the end.
 import { RetryQuota, RateLimiter, retryErrorClass } from 'steadfast';
 import { gatewayDialect, isReplayed, IdempotencyKeyExpiredError } from 'steadfast';
-import type { DialectName, CustomDialect, GatewayDialect, ResubmitOptions } from 'steadfast';
+import type { DialectName, CustomDialect, GatewayDialect } from 'steadfast';
 import type { RetryErrorClass, RetryQuotaOptions, RateLimiterOptions } from 'steadfast';
 
 // Type-level assertions: `Equal` is exact (distinguishes any, unknown, readonly, optional).
@@ -432,8 +432,6 @@ export async function main(): Promise<number> {
   check(isReplayed({ status: 200, ok: true, headers: replayHeaders } as unknown as FetchResponse, 'stripe'), 'isReplayed');
   const expired = new IdempotencyKeyExpiredError('k', { firstUsedAt: 0, retentionMs: 1, dialect: 'stripe' });
   check(isSteadfastError(expired, 'IDEMPOTENCY_KEY_EXPIRED') && expired.retentionMs === 1, 'IdempotencyKeyExpiredError');
-  const resubmitOptions: ResubmitOptions = { refutes: () => false };
-  check(typeof resubmitOptions.refutes === 'function', 'ResubmitOptions');
 
   // Throttling: a weighted quota as the budget, an adaptive limiter on every attempt.
   const throttled = await throttling();
