@@ -26,6 +26,8 @@ const CUSTOM_FIELDS = [
 ];
 const SYNTAXES = ['raw', 'sf-string'];
 const compiled = new Map();
+/** Custom dialect objects already compiled: a resilientFetch per request must not build a core object each time. */
+const compiledCustom = new WeakMap();
 /** Dialects this file compiled (passed on from the checkout client to resilientFetch as is). */
 const COMPILED = new WeakSet();
 
@@ -97,6 +99,7 @@ export function compileDialect(value, where) {
   if (value === undefined || COMPILED.has(value)) return value;
   const cacheable = typeof value === 'string';
   if (cacheable && compiled.has(value)) return compiled.get(value);
+  if (value !== null && typeof value === 'object' && compiledCustom.has(value)) return compiledCustom.get(value);
   const core = cacheable ? builtin(value, where) : value !== null && typeof value === 'object' ? custom(value, where) : builtin(value, where);
   const reuseStatuses = Object.freeze([...core.reuseStatuses].filter((s) => s !== 0));
   const d = Object.freeze({
@@ -132,6 +135,8 @@ export function compileDialect(value, where) {
   });
   COMPILED.add(d);
   if (cacheable) compiled.set(value, d);
+  // A caller that mutates its dialect object after first use keeps the first reading (documented).
+  else if (value !== null && typeof value === 'object') compiledCustom.set(value, d);
   return d;
 }
 

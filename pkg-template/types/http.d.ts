@@ -101,7 +101,7 @@ export class BreakerRegistry {
 /** A built-in gateway dialect (the contract doc's table lists what each one means). */
 export type DialectName = 'stripe' | 'ietf' | 'adyen' | 'paypal' | 'checkout';
 
-/** A dialect of your own: every field defaults to `base`'s. */
+/** A dialect of your own: every field defaults to `base`'s. An object is read once, at its first use (later changes to it are not seen). */
 export interface CustomDialect {
   /** The built-in dialect the other fields default to. Default 'stripe'. */
   readonly base?: DialectName;
