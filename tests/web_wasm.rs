@@ -645,7 +645,7 @@ async fn bad_options_are_typed_errors_not_panics() {
 /// A gateway dialect: the key in its header and syntax (the IETF draft's sf-string; Checkout.com's
 /// own header), as JS's resilientFetch sends it.
 #[wasm_bindgen_test]
-async fn a_dialect_puts_the_key_in_its_header_and_syntax() {
+async fn dialect_puts_the_key_in_its_header_and_syntax() {
     for (name, want) in [("ietf", "\"k 1\""), ("checkout", "k 1"), ("stripe", "k 1")] {
         let s = Scenario::new(r#"[{"status":201}]"#).await;
         let opts = options()
@@ -675,7 +675,7 @@ async fn a_dialect_puts_the_key_in_its_header_and_syntax() {
 /// Checkout.com answers 429 for a key in progress: with its dialect that holds the key (unknown,
 /// whatever comes next); without, a 429 is "throttled before processing" and the 404 stands.
 #[wasm_bindgen_test]
-async fn a_dialect_s_in_progress_answer_may_have_been_processed() {
+async fn dialect_in_progress_answer_may_have_been_processed() {
     let steps = r#"[{"status":429,"headers":{"retry-after":"0"}},{"status":404}]"#;
     let s = Scenario::new(steps).await;
     let opts = options().idempotency_key(IdempotencyKey::Key("k-busy".into()));
@@ -693,7 +693,7 @@ async fn a_dialect_s_in_progress_answer_may_have_been_processed() {
 
 /// A replayed error is the gateway's stored answer for the key: never retried.
 #[wasm_bindgen_test]
-async fn a_replayed_error_is_final() {
+async fn dialect_replayed_error_is_final() {
     let steps = r#"[{"status":500,"headers":{"idempotent-replayed":"true"}}]"#;
     let s = Scenario::new(steps).await;
     let opts = options().idempotency_key(IdempotencyKey::Key("k-500".into()));
@@ -710,7 +710,7 @@ async fn a_replayed_error_is_final() {
 
 /// Past the dialect's retention window an unknown key is not re-sent: FetchFailure::KeyExpired.
 #[wasm_bindgen_test]
-async fn no_re_send_past_the_retention_window() {
+async fn dialect_no_re_send_past_the_retention_window() {
     let s = Scenario::new(r#"[{"status":503,"delayMs":60}]"#).await;
     let base = Dialect::builtin("checkout").unwrap();
     let short = Dialect::custom(Dialect {
