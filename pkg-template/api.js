@@ -11,7 +11,7 @@ export { RetryQuota } from './lib/quota.js';
 export { RateLimiter } from './lib/limiter.js';
 export { IdempotencyStore } from './lib/idempotency.js';
 import { newIdempotencyKey as newKey } from './lib/idempotency.js';
-export { chargeCustomer } from './lib/charge.js';
+export { chargeCustomer, chargeFingerprint } from './lib/charge.js';
 export { reconcile } from './lib/reconcile.js';
 export { resilientFetch, BreakerRegistry } from './lib/fetch.js';
 import { gatewayDialect as resolveDialect, isReplayed as replayed } from './lib/dialect.js';

@@ -8,7 +8,7 @@ mod behaviours;
 
 use std::rc::Rc;
 
-use steadfast::web::{retry, Classify, Error, RetryPolicy, Signal, VirtualTime};
+use steadfast::web::{retry, Charge, Classify, Error, RetryPolicy, Signal, VirtualTime};
 
 macro_rules! virtual_tests {
     ($($name:ident),* $(,)?) => {$(
@@ -33,6 +33,7 @@ virtual_tests!(
     definitive_rejection_frees_the_key,
     transient_blip_absorbed_same_key,
     repeated_request_is_replayed,
+    a_key_binds_customer_order_and_fields,
     unresolved_timeout_blocks_second_attempt,
     breaker_stops_new_keys_when_dead,
     deadline_is_enforced,
@@ -299,5 +300,67 @@ fn map_converts_the_error_inside_a_cause_too() {
             cause: Some(cause), ..
         } => assert_eq!(*cause, Error::Operation("HTTP 503".to_string())),
         other => panic!("{other:?}"),
+    }
+}
+
+/// The shared fingerprint fixture (tests/fixtures/fingerprints.json) through `web::Charge`: its
+/// fingerprint is the text the JS `chargeFingerprint` writes, and the digest `charge_customer`
+/// binds is the one JS keeps in Redis.
+#[test]
+fn charge_fingerprints_are_the_fixture_s() {
+    use steadfast::web::Json;
+    let get = |v: &Json, name: &str| match v {
+        Json::Object(f) => f.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()),
+        _ => None,
+    };
+    let text = |v: Option<Json>| match v {
+        Some(Json::String(s)) => s,
+        other => panic!("expected a string, got {other:?}"),
+    };
+    let doc = Json::parse(include_str!("fixtures/fingerprints.json")).unwrap();
+    let Some(Json::Array(cases)) = get(&doc, "cases") else {
+        panic!("no cases")
+    };
+    for case in &cases {
+        let name = text(get(case, "name"));
+        let volatile: Vec<String> = match get(case, "volatileFields") {
+            Some(Json::Array(v)) => v.into_iter().map(|n| text(Some(n))).collect(),
+            _ => Vec::new(),
+        };
+        let Some(Json::Object(fields)) = get(case, "charge") else {
+            panic!("{name}: no charge")
+        };
+        let find = |k: &str| fields.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+        let amount = match find("amountCents") {
+            Some(Json::Number(n)) => n as u64,
+            other => panic!("{name}: amountCents {other:?}"),
+        };
+        let mut c = Charge::new(
+            &text(find("idempotencyKey")),
+            amount,
+            &text(find("currency")),
+        )
+        .unwrap();
+        for (k, v) in &fields {
+            match (k.as_str(), v) {
+                ("idempotencyKey" | "amountCents" | "currency", _) => {}
+                ("customer", Json::String(s)) => c = c.with_customer(s),
+                ("order", Json::String(s)) => c = c.with_order(s),
+                _ if volatile.contains(k) => c = c.volatile_field(k, v.clone()).unwrap(),
+                _ => c = c.field(k, v.clone()).unwrap(),
+            }
+        }
+        assert_eq!(c.fingerprint(), text(get(case, "canonical")), "{name}");
+        let digest = steadfast::core::idempotency::fingerprint(&format!("f:{}", c.fingerprint()));
+        assert_eq!(
+            format!("{digest:032x}"),
+            text(get(case, "digest")),
+            "{name}"
+        );
+        // The body is the same data, volatile fields included.
+        let body = Json::parse(&c.body()).unwrap();
+        for k in &volatile {
+            assert!(get(&body, k).is_some(), "{name}: {k} is sent");
+        }
     }
 }

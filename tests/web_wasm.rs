@@ -54,6 +54,7 @@ web_tests!(
     definitive_rejection_frees_the_key,
     transient_blip_absorbed_same_key,
     repeated_request_is_replayed,
+    a_key_binds_customer_order_and_fields,
     unresolved_timeout_blocks_second_attempt,
     breaker_stops_new_keys_when_dead,
     deadline_is_enforced,

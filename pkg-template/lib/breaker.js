@@ -79,6 +79,15 @@ export class CircuitBreaker {
   }
 
   /**
+   * Whether forgetting this breaker would lose protection: it is not closed (open, half-open,
+   * isolated), or it is closed with a failure on record. A BreakerRegistry never evicts such a
+   * breaker (the core's rule).
+   */
+  get holdsProtection() {
+    return this.#core.holdsProtection();
+  }
+
+  /**
    * Run `fn` if the breaker admits it; otherwise call `fallback` or reject with CircuitOpenError
    * without calling `fn`.
    */

@@ -4,13 +4,29 @@
 
 import * as o from './options.js';
 import { withRetry, checkPolicy } from './retry.js';
-import { canonicalCharge } from './idempotency-key.js';
+import { canonicalCharge, volatileFields } from './idempotency-key.js';
+
+/**
+ * The canonical text a charge is fingerprinted by (what chargeCustomer and the checkout client bind
+ * to its key): every own field but `idempotencyKey` and `options.volatileFields`, keys sorted at
+ * every level, as JSON. The same text (and SHA-256/128 digest) as the Rust `Charge::fingerprint`.
+ * A charge that is not plain JSON data is a TypeError (INVALID_OPTION) naming the field.
+ */
+export function chargeFingerprint(charge, options) {
+  const where = 'chargeFingerprint';
+  const c = o.object(charge, where);
+  const opts = o.object(options, where, true);
+  return canonicalCharge(c, volatileFields(o.own(opts, 'volatileFields'), where), where);
+}
 
 /**
  * store.run(key, () => breaker.execute(() => withRetry(() => gateway(charge), policy))), with the
  * whole charge (every own field but the key, canonical JSON) as the key's fingerprint: reusing a key
  * for another amount, currency or customer is an error (KEY_REUSED), never a replay. `deps.scope`
- * (the principal a client-supplied key belongs to) is part of the fingerprint too.
+ * (the principal a client-supplied key belongs to) is part of the fingerprint too;
+ * `deps.volatileFields` (top-level field names, e.g. a per-attempt SDK nonce) are not. The charge
+ * must be plain JSON data (what the gateway sends is then exactly what was fingerprinted): a class
+ * instance, toJSON, getter or boxed value is a TypeError (INVALID_OPTION) naming the field.
  */
 export function chargeCustomer(charge, deps) {
   const where = 'chargeCustomer';
@@ -46,7 +62,7 @@ export function chargeCustomer(charge, deps) {
   }
   let fingerprint;
   try {
-    fingerprint = canonicalCharge(c);
+    fingerprint = canonicalCharge(c, volatileFields(o.own(d, 'volatileFields'), where), where);
   } catch (e) {
     return Promise.reject(e);
   }

@@ -12,10 +12,10 @@ import { RetryBudget } from './budget.js';
 import { IdempotencyStore, newIdempotencyKey } from './idempotency.js';
 import { CircuitOpenError, IdempotencyKeyExpiredError, IdempotencyKeyReuseError, OfflineError, OutcomeUnknownError, SteadfastError, named } from './errors.js';
 import { compileDialect, defaultDialectName } from './dialect.js';
-import { fetchWithState, provablyNotSent, settleWindowFor, BreakerRegistry, compile as checkFetchOptions } from './fetch.js';
+import { fetchWithState, provablyNotSent, settleWindowFor, BreakerRegistry, compile as checkFetchOptions, originOf } from './fetch.js';
 import { VERDICT, historyVerdict, rememberHistory, statusOf } from './classify.js';
 import * as o from './options.js';
-import { canonicalCharge } from './idempotency-key.js';
+import { canonicalCharge, volatileFields } from './idempotency-key.js';
 import { fetchDefaults } from './defaults.js';
 import { coreUnavailable } from './loader.js';
 
@@ -121,9 +121,17 @@ export function createCheckoutClient(options) {
     : opts.breaker instanceof BreakerRegistry
       ? opts.breaker
       : new BreakerRegistry(opts.breaker === undefined || primaryBreaker !== undefined ? undefined : o.object(opts.breaker, where));
+  // The endpoints this client names are pinned in the registry (a shared one included): URLs that
+  // other code fetches through it can never evict the breaker of the payment gateway.
+  for (const url of primaryBreaker === undefined ? [endpoint, secondary] : [secondary]) {
+    const origin = url === undefined ? undefined : originOf(url);
+    if (origin !== undefined) registry?.pin(origin);
+  }
   const attemptTimeoutMs = o.num(opts, 'attemptTimeoutMs', where) ?? fetchDefaults().checkoutAttemptTimeoutMs;
   const deadlineMs = o.num(opts, 'deadlineMs', where);
   const onAttempt = o.fn(opts, 'onAttempt', where);
+  // Top-level charge fields that are sent but do not identify the charge (left out of its fingerprint).
+  const volatile = volatileFields(o.own(opts, 'volatileFields'), where);
   // Validate retry/budget/timeouts once, up front, with the same rules resilientFetch applies.
   // The settle window an unknown keeps (see reconcile): the core's default from the time limits, or
   // the caller's own bound on how late its gateway may still process a request.
@@ -310,7 +318,10 @@ export function createCheckoutClient(options) {
   const run = async (charge, key, signal, fingerprint) => {
     let outcome;
     try {
-      outcome = await store.run(key, () => attemptCharge(charge, key, signal), { fingerprint: fingerprint ?? canonicalCharge(charge), settleAfterMs });
+      outcome = await store.run(key, () => attemptCharge(charge, key, signal), {
+        fingerprint: fingerprint ?? canonicalCharge(charge, volatile),
+        settleAfterMs,
+      });
     } catch (e) {
       outcome = outcomeOf(e, key, signal);
     }
@@ -353,7 +364,7 @@ export function createCheckoutClient(options) {
     let outcome;
     try {
       outcome = await store.resubmit(key, () => attemptCharge(body, key, undefined, only, record.startedAt), {
-        fingerprint: canonicalCharge(body),
+        fingerprint: canonicalCharge(body, volatile, 'reconcile'),
         startedAt: record.startedAt,
         settleAfterMs,
         refutes: (e) => afterWindow && e instanceof Declined,
@@ -396,12 +407,19 @@ export function createCheckoutClient(options) {
   /** The fingerprint of the charge reconcile() would re-send for `key`, when this client knows it. */
   const fingerprintFor = (key, charge) => {
     const c = charge ?? unknownCharges.get(key);
-    return c === undefined ? undefined : canonicalCharge(c);
+    return c === undefined ? undefined : canonicalCharge(c, volatile, 'reconcile');
   };
 
   return {
     /** The store holding this client's keys (for reconciliation). */
     store,
+    /**
+     * The text a charge's key is bound to, as this client computes it (canonical JSON of the charge
+     * without its volatile fields): what `persistentCheckoutKey` compares a resumed cart against.
+     */
+    fingerprint(charge) {
+      return canonicalCharge(checkCharge(charge, 'fingerprint'), volatile, 'fingerprint');
+    },
     /**
      * Charge once per key. A second call with the same key while the first is in flight returns
      * the same promise (a double click charges once); after it settles, a succeeded key replays
@@ -424,7 +442,7 @@ export function createCheckoutClient(options) {
       }
       let fingerprint;
       try {
-        fingerprint = canonicalCharge(c);
+        fingerprint = canonicalCharge(c, volatile, 'charge');
       } catch (e) {
         return Promise.reject(e);
       }
@@ -456,13 +474,13 @@ export function createCheckoutClient(options) {
       let fingerprint;
       if (charge !== undefined) {
         try {
-          fingerprint = canonicalCharge(checkCharge(charge, 'reconcile'));
+          fingerprint = canonicalCharge(checkCharge(charge, 'reconcile'), volatile, 'reconcile');
         } catch (e) {
           return Promise.reject(e);
         }
         // The charge this client sent under the key, if it knows it: another one is refused before anything is sent.
         const mine = unknownCharges.get(key);
-        if (mine !== undefined && canonicalCharge(mine) !== fingerprint) return Promise.reject(new IdempotencyKeyReuseError(key));
+        if (mine !== undefined && canonicalCharge(mine, volatile, 'reconcile') !== fingerprint) return Promise.reject(new IdempotencyKeyReuseError(key));
       }
       return once(
         key,
@@ -505,6 +523,9 @@ function clientBeforeCore(options) {
       const unavailable = coreUnavailable('createCheckoutClient.store');
       if (unavailable !== undefined) throw unavailable;
       return client().store;
+    },
+    fingerprint(charge) {
+      return client().fingerprint(charge);
     },
     charge(charge, chargeOptions) {
       if (coreUnavailable('charge') === undefined) return now((c) => c.charge(charge, chargeOptions));

@@ -15,7 +15,7 @@ let defaults;
 /**
  * @internal The core's defaults, frozen: `{ budget: { ratio, minRetriesPerSec, windowMs }, retry:
  * { maxAttempts, baseDelayMs, maxDelayMs, jitter }, breaker: { windowSize, minimumCalls,
- * failureRateThreshold, openDurationMs }, checkoutAttemptTimeoutMs }` (src/wasm/defaults.rs layout).
+ * failureRateThreshold, openDurationMs }, checkoutAttemptTimeoutMs, maxOrigins }` (src/wasm/defaults.rs layout).
  */
 export function fetchDefaults() {
   if (defaults === undefined) {
@@ -32,12 +32,14 @@ export function fetchDefaults() {
       failureRateThreshold,
       openDurationMs,
       checkoutAttemptTimeoutMs,
+      maxOrigins,
     ] = coreFetchDefaults();
     defaults = Object.freeze({
       budget: Object.freeze({ ratio, minRetriesPerSec, windowMs }),
       retry: Object.freeze({ maxAttempts, baseDelayMs, maxDelayMs, jitter: JITTERS[jitter] }),
       breaker: Object.freeze({ windowSize, minimumCalls, failureRateThreshold, openDurationMs }),
       checkoutAttemptTimeoutMs,
+      maxOrigins,
     });
   }
   return defaults;

@@ -58,9 +58,6 @@ function countsAgainstOrigin(e) {
   return e instanceof RetryableResponse || (isTransientError(e) && e?.name !== 'AbortError');
 }
 
-/** Origins one BreakerRegistry keeps by default (see `maxOrigins`). */
-export const DEFAULT_MAX_ORIGINS = 1000;
-
 /**
  * One breaker per origin, made on first use with the same options: a slow payment host must not
  * trip the breaker of the email host.
@@ -69,30 +66,55 @@ export class BreakerRegistry {
   #options;
   #maxOrigins;
   #byOrigin = new Map();
+  #pinned = new Set();
   /**
    * @param {object} [breakerOptions] options for each origin's CircuitBreaker (default: the core's, fetchDefaults().breaker:
    *   windowSize 20, minimumCalls 10, failureRateThreshold 0.5, openDurationMs 30 s),
-   *   plus `maxOrigins = 1000`: past it, the oldest closed origin's breaker is dropped (the oldest of
-   *   all when none is closed), so URLs built from client input cannot grow memory without bound.
+   *   plus `maxOrigins = 1000` and `pinned = []` (origins or URLs whose breakers are never evicted).
+   *   Past maxOrigins, the oldest breaker that is neither pinned nor holding protection (see
+   *   CircuitBreaker#holdsProtection: not closed, or a failure on record) is dropped, so URLs built
+   *   from client input cannot grow memory without bound. When every kept breaker is pinned or in
+   *   use, nothing is dropped: a new origin gets a breaker that is not kept (it guards that one call).
    */
   constructor(breakerOptions) {
     const stand = deferred(new.target, arguments, 'BreakerRegistry');
     if (stand !== undefined) return stand;
     const given = o.object(breakerOptions === undefined ? fetchDefaults().breaker : breakerOptions, 'BreakerRegistry');
     const opts = { isFailure: countsAgainstOrigin };
-    for (const k of Object.keys(given)) if (k !== 'maxOrigins') opts[k] = given[k];
-    const maxOrigins = o.num(given, 'maxOrigins', 'BreakerRegistry') ?? DEFAULT_MAX_ORIGINS;
+    for (const k of Object.keys(given)) if (k !== 'maxOrigins' && k !== 'pinned') opts[k] = given[k];
+    const maxOrigins = o.num(given, 'maxOrigins', 'BreakerRegistry') ?? fetchDefaults().maxOrigins;
     if (!Number.isSafeInteger(maxOrigins) || maxOrigins < 1) throw o.rangeError('BreakerRegistry', 'maxOrigins', 'an integer >= 1', maxOrigins);
+    const pinned = o.own(given, 'pinned') ?? [];
+    if (!Array.isArray(pinned)) throw o.typeError('BreakerRegistry', 'pinned', 'an array of origins or URLs', pinned);
     new CircuitBreaker(opts); // validate now, not on first request
     this.#options = opts;
     this.#maxOrigins = maxOrigins;
+    for (const p of pinned) this.pin(p);
+  }
+  /**
+   * Keep `origin`'s breaker for the registry's lifetime (never evicted): the endpoints an app
+   * depends on (a checkout client pins its endpoints). Accepts an origin, a URL string or a URL;
+   * returns that origin's breaker. Pinned breakers count toward maxOrigins but are never dropped.
+   */
+  pin(origin) {
+    const key = originOf(origin);
+    if (key === undefined) throw o.typeError('BreakerRegistry.pin', 'origin', 'an origin, a URL string or a URL', origin);
+    this.#pinned.add(key);
+    return this.get(key);
   }
   /** The breaker of `origin` (e.g. 'https://api.example.com'). */
   get(origin) {
     let b = this.#byOrigin.get(origin);
     if (b === undefined) {
-      if (this.#byOrigin.size >= this.#maxOrigins) evictOldest(this.#byOrigin, (breaker) => breaker.currentState === 'closed');
       b = new CircuitBreaker(this.#options);
+      const pinned = this.#pinned.has(origin);
+      if (
+        this.#byOrigin.size >= this.#maxOrigins &&
+        !pinned &&
+        !evictOldest(this.#byOrigin, (breaker, k) => !this.#pinned.has(k) && !breaker.holdsProtection, true)
+      ) {
+        return b; // every kept breaker is pinned or in use: this one guards its call, and is not kept
+      }
       this.#byOrigin.set(origin, b);
     }
     return b;
@@ -100,6 +122,17 @@ export class BreakerRegistry {
   /** Origins with a breaker. */
   origins() {
     return [...this.#byOrigin.keys()];
+  }
+}
+
+/** @internal The origin of an origin string, URL string or URL (relative to the page's location); undefined when it is none of these. */
+export function originOf(v) {
+  const raw = typeof v === 'string' ? v : typeof v?.href === 'string' ? v.href : undefined;
+  if (raw === undefined) return undefined;
+  try {
+    return new URL(raw, globalThis.location?.href).origin;
+  } catch {
+    return undefined;
   }
 }
 
@@ -187,7 +220,7 @@ function checkRequest(url, method, headers) {
 }
 
 /**
- * The process-wide limiter of `origin`. Bounded like BreakerRegistry (DEFAULT_MAX_ORIGINS): URLs
+ * The process-wide limiter of `origin`. Bounded like BreakerRegistry (fetchDefaults().maxOrigins): URLs
  * built from client input must not grow memory without bound. Past the bound the oldest limiter
  * that never saw a throttle goes (it has learned nothing a new one would not); only when every
  * one is pacing does the oldest pacing one go.
@@ -195,7 +228,7 @@ function checkRequest(url, method, headers) {
 function limiterFor(origin) {
   let l = sharedLimiters.get(origin);
   if (l === undefined) {
-    if (sharedLimiters.size >= DEFAULT_MAX_ORIGINS) evictOldest(sharedLimiters, (limiter) => !limiter.enabled);
+    if (sharedLimiters.size >= fetchDefaults().maxOrigins) evictOldest(sharedLimiters, (limiter) => !limiter.enabled);
     sharedLimiters.set(origin, (l = new RateLimiter()));
   }
   return l;

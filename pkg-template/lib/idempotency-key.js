@@ -15,11 +15,14 @@ export const RESOLVE = Object.freeze({ RESOLVED: 0, NOT_FOUND: 1, WRONG_STATE: 2
 let rule;
 let defaults;
 
-/** The core's defaults: `{ ttlMs, maxRecords, inFlightLeaseMs, unknownTtlMs }` (read once). */
+/**
+ * The core's defaults: `{ ttlMs, maxRecords, inFlightLeaseMs, unknownTtlMs, maxDurationMs }` (read
+ * once; maxDurationMs bounds every duration option: 10 years).
+ */
 export function idempotencyDefaults() {
   if (defaults === undefined) {
-    const [ttlMs, maxRecords, inFlightLeaseMs, unknownTtlMs] = storeDefaults();
-    defaults = Object.freeze({ ttlMs, maxRecords, inFlightLeaseMs, unknownTtlMs });
+    const [ttlMs, maxRecords, inFlightLeaseMs, unknownTtlMs, maxDurationMs] = storeDefaults();
+    defaults = Object.freeze({ ttlMs, maxRecords, inFlightLeaseMs, unknownTtlMs, maxDurationMs });
   }
   return defaults;
 }
@@ -100,33 +103,66 @@ function quote(s) {
   return `"${s}"`;
 }
 
-/** A JSON value's canonical text, or undefined for what JSON leaves out (undefined, functions, symbols). */
-function canon(value, depth) {
+const PLAIN = 'plain JSON data (plain objects, arrays, strings, finite numbers, booleans, null; no class instance, toJSON, getter or boxed value)';
+
+/** What a value that is not plain JSON data is, for the error. */
+function kindOf(value) {
+  if (typeof value === 'number') return String(value);
+  if (typeof value === 'bigint') return `${value}n`;
+  if (typeof value === 'function') return 'a function';
+  if (typeof value === 'symbol') return 'a symbol';
+  const proto = Object.getPrototypeOf(value);
+  if (proto === Object.prototype || proto === null || proto === Array.prototype) return 'an object with toJSON()';
+  const name = proto?.constructor?.name;
+  if (typeof name !== 'string' || name.length === 0) return 'an object of another kind';
+  return `${/^[AEIOU]/.test(name) ? 'an' : 'a'} ${name}`;
+}
+
+/** The typed error for a charge whose JSON form (what is sent) would differ from its own fields. */
+function notPlain(where, path, value, what) {
+  const e = new TypeError(`steadfast: ${where} option ${path} must be ${PLAIN}, got ${what ?? kindOf(value)}`);
+  return brand(e, 'INVALID_OPTION', { option: path });
+}
+
+/**
+ * A JSON value's canonical text, or undefined for undefined (left out of objects, null in arrays,
+ * as JSON.stringify does). Only plain data is accepted: for it, the own fields walked here are
+ * exactly what JSON.stringify sends, so the fingerprint is of the request as sent.
+ */
+function canon(value, depth, where, path) {
   switch (typeof value) {
     case 'string':
       return quote(value);
     case 'number':
-      return Number.isFinite(value) ? String(value) : 'null';
+      if (!Number.isFinite(value)) throw notPlain(where, path, value); // JSON would send null
+      return String(value);
     case 'boolean':
       return value ? 'true' : 'false';
-    case 'bigint':
-      return `${value}n`;
     case 'undefined':
-    case 'function':
-    case 'symbol':
       return undefined;
-    default:
+    case 'object':
       break;
+    default:
+      throw notPlain(where, path, value); // bigint (JSON refuses it), function, symbol (JSON drops them)
   }
   if (value === null) return 'null';
-  if (depth > MAX_DEPTH) throw o.typeError('fingerprint', 'charge', `a plain object nested at most ${MAX_DEPTH} deep`, value);
-  if (typeof value.toJSON === 'function') return canon(value.toJSON(), depth + 1);
+  if (depth > MAX_DEPTH) throw o.typeError(where, path, `a plain object nested at most ${MAX_DEPTH} deep`, value);
+  const proto = Object.getPrototypeOf(value);
   if (Array.isArray(value)) {
+    if (proto !== Array.prototype || typeof value.toJSON === 'function') throw notPlain(where, path, value);
     let out = '[';
-    for (let i = 0; i < value.length; i++) out += (i > 0 ? ',' : '') + (canon(value[i], depth + 1) ?? 'null');
+    for (let i = 0; i < value.length; i++) out += (i > 0 ? ',' : '') + (canon(element(value, i, where, path), depth + 1, where, `${path}[${i}]`) ?? 'null');
     return `${out}]`;
   }
-  return object(value, depth, undefined);
+  if ((proto !== Object.prototype && proto !== null) || typeof value.toJSON === 'function') throw notPlain(where, path, value);
+  return object(value, depth, where, path, undefined);
+}
+
+/** `array[i]`, refusing a getter (JSON would call it; the fingerprint must not depend on one). */
+function element(array, i, where, path) {
+  const d = Object.getOwnPropertyDescriptor(array, i);
+  if (d !== undefined && d.get !== undefined) throw notPlain(where, `${path}[${i}]`, undefined, 'a getter');
+  return d?.value;
 }
 
 /**
@@ -145,24 +181,43 @@ function sortKeys(keys) {
   return keys;
 }
 
-/** `{"k":v,...}` with keys sorted, leaving out `skip` and what JSON leaves out. */
-function object(value, depth, skip) {
+/** `{"k":v,...}` with keys sorted, leaving out the keys `skip` holds and undefined values. */
+function object(value, depth, where, path, skip) {
   const keys = sortKeys(Object.keys(value));
   let out = '{';
   for (const k of keys) {
-    if (k === skip) continue;
-    const v = canon(value[k], depth + 1);
+    if (skip?.has(k)) continue;
+    const d = Object.getOwnPropertyDescriptor(value, k);
+    if (d.get !== undefined) throw notPlain(where, `${path}.${k}`, undefined, 'a getter');
+    const v = canon(d.value, depth + 1, where, `${path}.${k}`);
     if (v === undefined) continue;
     out += `${out.length > 1 ? ',' : ''}${quote(k)}:${v}`;
   }
   return `${out}}`;
 }
 
+const KEY_ONLY = new Set(['idempotencyKey']);
+
 /**
- * The canonical text of a charge: every own enumerable field except `idempotencyKey` (the key is
- * not part of the request), keys sorted at every level, JSON values. Two charges that differ in any
- * field — amount, currency, customer, cart, items — have different fingerprints.
+ * Read a `volatileFields` option: top-level charge fields that do not identify the charge (a
+ * per-attempt SDK nonce, a client timestamp). They are sent, but left out of the fingerprint.
+ * Returns the set of names to skip (always with `idempotencyKey`: the key is not part of the request).
  */
-export function canonicalCharge(charge) {
-  return object(charge, 0, 'idempotencyKey');
+export function volatileFields(value, where) {
+  if (value === undefined) return KEY_ONLY;
+  if (!Array.isArray(value) || !value.every((f) => typeof f === 'string')) throw o.typeError(where, 'volatileFields', 'an array of field names', value);
+  return new Set(['idempotencyKey', ...value]);
+}
+
+/**
+ * The canonical text of a charge: every own field except `idempotencyKey` (the key is not part of
+ * the request) and the `skip` set's volatile fields, keys sorted at every level, JSON values. Only
+ * plain JSON data is accepted (else a TypeError with code INVALID_OPTION naming the field), so the
+ * text is of exactly what JSON.stringify sends. Two charges that differ in any other field —
+ * amount, currency, customer, cart, items — have different fingerprints.
+ */
+export function canonicalCharge(charge, skip = KEY_ONLY, where = 'charge') {
+  const proto = Object.getPrototypeOf(charge);
+  if ((proto !== Object.prototype && proto !== null) || typeof charge.toJSON === 'function') throw notPlain(where, 'charge', charge);
+  return object(charge, 0, where, 'charge', skip);
 }

@@ -76,6 +76,11 @@ export class CircuitBreaker {
   /** Whether `isolate()` holds it open. */
   readonly isolated: boolean;
   /**
+   * Whether forgetting this breaker would lose protection: it is not closed (open, half-open,
+   * isolated), or it is closed with a failure on record. A `BreakerRegistry` never evicts it.
+   */
+  readonly holdsProtection: boolean;
+  /**
    * Run `fn` if admitted. When open (or while the half-open probe is in flight): `fallback()` if
    * given, else reject with `CircuitOpenError` without calling `fn`.
    */

@@ -90,10 +90,19 @@ export function resilientFetch(input: FetchInput, init?: FetchInit, options?: Re
 export class BreakerRegistry {
   /**
    * Default options: `{ windowSize: 20, minimumCalls: 10, failureRateThreshold: 0.5, openDurationMs: 30_000 }`.
-   * `maxOrigins` (default 1000): past it, the oldest closed origin's breaker is dropped (the oldest of
-   * all when none is closed), so origins taken from client input cannot grow memory without bound.
+   * `maxOrigins` (default 1000): past it, the oldest breaker that is neither pinned nor holding
+   * protection (`holdsProtection`: not closed, or a failure on record) is dropped, so origins taken
+   * from client input cannot grow memory without bound. When every kept breaker is pinned or in use,
+   * nothing is dropped: a new origin gets a breaker that is not kept (it guards that call only).
+   * `pinned` (default `[]`): origins or URLs whose breakers are never evicted (see `pin`).
    */
-  constructor(breakerOptions?: CircuitBreakerOptions & { readonly maxOrigins?: number });
+  constructor(breakerOptions?: CircuitBreakerOptions & { readonly maxOrigins?: number; readonly pinned?: ReadonlyArray<string | { readonly href: string }> });
+  /**
+   * Keep `origin`'s breaker for the registry's lifetime (never evicted; it still counts toward
+   * `maxOrigins`). Takes an origin, a URL string or anything with an `href`; returns that origin's
+   * breaker. A checkout client pins the endpoints it names. A `TypeError` for anything that is not a URL.
+   */
+  pin(origin: string | { readonly href: string }): CircuitBreaker;
   get(origin: string): CircuitBreaker;
   origins(): string[];
 }
@@ -189,8 +198,17 @@ export interface CheckoutClientOptions<S extends CheckoutStore = IdempotencyStor
   readonly fetch?: FetchFn;
   /** Default: `{ maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 10_000 }`. */
   readonly retry?: FetchRetryOptions;
-  /** A breaker, a registry, options for a per-origin registry, or `false` for none. Default: a registry with `{ windowSize: 20, minimumCalls: 10, failureRateThreshold: 0.5, openDurationMs: 30_000 }`. */
+  /**
+   * A breaker, a registry, options for a per-origin registry, or `false` for none. Default: a registry with `{ windowSize: 20, minimumCalls: 10, failureRateThreshold: 0.5, openDurationMs: 30_000 }`.
+   * The client pins the origins of its endpoints in the registry (a shared one too): other URLs fetched through it never evict them.
+   */
   readonly breaker?: Executor | BreakerRegistry | CircuitBreakerOptions | false;
+  /**
+   * Top-level charge fields that are sent but do not identify the charge (a per-attempt SDK nonce):
+   * left out of the key's fingerprint (`chargeFingerprint`). Default `[]`. Charges must be plain JSON
+   * data: `JSON.stringify(charge)` is the request body, and exactly that is fingerprinted.
+   */
+  readonly volatileFields?: readonly string[];
   /** Default: a RetryBudget({ ratio: 0.2, minRetriesPerSec: 10, windowMs: 10_000 }) per client. */
   readonly budget?: RetryBudget | RetryQuota;
   /** Paces every HTTP attempt (first included). Default: none. */
@@ -232,6 +250,12 @@ export interface ChargeRequest {
 
 export interface CheckoutClient<S extends CheckoutStore = IdempotencyStore<ChargeOutcome>> {
   readonly store: S;
+  /**
+   * The text a charge's key is bound to, as this client computes it: the canonical JSON of the charge
+   * without `idempotencyKey` and the client's `volatileFields`. `persistentCheckoutKey` keeps its
+   * digest to refuse a changed cart under an old key.
+   */
+  fingerprint(charge: ChargeRequest): string;
   /**
    * One logical charge per key (default: a new key per call). A second call with the same key while
    * the first is in flight returns the same promise. Resolves for everything the network or the

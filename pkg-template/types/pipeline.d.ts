@@ -37,12 +37,29 @@ export interface ChargeDeps<C extends Charge = Charge, R = ChargeResult> {
   readonly scope?: string;
   /** The settle window (ms) kept on the key if the charge ends unknown (see `reconcile`). Default: none (reconcile's default). */
   readonly settleAfterMs?: number;
+  /**
+   * Top-level charge fields that do not identify the charge (a per-attempt SDK nonce, a client
+   * timestamp): passed to the gateway, left out of the key's fingerprint. Default `[]`.
+   */
+  readonly volatileFields?: readonly string[];
 }
+
+/**
+ * The canonical text a charge is fingerprinted by: every own field but `idempotencyKey` and
+ * `volatileFields` (default `[]`), keys sorted at every level, JSON values — the same text, and the
+ * same SHA-256/128 digest in Redis, as the Rust `steadfast::web::Charge::fingerprint`. The charge
+ * must be plain JSON data (plain objects, arrays, strings, finite numbers, booleans, null): a class
+ * instance, `toJSON`, a getter, a boxed value, a non-finite number, a bigint, function or symbol is a
+ * `TypeError` with code `INVALID_OPTION` whose `option` names the field (e.g. `charge.customer.since`).
+ */
+export function chargeFingerprint(charge: object, options?: { readonly volatileFields?: readonly string[] }): string;
 
 /**
  * `store.run(key, () => breaker.execute(() => withRetry(() => gateway(charge), policy)))`:
  * idempotency outside, breaker in the middle, retry inside. The key's fingerprint is the whole charge
- * (every own field but `idempotencyKey`, canonical JSON): the same key for another amount, currency
- * or customer is `IdempotencyKeyReuseError`, never a replay. Options are read from own properties.
+ * (`chargeFingerprint`: every own field but `idempotencyKey` and `volatileFields`, canonical JSON):
+ * the same key for another amount, currency or customer is `IdempotencyKeyReuseError`, never a
+ * replay. A charge that is not plain JSON data rejects with a `TypeError` (`INVALID_OPTION`) naming
+ * the field. Options are read from own properties.
  */
 export function chargeCustomer<C extends Charge = Charge, R = ChargeResult>(charge: C, deps: ChargeDeps<C, R>): Promise<R>;

@@ -216,13 +216,21 @@ export interface TabSharing {
   onStateChange(state: BreakerState): void;
   close(): void;
 }
-/** Share a CircuitBreaker's trips with the origin's other tabs (BroadcastChannel). */
+/**
+ * Share a CircuitBreaker's trips with the origin's other tabs (BroadcastChannel). A message can make
+ * a breaker more careful (open it, for at most `openDurationMs`), never less: a close is believed
+ * only from the tab whose half-open probe succeeded (it proves the `probe` lease it announced), and
+ * only once this tab's own cooldown is over. `reset()` stays local. Defaults: `channel`
+ * `'steadfast:breaker'`, `BroadcastChannel` the global one, no `onRemote`.
+ */
 export function shareBreakerAcrossTabs(
   breaker: CircuitBreaker,
   options?: {
     readonly channel?: string;
     readonly BroadcastChannel?: unknown;
-    readonly onRemote?: (event: { type: 'open'; until: number } | { type: 'closed' } | { type: 'invalid'; reason: string }) => void;
+    readonly onRemote?: (
+      event: { type: 'open'; until: number } | { type: 'probe'; lease: string } | { type: 'closed' } | { type: 'invalid'; reason: string },
+    ) => void;
   },
 ): TabSharing;
 
@@ -257,4 +265,10 @@ export function persistentCheckoutKey(options: {
   readonly maxAgeMs?: number;
   /** Carts kept per storage, oldest pruned first. Default 100. */
   readonly maxEntries?: number;
+  /**
+   * Called when storage refuses to record a charge's outcome after the request went out (quota
+   * exceeded, SecurityError); `charge()` still resolves the real outcome. Default: none (ignored).
+   * A refusal before anything is sent rejects `charge()` with the storage's error.
+   */
+  readonly onStorageError?: (error: unknown) => void;
 }): Promise<PersistentCheckoutKey>;

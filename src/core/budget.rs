@@ -159,7 +159,7 @@ impl RatioBudget {
                 Expect::NumberAtMost { max },
             ));
         }
-        let window_ms = check::positive(Opt::WindowMs, window_ms)?;
+        let window_ms = check::duration(Opt::WindowMs, window_ms, false)?;
         let reserve = (min * window_ms * 1000.0).round();
         Ok(Self {
             ratio_micro: (ratio * 1e6).round() as u128,

@@ -187,11 +187,23 @@ pub enum Expect {
     OpenUnitInterval,
     /// A number > 0 and ≤ 1.
     FractionAboveZero,
+    /// A duration in ms: finite, > 0 (or ≥ 0 when `zero` is allowed) and at most
+    /// [`MAX_DURATION_MS`] (10 years).
+    Duration {
+        /// Whether 0 is accepted.
+        zero: bool,
+    },
     /// An HTTP header name (an RFC 9110 token).
     Token,
     /// An HTTP error status (400 to 599), or 0 for none.
     ErrorStatus,
 }
+
+/// The longest duration (TTL, lease, window, cooldown) any option accepts: 10 years of 365 days.
+/// Beyond it a deadline stops being an exact integer where it is stored (Redis scripts print
+/// numbers with 14 significant digits: `now + 1e17` is not an integer there), and no retention or
+/// window is that long on purpose.
+pub const MAX_DURATION_MS: f64 = 315_360_000_000.0;
 
 impl Expect {
     /// Stable numeric id of the expectation kind.
@@ -209,8 +221,9 @@ impl Expect {
             Expect::IntegerFromZero { .. } => 9,
             Expect::OpenUnitInterval => 10,
             Expect::FractionAboveZero => 11,
-            Expect::Token => 12,
-            Expect::ErrorStatus => 13,
+            Expect::Duration { .. } => 12,
+            Expect::Token => 13,
+            Expect::ErrorStatus => 14,
         }
     }
 }
@@ -293,6 +306,14 @@ impl Expect {
             Expect::IntegerFromZero { max } => ("an integer from 0 to ", Some(*max), ""),
             Expect::OpenUnitInterval => ("a number between 0 and 1, both excluded", None, ""),
             Expect::FractionAboveZero => ("a number > 0 and <= 1", None, ""),
+            Expect::Duration { zero: false } => (
+                "a number of ms > 0 and at most 315360000000 (10 years)",
+                None,
+                "",
+            ),
+            Expect::Duration { zero: true } => {
+                ("a number of ms from 0 to 315360000000 (10 years)", None, "")
+            }
             Expect::Token => (
                 "an HTTP header name (letters, digits and !#$%&'*+-.^_`|~)",
                 None,
@@ -395,6 +416,16 @@ pub(crate) mod check {
         }
     }
 
+    /// A duration in ms: finite, > 0 (≥ 0 with `zero`), at most [`super::MAX_DURATION_MS`].
+    pub fn duration(option: Opt, v: f64, zero: bool) -> Result<f64, Error> {
+        let low = if zero { v >= 0.0 } else { v > 0.0 };
+        if low && v <= super::MAX_DURATION_MS {
+            Ok(v)
+        } else {
+            Err(Error::option(option, Expect::Duration { zero }))
+        }
+    }
+
     pub fn unit(option: Opt, v: f64) -> Result<f64, Error> {
         if (0.0..=1.0).contains(&v) {
             Ok(v)
@@ -456,6 +487,21 @@ mod tests {
         assert!(check::count(Opt::MaxAttempts, 11.0, 10).is_err());
         assert_eq!(check::count(Opt::MaxAttempts, 10.0, 10), Ok(10));
         assert!(check::unit(Opt::Ratio, 1.000_1).is_err());
+        assert!(check::duration(Opt::TtlMs, 1e17, false).is_err());
+        assert!(check::duration(Opt::TtlMs, 0.0, false).is_err());
+        assert!(check::duration(Opt::TtlMs, f64::NAN, true).is_err());
+        assert_eq!(
+            check::duration(Opt::TtlMs, MAX_DURATION_MS, false),
+            Ok(MAX_DURATION_MS)
+        );
+        assert_eq!(check::duration(Opt::OpenDurationMs, 0.0, true), Ok(0.0));
+        // The message states the bound the constant holds.
+        let mut text = String::new();
+        Expect::Duration { zero: false }.describe(&mut text);
+        assert!(
+            text.contains(&format!("{}", MAX_DURATION_MS as u64)),
+            "{text}"
+        );
         assert!(check::unit(Opt::Ratio, f64::NAN).is_err());
     }
 }

@@ -79,7 +79,7 @@ impl StoreConfig {
         Ok(Self {
             ttl_ms: match ttl_ms {
                 None => d.ttl_ms,
-                Some(t) => check::positive(Opt::TtlMs, t)?,
+                Some(t) => check::duration(Opt::TtlMs, t, false)?,
             },
             max_records: match max_records {
                 None => d.max_records,

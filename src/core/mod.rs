@@ -7,6 +7,7 @@
 pub mod backoff;
 pub mod breaker;
 pub mod budget;
+pub mod canonical;
 pub mod classify;
 pub mod dialect;
 pub mod error;

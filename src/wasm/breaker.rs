@@ -195,6 +195,13 @@ impl BreakerCore {
         self.breaker.retry_in_ms(now_ms)
     }
 
+    /// Whether a registry must keep this breaker: not closed, or a failure on record
+    /// ([`Breaker::holds_protection`]; the eviction rule is [`crate::core::breaker::evictable`]).
+    #[wasm_bindgen(js_name = holdsProtection)]
+    pub fn holds_protection(&self) -> bool {
+        self.breaker.holds_protection()
+    }
+
     /// Hold open until reset. Returns a transition code like `recordFailure`.
     pub fn isolate(&mut self) -> u32 {
         transition(self.breaker.isolate())

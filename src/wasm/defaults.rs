@@ -4,14 +4,14 @@
 
 use wasm_bindgen::prelude::*;
 
-use crate::core::breaker::RateOptions;
+use crate::core::breaker::{RateOptions, DEFAULT_MAX_ORIGINS};
 use crate::core::budget::RatioOptions;
 use crate::core::reconcile::CHECKOUT_ATTEMPT_TIMEOUT_MS;
 use crate::core::retry::RetryOptions;
 
 /// `[ratio, minRetriesPerSec, windowMs, maxAttempts, baseDelayMs, maxDelayMs, jitter (id in
 /// Jitter::ALL), windowSize, minimumCalls, failureRateThreshold, openDurationMs,
-/// checkoutAttemptTimeoutMs]`.
+/// checkoutAttemptTimeoutMs, maxOrigins]`.
 #[wasm_bindgen(js_name = fetchDefaults)]
 pub fn fetch_defaults() -> Vec<f64> {
     let budget = RatioOptions::default();
@@ -30,5 +30,6 @@ pub fn fetch_defaults() -> Vec<f64> {
         breaker.failure_rate_threshold,
         breaker.open_duration_ms,
         CHECKOUT_ATTEMPT_TIMEOUT_MS,
+        f64::from(DEFAULT_MAX_ORIGINS),
     ]
 }

@@ -9,7 +9,7 @@
 use wasm_bindgen::prelude::*;
 
 use super::throw;
-use crate::core::error::Error;
+use crate::core::error::{Error, MAX_DURATION_MS};
 use crate::core::idempotency::{
     fingerprint, Begin, Completion, Resolution, StoreConfig, DEFAULT_IN_FLIGHT_LEASE_MS,
     DEFAULT_UNKNOWN_TTL_MS, KEY_RULE,
@@ -210,7 +210,8 @@ pub fn fingerprint_words(text: &str) -> Vec<u32> {
     [96, 64, 32, 0].iter().map(|&s| (fp >> s) as u32).collect()
 }
 
-/// The core's idempotency defaults: `[ttlMs, maxRecords, inFlightLeaseMs, unknownTtlMs]`.
+/// The core's idempotency defaults: `[ttlMs, maxRecords, inFlightLeaseMs, unknownTtlMs,
+/// maxDurationMs]` (the last: the bound of every duration option, [`MAX_DURATION_MS`]).
 #[wasm_bindgen(js_name = storeDefaults)]
 pub fn store_defaults() -> Vec<f64> {
     let d = StoreConfig::default();
@@ -219,5 +220,6 @@ pub fn store_defaults() -> Vec<f64> {
         f64::from(d.max_records),
         DEFAULT_IN_FLIGHT_LEASE_MS,
         DEFAULT_UNKNOWN_TTL_MS,
+        MAX_DURATION_MS,
     ]
 }

@@ -205,6 +205,12 @@ impl CircuitBreaker {
         }
     }
 
+    /// Whether forgetting this breaker would lose protection: it is not closed, or it is closed
+    /// with a failure on record (a per-origin registry never evicts it).
+    pub fn holds_protection(&self) -> bool {
+        self.core.borrow().holds_protection()
+    }
+
     /// Hold the circuit open until [`CircuitBreaker::reset`].
     pub fn isolate(&self) {
         let t = self.core.borrow_mut().isolate();

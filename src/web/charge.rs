@@ -11,12 +11,18 @@ use super::breaker::CircuitBreaker;
 use super::error::{Classify, Error};
 use super::idempotency::IdempotencyStore;
 use super::retry::{retry, Attempt, RetryPolicy};
+use crate::core::canonical::{canonical_object, Json};
 use crate::core::history::History;
 use crate::core::idempotency::validate_key;
 
 /// One logical charge. Make the key once (e.g. with `new_idempotency_key()` when the checkout
 /// page opens) and reuse it for every click and attempt.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// Its fingerprint ([`Charge::fingerprint`]) is bound to the key: every field but the key, and
+/// but those marked volatile, in the canonical text the JS package writes for the same charge
+/// (`chargeFingerprint`), so a key reused for another amount, customer, order or cart is
+/// [`Error::KeyReused`] in either shell. [`Charge::body`] is the JSON to send: the same data.
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Charge {
     /// The idempotency key: 1 to 255 printable ASCII characters.
@@ -25,7 +31,16 @@ pub struct Charge {
     pub amount_cents: u64,
     /// The ISO currency code (non-empty).
     pub currency: String,
+    /// The customer the charge is for (JSON field `customer`), if any.
+    pub customer: Option<String>,
+    /// The order it pays (JSON field `order`), if any.
+    pub order: Option<String>,
+    /// Other fields, validated by [`Charge::field`]: `(name, value, volatile)`.
+    fields: Vec<(String, Json, bool)>,
 }
+
+/// Field names a [`Charge`] always holds itself (the key travels in the `Idempotency-Key` header).
+const OWN_FIELDS: [&str; 3] = ["idempotencyKey", "amountCents", "currency"];
 
 impl Charge {
     /// Validate a charge: the key rule of the core, a positive amount no larger than JS can
@@ -61,13 +76,105 @@ impl Charge {
             idempotency_key: idempotency_key.into(),
             amount_cents,
             currency: currency.into(),
+            customer: None,
+            order: None,
+            fields: Vec::new(),
         })
     }
 
-    /// The fingerprint bound to the key: amount and currency, as the JS `chargeCustomer` writes
-    /// it (reusing a key for another amount is [`Error::KeyReused`], not a replay).
+    /// The customer the charge is for, an id (part of the fingerprint; replaces a `customer`
+    /// given with [`Charge::field`], e.g. an object).
+    pub fn with_customer(mut self, customer: &str) -> Self {
+        self.fields.retain(|(n, ..)| n != "customer");
+        self.customer = Some(customer.into());
+        self
+    }
+
+    /// The order it pays, an id (part of the fingerprint; replaces an `order` field).
+    pub fn with_order(mut self, order: &str) -> Self {
+        self.fields.retain(|(n, ..)| n != "order");
+        self.order = Some(order.into());
+        self
+    }
+
+    /// Another field of the charge (a cart, line items, metadata), sent and part of the
+    /// fingerprint; `customer` and `order` may be any JSON here (an object, say) when not set as
+    /// ids. `INVALID_OPTION` (option `fields`) for a name the charge already holds, or a value
+    /// with a non-finite number or nested deeper than 32.
+    ///
+    /// ```
+    /// use steadfast::core::canonical::Json;
+    /// use steadfast::web::Charge;
+    /// let c = Charge::new("order-42", 4999, "usd").unwrap().with_customer("cus_1");
+    /// let c = c.field("cart", Json::parse(r#"{"items":[{"sku":"A-1","qty":2}]}"#).unwrap()).unwrap();
+    /// assert_eq!(
+    ///     c.fingerprint(),
+    ///     r#"{"amountCents":4999,"cart":{"items":[{"qty":2,"sku":"A-1"}]},"currency":"usd","customer":"cus_1"}"#
+    /// );
+    /// ```
+    pub fn field(self, name: &str, value: impl Into<Json>) -> Result<Self, Error<Infallible>> {
+        self.push(name, value.into(), false)
+    }
+
+    /// A field that is sent but does not identify the charge (a per-attempt SDK nonce, a client
+    /// timestamp): left out of the fingerprint, as the JS `volatileFields` option does.
+    pub fn volatile_field(
+        self,
+        name: &str,
+        value: impl Into<Json>,
+    ) -> Result<Self, Error<Infallible>> {
+        self.push(name, value.into(), true)
+    }
+
+    fn push(mut self, name: &str, value: Json, volatile: bool) -> Result<Self, Error<Infallible>> {
+        let taken = OWN_FIELDS.contains(&name)
+            || (name == "customer" && self.customer.is_some())
+            || (name == "order" && self.order.is_some())
+            || self.fields.iter().any(|(n, ..)| n == name);
+        if taken || value.canonical().is_err() {
+            return Err(Error::InvalidOption {
+                option: "fields",
+                expected: "a field name the charge does not hold yet, with finite JSON nested at most 32 deep",
+            });
+        }
+        self.fields.push((name.into(), value, volatile));
+        Ok(self)
+    }
+
+    fn text(&self, with_volatile: bool) -> String {
+        let amount = Json::Number(self.amount_cents as f64);
+        let currency = Json::String(self.currency.clone());
+        let customer = self.customer.clone().map(Json::String);
+        let order = self.order.clone().map(Json::String);
+        let own = [
+            ("amountCents", Some(&amount)),
+            ("currency", Some(&currency)),
+            ("customer", customer.as_ref()),
+            ("order", order.as_ref()),
+        ];
+        let fields = own
+            .into_iter()
+            .filter_map(|(k, v)| v.map(|v| (k, v)))
+            .chain(
+                self.fields
+                    .iter()
+                    .filter(|(.., volatile)| with_volatile || !volatile)
+                    .map(|(k, v, _)| (k.as_str(), v)),
+            );
+        // Every value was checked when it was added: the text always exists.
+        canonical_object(fields, |_| false).unwrap_or_default()
+    }
+
+    /// The canonical text bound to the key: every field but the key and the volatile ones, keys
+    /// sorted, JSON values — the text the JS `chargeFingerprint` writes for the same charge.
     pub fn fingerprint(&self) -> String {
-        format!("{} {}", self.amount_cents, self.currency)
+        self.text(false)
+    }
+
+    /// The charge as JSON to send (volatile fields included, the key left to the
+    /// `Idempotency-Key` header): exactly the data the fingerprint is of.
+    pub fn body(&self) -> String {
+        self.text(true)
     }
 }
 
@@ -84,8 +191,9 @@ pub struct ChargeDeps<T> {
 }
 
 /// `store.run(key, || breaker.execute(|| retry(policy, |attempt| gateway(charge, attempt))))`,
-/// with the charge's amount and currency as the key's fingerprint. See the module docs of
-/// [`crate::web`] for a runnable example.
+/// with the charge's [`Charge::fingerprint`] bound to the key (the JS `chargeCustomer`'s record
+/// text, `f:` + the canonical text, so its digest is the one the JS stores keep in Redis). See
+/// the module docs of [`crate::web`] for a runnable example.
 pub async fn charge_customer<T, E, G, Fut>(
     charge: &Charge,
     deps: &ChargeDeps<T>,
@@ -97,7 +205,7 @@ where
     G: FnMut(&Charge, Attempt) -> Fut,
     Fut: Future<Output = Result<T, E>>,
 {
-    let fingerprint = charge.fingerprint();
+    let fingerprint = format!("f:{}", charge.fingerprint());
     let gateway = &mut gateway;
     // Every attempt's answer is folded into the charge's history (core::history): a key that an
     // earlier attempt may have debited stays parked, whatever a later attempt is answered.

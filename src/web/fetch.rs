@@ -22,7 +22,7 @@ use super::error::{Classify, Error};
 use super::js::new_idempotency_key;
 use super::retry::{retry, Attempt, RetryBudget, RetryPolicy};
 use super::runtime::{Scope, Stopped};
-use crate::core::breaker::{BreakerConfig, RateOptions};
+use crate::core::breaker::{BreakerConfig, RateOptions, Registry, DEFAULT_MAX_ORIGINS};
 use crate::core::budget::RatioOptions;
 use crate::core::classify::{is_transient_response, method_is_retryable, parse_retry_after};
 use crate::core::dialect::Dialect;
@@ -231,35 +231,53 @@ impl FetchOptions {
 }
 
 thread_local! {
-    static BREAKERS: RefCell<Vec<(String, CircuitBreaker)>> = const { RefCell::new(Vec::new()) };
+    static BREAKERS: RefCell<Registry<CircuitBreaker>> =
+        RefCell::new(Registry::new(DEFAULT_MAX_ORIGINS as usize));
     static BUDGET: RefCell<Option<RetryBudget>> = const { RefCell::new(None) };
 }
 
 /// The breaker [`fetch`] uses by default for `origin` (e.g. `"https://api.example.com"`), made on
 /// first use: read its state, snapshot it to share with JS code, or `isolate()` it. `None` only
 /// if the default config were invalid (it is not).
+///
+/// The registry keeps [`DEFAULT_MAX_ORIGINS`] origins. Past it, the oldest breaker that is neither
+/// pinned ([`pin_origin`]) nor holding protection (not closed, or a failure on record) is dropped;
+/// when every kept one is pinned or in use, nothing is, and a new origin's breaker guards its own
+/// call only (the core's rule, [`crate::core::breaker::Registry`], as in the JS `BreakerRegistry`).
 pub fn origin_breaker(origin: &str) -> Option<CircuitBreaker> {
-    shared_breaker(origin)
+    shared_breaker(origin, false)
 }
 
-fn shared_breaker(origin: &str) -> Option<CircuitBreaker> {
+/// Keep `origin`'s default breaker for the page's lifetime: URLs fetched for other code (built
+/// from user input, say) can never evict the breaker of the endpoint an app depends on. Returns
+/// that breaker (see [`origin_breaker`]).
+pub fn pin_origin(origin: &str) -> Option<CircuitBreaker> {
+    shared_breaker(origin, true)
+}
+
+fn default_origin_config() -> Option<BreakerConfig> {
+    let d = RateOptions::default();
+    BreakerConfig::rate(
+        f64::from(d.window_size),
+        d.failure_rate_threshold,
+        Some(f64::from(d.minimum_calls)),
+        d.open_duration_ms,
+        None,
+    )
+    .ok()
+}
+
+fn shared_breaker(origin: &str, pin: bool) -> Option<CircuitBreaker> {
+    let config = default_origin_config()?;
+    let make = move || CircuitBreaker::new(config).counts(Counts::Transient);
+    let holds = |b: &CircuitBreaker| b.holds_protection();
     BREAKERS.with(|cell| {
         let mut all = cell.borrow_mut();
-        if let Some((_, b)) = all.iter().find(|(o, _)| o == origin) {
-            return Some(b.clone());
-        }
-        let d = RateOptions::default();
-        let config = BreakerConfig::rate(
-            f64::from(d.window_size),
-            d.failure_rate_threshold,
-            Some(f64::from(d.minimum_calls)),
-            d.open_duration_ms,
-            None,
-        )
-        .ok()?;
-        let b = CircuitBreaker::new(config).counts(Counts::Transient);
-        all.push((origin.into(), b.clone()));
-        Some(b)
+        Some(if pin {
+            all.pin(origin, holds, make)
+        } else {
+            all.get_or_insert_with(origin, holds, make)
+        })
     })
 }
 
@@ -417,7 +435,7 @@ pub async fn fetch(
             let origin = Url::new(&request.url())
                 .map(|u| u.origin())
                 .map_err(|e| request_error(&e))?;
-            shared_breaker(&origin)
+            shared_breaker(&origin, false)
         }
         Choice::Given(b) => Some(b.clone()),
         Choice::Off => None,

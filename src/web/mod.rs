@@ -74,6 +74,7 @@ mod fetch;
 #[cfg(target_arch = "wasm32")]
 mod js;
 
+pub use crate::core::canonical::Json;
 pub use breaker::{CircuitBreaker, Counts};
 pub use charge::{charge_customer, Charge, ChargeDeps};
 pub use error::{Classify, Error};
@@ -87,7 +88,9 @@ pub use virtual_time::{Stalled, VirtualTime};
 
 pub use crate::core::dialect::Dialect;
 #[cfg(target_arch = "wasm32")]
-pub use fetch::{fetch, origin_breaker, send, FetchFailure, FetchOptions, IdempotencyKey};
+pub use fetch::{
+    fetch, origin_breaker, pin_origin, send, FetchFailure, FetchOptions, IdempotencyKey,
+};
 #[cfg(target_arch = "wasm32")]
 pub use js::{new_idempotency_key, WebRuntime};
 

@@ -79,6 +79,36 @@ test('hostile BroadcastChannel messages: clamped to now + openDurationMs, junk i
   assert.deepEqual(browser.problems, []);
 });
 
+test('a forged close from another tab never closes an open breaker; the tab whose probe succeeded can', { timeout: 60_000 }, async () => {
+  browser.problems.length = 0;
+  const victim = await open(browser.page);
+  const prober = await open(await browser.context.newPage());
+  const attacker = await open(await browser.context.newPage());
+  await victim.evaluate(async () => {
+    __t.remote.length = 0;
+    const down = () => Promise.reject(new TypeError('Failed to fetch'));
+    for (let i = 0; i < 2; i++) await __t.breaker.execute(down).catch(() => {});
+  });
+  await prober.waitForFunction(() => __t.breaker.currentState === 'open', null, { timeout: 5_000 });
+  await attacker.evaluate(() => {
+    const c = new BroadcastChannel('steadfast-tamper');
+    const lease = '0'.repeat(32);
+    for (const m of [{ type: 'closed' }, { type: 'probe', lease }, { type: 'closed', lease, proof: 'x' }]) c.postMessage(m);
+    c.close();
+  });
+  await victim.waitForFunction(() => __t.remote.filter((e) => e.type === 'invalid').length >= 3, null, { timeout: 5_000 });
+  assert.equal(await victim.evaluate(() => __t.breaker.currentState), 'open', 'still open: a message cannot close it during its cooldown');
+  // After the cooldown the prober's probe succeeds: its proven close reaches the victim.
+  await prober.waitForFunction(() => __t.breaker.currentState === 'half-open', null, { timeout: 6_000, polling: 100 });
+  await victim.waitForFunction(() => __t.breaker.currentState === 'half-open', null, { timeout: 2_000, polling: 50 });
+  assert.equal(await prober.evaluate(() => __t.breaker.execute(async () => 'ok')), 'ok');
+  await victim.waitForFunction(() => __t.breaker.currentState === 'closed', null, { timeout: 5_000 });
+  assert.deepEqual(await victim.evaluate(() => __t.errors), []);
+  await prober.close();
+  await attacker.close();
+  assert.deepEqual(browser.problems, []);
+});
+
 test('a snapshot in localStorage with a far-future openUntil restores clamped', { timeout: 30_000 }, async () => {
   const page = await open(browser.page);
   const r = await page.evaluate(() => {

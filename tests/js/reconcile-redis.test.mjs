@@ -1,24 +1,15 @@
 // The unknown record's reconciliation metadata through the Redis store (the Lua script keeps it):
 // attempts, lastAttemptAt and settleAfterMs survive the round trip, reconcile() defers a "failed"
 // inside the window, and a record whose owner's lease lapsed counts its window from the lease's end.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRedisIdempotencyStore, reconcile, OutcomeUnknownError } from 'steadfast';
-import { startRedis, connectClient } from '../shared/redis-server.mjs';
+import { redisForTests } from '../shared/redis-server.mjs';
 
-let redis;
-let conn;
-before(async () => {
-  redis = await startRedis();
-  conn = await connectClient('node-redis', redis.port);
-});
-after(async () => {
-  await conn?.close();
-  await redis?.stop();
-});
+const redis = redisForTests();
 
 test('Redis: an unknown record keeps attempts, lastAttemptAt and settleAfterMs; reconcile honours them', async () => {
-  const store = createRedisIdempotencyStore({ client: conn.client, prefix: `meta-${Date.now()}` });
+  const store = createRedisIdempotencyStore({ client: redis.conn.client, prefix: `meta-${Date.now()}` });
   const now = Date.now();
   await store.run('r-1', () => Promise.reject(new OutcomeUnknownError('r-1', now, { attempts: 3, lastAttemptAt: now, settleAfterMs: 60_000 }))).catch(() => {});
   const rec = await store.peek('r-1');
@@ -33,7 +24,7 @@ test('Redis: an unknown record keeps attempts, lastAttemptAt and settleAfterMs; 
 });
 
 test("Redis: a lapsed lease counts its settle window from the lease's end, not the start", async () => {
-  const store = createRedisIdempotencyStore({ client: conn.client, prefix: `lapse-${Date.now()}`, inFlightLeaseMs: 50 });
+  const store = createRedisIdempotencyStore({ client: redis.conn.client, prefix: `lapse-${Date.now()}`, inFlightLeaseMs: 50 });
   let release;
   const hung = store.run('r-2', () => new Promise((ok) => (release = ok))); // the owner hangs mid-charge
   await new Promise((r) => setTimeout(r, 120));

@@ -11,24 +11,14 @@
 //    IdempotencyStore. Debits are counted: at most one per key, except where a late owner's
 //    completion was surfaced (Redis, owner past its lease), which is exactly what onLateCompletion
 //    reports — never silently.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { memoryStateStore, redisStateStore, createSharedIdempotencyStore, IdempotencyStore, reconcile } from 'steadfast';
-import { startRedis, connectClient } from '../shared/redis-server.mjs';
+import { redisForTests } from '../shared/redis-server.mjs';
 
 const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
 const RUNS = Number(process.env.TWIN_RUNS ?? 60);
-let redis;
-let conn;
-
-before(async () => {
-  redis = await startRedis();
-  conn = await connectClient('node-redis', redis.port);
-});
-after(async () => {
-  await conn?.close();
-  await redis?.stop();
-});
+const redis = redisForTests();
 
 /** xorshift32: reproducible sequences. */
 function rng(seed) {
@@ -64,7 +54,7 @@ test('idempotency twin: the Lua script and the core give the same answer to the 
     const options = { ttlMs: 3_600_000, inFlightLeaseMs: 3_600_000, unknownTtlMs: 3_600_000, maxRecords };
     const sides = [
       memoryStateStore().idempotency(options),
-      redisStateStore({ client: conn.client, prefix: `twin${run}`, timeoutMs: 5000 }).idempotency(options),
+      redisStateStore({ client: redis.conn.client, prefix: `twin${run}`, timeoutMs: 5000 }).idempotency(options),
     ];
     const running = []; // [{ key, tokens: [memoryToken, redisToken] }]
     let value = 0;
@@ -225,7 +215,7 @@ test('debit model on Redis with owners past their lease: a second debit happens 
     'SharedIdempotencyStore(redis)',
     (c, late) =>
       createSharedIdempotencyStore({
-        store: redisStateStore({ client: conn.client, prefix: `model${c}`, timeoutMs: 5000 }),
+        store: redisStateStore({ client: redis.conn.client, prefix: `model${c}`, timeoutMs: 5000 }),
         inFlightLeaseMs: 20,
         onLateCompletion: (e) => late.push(e),
       }),

@@ -13,6 +13,7 @@ import {
   persistentCheckoutKey,
 } from 'steadfast';
 
+const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
 const fail = () => Promise.reject(new Error('HTTP 503'));
 const tick = () => new Promise((ok) => setTimeout(ok, 10));
 /** BroadcastChannel delivery is asynchronous and slower on a loaded machine: wait for it (bounded). */
@@ -84,24 +85,31 @@ test('memory store: idempotency answers like IdempotencyStore, asynchronously', 
   assert.equal(calls, 1);
 });
 
-test('tabs: a trip in one breaker opens its peers on the channel, a close closes them', async () => {
-  const make = () => {
+test('tabs: a trip in one breaker opens its peers on the channel; the tab whose probe succeeds closes them', async () => {
+  const make = (channel) => {
     let share;
-    const breaker = new CircuitBreaker({ failureThreshold: 1, openDurationMs: 60_000, onStateChange: (s) => share.onStateChange(s) });
-    share = shareBreakerAcrossTabs(breaker, { channel: `test-${process.pid}` });
+    const breaker = new CircuitBreaker({ failureThreshold: 1, openDurationMs: 150, onStateChange: (s) => share.onStateChange(s) });
+    share = shareBreakerAcrossTabs(breaker, { channel });
     return { breaker, share };
   };
-  const a = make();
-  const b = make();
+  const channel = `test-${process.pid}-${Date.now()}`;
+  const a = make(channel);
+  const b = make(channel);
   try {
     await a.breaker.execute(fail).catch(() => {});
     await until(() => b.breaker.currentState === 'open');
     assert.equal(b.breaker.currentState, 'open');
     assert.equal(b.breaker.toJSON().openUntil, a.breaker.toJSON().openUntil, 'same deadline');
-    const c = make(); // joins during the cooldown
+    const c = make(channel); // joins during the cooldown
     await until(() => c.breaker.currentState === 'open');
     assert.equal(c.breaker.currentState, 'open');
+    // A reset is this tab's own: it proves no probe, so its peers stay open.
     a.breaker.reset();
+    await sleep(30);
+    assert.equal(b.breaker.currentState, 'open');
+    await a.breaker.execute(fail).catch(() => {}); // a trips again
+    await until(() => a.breaker.currentState === 'half-open' && b.breaker.currentState === 'half-open');
+    assert.equal(await a.breaker.execute(async () => 'ok'), 'ok'); // a's probe succeeds
     await until(() => b.breaker.currentState === 'closed' && c.breaker.currentState === 'closed');
     assert.equal(b.breaker.currentState, 'closed');
     assert.equal(c.breaker.currentState, 'closed');
@@ -138,4 +146,34 @@ test('persistentCheckoutKey: one key per cart across "reloads", settled outcomes
   assert.equal((await other.charge(client, { amountCents: 1, currency: 'usd' }, { resume: true })).status, 'succeeded');
   first.clear();
   assert.notEqual((await persistentCheckoutKey({ cartId: 'c1', storage, locks: null })).key, first.key);
+});
+
+test("persistentCheckoutKey: a reload with a changed cart never resumes, replays or settles under the old cart's key", async () => {
+  const data = new Map();
+  const storage = { getItem: (k) => data.get(k) ?? null, setItem: (k, v) => data.set(k, String(v)), removeItem: (k) => data.delete(k) };
+  const cartA = { amountCents: 1000, currency: 'usd', items: ['a'] };
+  const cartB = { amountCents: 100000, currency: 'usd', items: ['a', 'tv'] };
+  const sent = [];
+  const lost = {
+    charge: async (charge, o) => {
+      sent.push(o.idempotencyKey);
+      throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+    },
+  };
+  const page1 = await persistentCheckoutKey({ cartId: 'cart-x', storage, locks: null });
+  await assert.rejects(page1.charge(lost, cartA));
+  assert.equal((await page1.state()).status, 'unknown');
+  // The page reloads; the cart now holds a TV.
+  const page2 = await persistentCheckoutKey({ cartId: 'cart-x', storage, locks: null });
+  assert.equal(page2.key, page1.key);
+  const honest = { charge: async (charge, o) => (sent.push(o.idempotencyKey), { status: 'succeeded', reference: 'ch_A', key: o.idempotencyKey }) };
+  await assert.rejects(page2.charge(honest, cartB, { resume: true }), (e) => e.code === 'KEY_REUSED' && e.key === page1.key);
+  assert.deepEqual(sent, [page1.key], "nothing was sent for cart B under cart A's key");
+  // The same cart resumes; then a changed cart is not answered with cart A's success either.
+  assert.equal((await page2.charge(honest, cartA, { resume: true })).status, 'succeeded');
+  await assert.rejects(page2.charge(honest, cartB), { code: 'KEY_REUSED' });
+  assert.equal((await page2.charge(honest, cartA)).replayed, true);
+  // A stored fingerprint that is not one is untrusted input: the entry is replaced, not believed.
+  data.set([...data.keys()][0], JSON.stringify({ ...JSON.parse([...data.values()][0]), fp: 'x' }));
+  assert.notEqual((await persistentCheckoutKey({ cartId: 'cart-x', storage, locks: null })).key, page1.key);
 });

@@ -3,7 +3,7 @@
 // carry TTLs, the reconciliation list is paged (no call grows with the number of unknown records),
 // an evicting maxmemory-policy is refused, resolve compares and sets, a late owner's completion is
 // surfaced, ioredis keyPrefix is respected and breaker names cannot collide.
-import { test, before, after } from 'node:test';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
@@ -20,37 +20,30 @@ import {
   IdempotencyStateError,
   reconcile,
 } from 'steadfast';
-import { startRedis, connectClient } from '../shared/redis-server.mjs';
+import { redisForTests } from '../shared/redis-server.mjs';
 
 const OUT = fileURLToPath(new URL('../.out/', import.meta.url));
 const FIGURES = `${OUT}shared-figures.json`;
 const figures = {};
 const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
 const UNKNOWN_N = Number(process.env.UNKNOWN_N ?? 200_000);
-let redis;
-let conn;
+const redis = redisForTests();
 let prefixes = 0;
 const fresh = () => `t${++prefixes}`;
 
-before(async () => {
-  redis = await startRedis();
-  conn = await connectClient('node-redis', redis.port);
-});
-after(async () => {
-  await conn?.close();
-  await redis?.stop();
+after(() => {
   mkdirSync(OUT, { recursive: true });
   const old = existsSync(FIGURES) ? JSON.parse(readFileSync(FIGURES, 'utf8')) : {};
   writeFileSync(FIGURES, JSON.stringify({ ...old, ...figures }, null, 2));
 });
 
-const cmd = (...args) => conn.client.sendCommand(args.map(String));
-const store = (opts = {}) => createRedisIdempotencyStore({ client: conn.client, prefix: fresh(), timeoutMs: 5000, ...opts });
+const cmd = (...args) => redis.conn.client.sendCommand(args.map(String));
+const store = (opts = {}) => createRedisIdempotencyStore({ client: redis.conn.client, prefix: fresh(), timeoutMs: 5000, ...opts });
 const transient = () => Object.assign(new Error('ETIMEDOUT'), { code: 'ETIMEDOUT' });
 
 test('fingerprints: the core SHA-256/128 of the request (every process computes the same digest); strict in every status', async () => {
   const prefix = fresh();
-  const s = createRedisIdempotencyStore({ client: conn.client, prefix, timeoutMs: 5000 });
+  const s = createRedisIdempotencyStore({ client: redis.conn.client, prefix, timeoutMs: 5000 });
   assert.equal(await s.run('k', async () => 'one', { fingerprint: '100 usd' }), 'one');
   const stored = await cmd('HGET', `${prefix}:{idem}:r:k`, 'fp');
   assert.equal(stored, createHash('sha256').update('f:100 usd').digest('hex').slice(0, 32));
@@ -101,7 +94,14 @@ test('maxRecords in Redis: new keys are refused when full, live records are neve
 
 test('every Redis key carries a TTL: in flight, unknown, done, breaker state and window', async () => {
   const prefix = fresh();
-  const s = createRedisIdempotencyStore({ client: conn.client, prefix, timeoutMs: 5000, ttlMs: 60_000, unknownTtlMs: 3_600_000, inFlightLeaseMs: 10_000 });
+  const s = createRedisIdempotencyStore({
+    client: redis.conn.client,
+    prefix,
+    timeoutMs: 5000,
+    ttlMs: 60_000,
+    unknownTtlMs: 3_600_000,
+    inFlightLeaseMs: 10_000,
+  });
   let release;
   const p = s.run('in', () => new Promise((ok) => (release = ok)));
   await sleep(5);
@@ -116,7 +116,7 @@ test('every Redis key carries a TTL: in flight, unknown, done, breaker state and
   assert.ok(unkTtl > 3_500_000 && unkTtl <= 3_600_000, `unknown: unknownTtlMs, got ${unkTtl}`);
   release(1);
   await p;
-  const b = createRedisBreaker({ client: conn.client, prefix, name: 'gw', windowSize: 10, failureRateThreshold: 0.5, openDurationMs: 1000 });
+  const b = createRedisBreaker({ client: redis.conn.client, prefix, name: 'gw', windowSize: 10, failureRateThreshold: 0.5, openDurationMs: 1000 });
   await b.execute(async () => 1);
   for (const k of [`${prefix}:breaker:2:gw`, `${prefix}:breaker:2:gw:window`]) {
     const t = Number(await cmd('PTTL', k));
@@ -148,7 +148,7 @@ test(`the reconciliation list is paged: ${UNKNOWN_N.toLocaleString('en-US')} unk
     await cmd('EVAL', fill, 0, base, from, Math.min(10_000, UNKNOWN_N - from), Date.now());
   }
   t.diagnostic(`filled ${UNKNOWN_N} unknown records in ${Math.round(performance.now() - t0)} ms`);
-  const s = createRedisIdempotencyStore({ client: conn.client, prefix, timeoutMs: 5000, maxRecords: 2 ** 30 });
+  const s = createRedisIdempotencyStore({ client: redis.conn.client, prefix, timeoutMs: 5000, maxRecords: 2 ** 30 });
   await s.peek('warm-up'); // loads the script and checks the eviction policy
   await cmd('CONFIG', 'SET', 'slowlog-log-slower-than', 0);
   await cmd('CONFIG', 'SET', 'slowlog-max-len', 4096);
@@ -262,7 +262,7 @@ test("a late owner's completion after its lapsed record was reconciled as failed
 
 test('ioredis keyPrefix: a crashed owner still shows up in the reconciliation list', async () => {
   const { Redis } = await import('ioredis');
-  const client = new Redis({ port: redis.port, host: '127.0.0.1', keyPrefix: 'app:', lazyConnect: true, maxRetriesPerRequest: 1 });
+  const client = new Redis({ port: redis.server.port, host: '127.0.0.1', keyPrefix: 'app:', lazyConnect: true, maxRetriesPerRequest: 1 });
   await client.connect();
   try {
     const s = createRedisIdempotencyStore({ client, prefix: fresh(), timeoutMs: 5000, inFlightLeaseMs: 20 });
@@ -280,7 +280,7 @@ test("breaker names cannot collide: a breaker named 'x:window' does not disable 
   const prefix = fresh();
   const errors = [];
   const opts = {
-    client: conn.client,
+    client: redis.conn.client,
     prefix,
     windowSize: 4,
     failureRateThreshold: 0.5,
@@ -301,7 +301,7 @@ test("breaker names cannot collide: a breaker named 'x:window' does not disable 
 test('per-service default prefixes: two services on one Redis share no breaker and no key; a store with neither option is reported', async () => {
   const warnings = [];
   const opts = {
-    client: conn.client,
+    client: redis.conn.client,
     name: 'gateway',
     windowSize: 4,
     failureRateThreshold: 0.5,
@@ -319,23 +319,23 @@ test('per-service default prefixes: two services on one Redis share no breaker a
   assert.equal(await cmd('EXISTS', 'steadfast:checkout:breaker:7:gateway'), 1, 'keys live under steadfast:<service>');
   assert.equal(await cmd('EXISTS', 'steadfast:breaker:7:gateway'), 0, 'nothing under the shared namespace');
 
-  const a = createRedisIdempotencyStore({ client: conn.client, service: 'checkout', timeoutMs: 5000, onWarning: (m) => warnings.push(m) });
-  const b = createRedisIdempotencyStore({ client: conn.client, service: 'refunds', timeoutMs: 5000, onWarning: (m) => warnings.push(m) });
+  const a = createRedisIdempotencyStore({ client: redis.conn.client, service: 'checkout', timeoutMs: 5000, onWarning: (m) => warnings.push(m) });
+  const b = createRedisIdempotencyStore({ client: redis.conn.client, service: 'refunds', timeoutMs: 5000, onWarning: (m) => warnings.push(m) });
   assert.equal(await a.run('order-1', async () => 'charged'), 'charged');
   assert.equal(await b.run('order-1', async () => 'refunded'), 'refunded', 'the same key in another service runs (no replay across services)');
   assert.equal(await a.run('order-1', async () => 'again'), 'charged', 'and replays in its own');
   assert.deepEqual(warnings, [], 'a named service is not warned about');
 
   // An explicit prefix wins over the service; neither option: the shared namespace, reported per store.
-  redisStateStore({ client: conn.client, service: 'checkout', prefix: fresh(), onWarning: (m) => warnings.push(m) });
+  redisStateStore({ client: redis.conn.client, service: 'checkout', prefix: fresh(), onWarning: (m) => warnings.push(m) });
   assert.deepEqual(warnings, []);
-  redisStateStore({ client: conn.client, onWarning: (m) => warnings.push(m) });
-  redisStateStore({ client: conn.client, onWarning: (m) => warnings.push(m) });
+  redisStateStore({ client: redis.conn.client, onWarning: (m) => warnings.push(m) });
+  redisStateStore({ client: redis.conn.client, onWarning: (m) => warnings.push(m) });
   assert.equal(warnings.length, 2);
   assert.match(warnings[0], /no 'service' or 'prefix'.*shares the namespace 'steadfast'/);
   for (const bad of ['', 'a:b', 'x'.repeat(65), 42, 'spaces are bad']) {
     assert.throws(
-      () => redisStateStore({ client: conn.client, service: bad }),
+      () => redisStateStore({ client: redis.conn.client, service: bad }),
       (e) => e instanceof TypeError && e.option === 'service',
       `service ${String(bad)}`,
     );
@@ -343,7 +343,7 @@ test('per-service default prefixes: two services on one Redis share no breaker a
 });
 
 test('a shared store rejects bad limits, naming the option', () => {
-  const s = redisStateStore({ client: conn.client });
+  const s = redisStateStore({ client: redis.conn.client });
   assert.throws(
     () => new SharedIdempotencyStore({ store: s, maxRecords: 0 }),
     (e) => e instanceof RangeError && e.option === 'maxRecords',
@@ -353,7 +353,53 @@ test('a shared store rejects bad limits, naming the option', () => {
     (e) => e instanceof RangeError && e.option === 'unknownTtlMs',
   );
   assert.throws(
-    () => redisStateStore({ client: conn.client, evictionPolicy: 'ignore' }),
+    () => redisStateStore({ client: redis.conn.client, evictionPolicy: 'ignore' }),
     (e) => e instanceof RangeError && e.option === 'evictionPolicy',
   );
+});
+
+test(
+  'unknownKeys() lists every unknown key exactly once when processes with different inFlightLeaseMs lapse records out of start order',
+  { timeout: 120_000 },
+  async () => {
+    const prefix = fresh();
+    // Two processes on one namespace: one leases 300 ms, the other 30 ms. Their records start
+    // interleaved, so leases lapse in another order than the records started (the list's order).
+    const long = createRedisIdempotencyStore({ client: redis.conn.client, prefix, timeoutMs: 5000, inFlightLeaseMs: 300, maxRecords: 100_000 });
+    const short = createRedisIdempotencyStore({ client: redis.conn.client, prefix, timeoutMs: 5000, inFlightLeaseMs: 30, maxRecords: 100_000 });
+    const N = 6_000;
+    const keys = Array.from({ length: N }, (_, i) => `mixed-${i}`);
+    const hung = () => new Promise(() => {}); // the owner dies mid-call: its lease lapses into unknown
+    const inflight = async () => Number(await cmd('ZCARD', `${prefix}:{idem}:inflight`));
+    for (let i = 0; i < N; i += 200) {
+      keys.slice(i, i + 200).forEach((k, j) => ((i + j) % 2 === 0 ? long : short).run(k, hung).catch(() => {}));
+      while ((await inflight()) < Math.min(N, i + 200)) await sleep(1); // these have started
+    }
+    await sleep(400); // every lease has lapsed; none has been turned into unknown yet
+    assert.equal(await inflight(), N);
+    const listed = await short.unknownKeys();
+    const seen = new Map();
+    for (const k of listed) seen.set(k, (seen.get(k) ?? 0) + 1);
+    const twice = [...seen].filter(([, n]) => n > 1).length;
+    const missed = keys.filter((k) => !seen.has(k)).length;
+    assert.deepEqual({ listed: listed.length, twice, missed }, { listed: N, twice: 0, missed: 0 });
+    // A second pass finds the same list (nothing was left to lapse, nothing moved).
+    assert.deepEqual(await long.unknownKeys(), listed);
+  },
+);
+
+test('durations are bounded: ttlMs 1e17 is a RangeError naming it; the largest accepted ttlMs still completes in Redis', async () => {
+  assert.throws(
+    () => createRedisIdempotencyStore({ client: redis.conn.client, prefix: fresh(), ttlMs: 1e17 }),
+    (e) => e instanceof RangeError && e.code === 'INVALID_OPTION' && e.option === 'ttlMs' && /10 years/.test(e.message),
+  );
+  const max = 315_360_000_000;
+  const s = store({ ttlMs: max, unknownTtlMs: max, inFlightLeaseMs: max });
+  assert.equal(await s.run('long', async () => 'kept'), 'kept');
+  assert.equal(await s.run('long', async () => 'again'), 'kept', 'replayed: the record was written with its TTL');
+  await assert.rejects(
+    s.run('long-unknown', async () => Promise.reject(transient())),
+    OutcomeUnknownError,
+  );
+  assert.equal((await s.peek('long-unknown')).status, 'unknown');
 });

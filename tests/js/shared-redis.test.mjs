@@ -150,6 +150,69 @@ test('breaker twin: the Lua script and the wasm core give the same answer to the
   figures.twin = { steps, breakers: TWIN_CONFIGS.length * 3, trips, stale, timingSkips };
 });
 
+test('breaker twin with forged hash fields: the Lua does not believe them and answers as the core does', { timeout: 60_000 }, async () => {
+  const { client, close } = await connectClient('node-redis', redis.port);
+  const cmd = (...args) => client.sendCommand(args.map(String));
+  const remote = redisStateStore({ client, prefix: 'forged', timeoutMs: 2000 });
+  const local = memoryStateStore();
+  const hash = (name) => `forged:breaker:${name.length}:${name}`;
+  const rate = { kind: 'rate', windowSize: 10, failureRateThreshold: 0.5, minimumCalls: 5, openDurationMs: 400, probesToClose: 1 };
+  const consecutive = { kind: 'consecutive', failureThreshold: 3, openDurationMs: 400, probesToClose: 1 };
+  /** The same outcomes on both sides; `forge` (Redis only) runs after `before` of them. Answers every step of both. */
+  const drive = async (name, config, before, forge, after) => {
+    const sides = [local.breaker(name, config), remote.breaker(name, config)];
+    const answers = [[], []];
+    const run = async (outcomes) => {
+      for (const failed of outcomes) {
+        for (const [i, side] of sides.entries()) {
+          const ticket = await side.acquire();
+          answers[i].push(ticket.granted ? [ticket.state, (await side.record(ticket.permit, failed)).transition] : ['rejected', ticket.state]);
+        }
+      }
+    };
+    await run(before);
+    await forge(hash(name));
+    await run(after);
+    return answers;
+  };
+  try {
+    // Failures on record, then wf forged to -1e9 (the window would never trip): recounted from the window.
+    let [core, lua] = await drive('wf-low', rate, [true, true, true, false], (h) => cmd('HSET', h, 'wf', -1e9), [true]);
+    assert.deepEqual(lua, core);
+    assert.deepEqual(core.at(-1), ['closed', 'open'], '4 failures of 5 trip it');
+    // Successes only, then wf forged to 1e9 (one failure would trip it): recounted.
+    [core, lua] = await drive('wf-high', rate, [false, false, false, false, false], (h) => cmd('HSET', h, 'wf', 1e9), [true]);
+    assert.deepEqual(lua, core);
+    assert.deepEqual(core.at(-1), ['closed', 'none']);
+    // A window list longer than windowSize (outcomes that are each plausible): trimmed to the last windowSize.
+    await drive('w-long', rate, [false], (h) => cmd('RPUSH', `${h}:window`, ...Array(50).fill('1')), [false]);
+    assert.equal(Number(await cmd('LLEN', `${hash('w-long')}:window`)), rate.windowSize);
+    // A consecutive count forged negative: restarts at 0, and 3 failures in a row still trip it.
+    [core, lua] = await drive('cf', consecutive, [], (h) => cmd('HSET', h, 'cf', -1e9, 's', 0, 'g', 0), [true, true, true]);
+    assert.deepEqual(lua, core);
+    assert.deepEqual(core.at(-1), ['closed', 'open']);
+    // A state id that is not one reads as closed, never as something the rules cannot produce.
+    [core, lua] = await drive('s', consecutive, [], (h) => cmd('HSET', h, 's', 7, 'g', 'x'), [false]);
+    assert.deepEqual(lua, core);
+    // An open deadline forged to 1e300: clamped to now + openDurationMs (as the core clamps openUntil).
+    const name = 'u';
+    await drive(name, consecutive, [true, true, true], (h) => cmd('HSET', h, 'u', 1e300), []);
+    const open = await remote.breaker(name, consecutive).state();
+    assert.equal(open.state, 'open');
+    assert.ok(open.retryInMs <= 400, `open at most openDurationMs ahead, got ${open.retryInMs}`);
+    await sleep(450);
+    const probe = await remote.breaker(name, consecutive).acquire();
+    assert.deepEqual([probe.granted, probe.state], [true, 'half-open'], 'after one cooldown it probes again');
+    // A probe start forged into the future would hold the probe slot for good: clamped to now, so its lease lapses.
+    await cmd('HSET', hash(name), 'pa', 1e300);
+    assert.equal((await remote.breaker(name, consecutive).acquire()).granted, false, 'the probe is in flight');
+    await sleep(850); // 2 x openDurationMs: the lease of a lost probe
+    assert.equal((await remote.breaker(name, consecutive).acquire()).granted, true, 'the lost probe lease lapsed');
+  } finally {
+    await close();
+  }
+});
+
 // ---------------------------------------------------------------------------------------------
 
 for (const adapter of ADAPTERS) {

@@ -4,6 +4,7 @@
 // (Redis cases: shared-redis-limits.test.mjs; Chromium tab/storage cases: tests/browser/shared-tamper.)
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import {
   chargeCustomer,
   createCheckoutClient,
@@ -318,6 +319,98 @@ describe('untrusted inputs from tabs and snapshots are clamped and validated', (
       attacker.close();
       tabs.close();
     }
+  });
+
+  test('BroadcastChannel: a forged close never closes an open breaker; only the tab whose probe succeeded can', async () => {
+    const channelName = `steadfast-close-${process.pid}-${Date.now()}`;
+    const remote = [];
+    const breaker = new CircuitBreaker({ failureThreshold: 1, openDurationMs: 300 });
+    const tabs = shareBreakerAcrossTabs(breaker, { channel: channelName, onRemote: (e) => remote.push(e) });
+    let shareB;
+    const peer = new CircuitBreaker({ failureThreshold: 1, openDurationMs: 300, onStateChange: (st) => shareB.onStateChange(st) });
+    shareB = shareBreakerAcrossTabs(peer, { channel: channelName });
+    const attacker = new BroadcastChannel(channelName);
+    const seen = [];
+    attacker.onmessage = (e) => seen.push(e.data);
+    const down = () => Promise.reject(Object.assign(new Error('reset'), { code: 'ECONNRESET' }));
+    try {
+      await breaker.execute(down).catch(() => {});
+      assert.equal(breaker.currentState, 'open');
+      // During the cooldown: a bare close, a close with a made-up proof, and a lease + its own proof.
+      const secret = 'a'.repeat(32);
+      const lease = createHash('sha256').update(secret).digest('hex').slice(0, 32);
+      for (const m of [{ type: 'closed' }, { type: 'closed', lease, proof: secret }, { type: 'probe', lease }, { type: 'closed', lease, proof: secret }])
+        attacker.postMessage(m);
+      await sleep(50);
+      assert.equal(breaker.currentState, 'open', 'no message closes a breaker during its cooldown');
+      assert.equal(remote.filter((e) => e.type === 'invalid').length, 4);
+      await sleep(300); // the cooldown is over: the breaker admits a probe
+      assert.equal(breaker.currentState, 'half-open');
+      // The peer (opened by the trip's broadcast) takes the probe and succeeds; every tab sees its lease and proof.
+      assert.equal(peer.currentState, 'half-open');
+      assert.equal(await peer.execute(async () => 'probe ok'), 'probe ok');
+      await sleep(50);
+      assert.equal(breaker.currentState, 'closed', "the probing tab's proven close is believed");
+      const proven = seen.find((m) => m?.type === 'closed');
+      assert.ok(proven && typeof proven.proof === 'string', 'the close carried its proof');
+      await breaker.execute(down).catch(() => {});
+      assert.equal(breaker.currentState, 'open');
+      await sleep(350); // past the new cooldown: a replayed proof of the earlier probe still proves nothing
+      attacker.postMessage(proven);
+      await sleep(50);
+      assert.equal(breaker.currentState, 'half-open', 'a replayed proof does not close it');
+    } finally {
+      attacker.close();
+      tabs.close();
+      shareB.close();
+    }
+  });
+
+  test('persistentCheckoutKey: storage that refuses the write after the debit does not make charge() reject a paid order', async () => {
+    const map = new Map();
+    let full = false;
+    const storage = {
+      getItem: (k) => (map.has(k) ? map.get(k) : null),
+      setItem: (k, v) => {
+        if (full) throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
+        map.set(k, String(v));
+      },
+      removeItem: (k) => map.delete(k),
+    };
+    let debits = 0;
+    const fetch = async () => {
+      debits += 1;
+      full = true; // the quota fills up while the charge is in flight
+      return new Response('{"id":"ch_paid"}', { status: 200 });
+    };
+    const client = createCheckoutClient({ endpoint: 'https://pay.example/v1/charges', fetch, retry: { maxAttempts: 1 } });
+    const reported = [];
+    const cart = await persistentCheckoutKey({ cartId: 'quota', storage, locks: null, onStorageError: (e) => reported.push(e.name) });
+    const outcome = await cart.charge(client, { amountCents: 4999, currency: 'usd' });
+    assert.deepEqual([outcome.status, outcome.reference, debits], ['succeeded', 'ch_paid', 1]);
+    assert.deepEqual(reported, ['QuotaExceededError']);
+    // The same with a gateway that fails after the request left: the real outcome (unknown), not the storage error.
+    full = false;
+    const lost = await persistentCheckoutKey({ cartId: 'quota-unknown', storage, locks: null });
+    const down = createCheckoutClient({
+      endpoint: 'https://pay.example/v1/charges',
+      fetch: async () => {
+        full = true;
+        return new Response('{}', { status: 503 });
+      },
+      retry: { maxAttempts: 1 },
+    });
+    assert.equal((await lost.charge(down, { amountCents: 4999, currency: 'usd' })).status, 'unknown');
+    // Storage that refuses before anything is sent: charge() rejects with its error and sends nothing.
+    const before = await (async () => {
+      full = false;
+      const c = await persistentCheckoutKey({ cartId: 'quota-before', storage, locks: null });
+      full = true;
+      return c;
+    })();
+    await assert.rejects(before.charge(client, { amountCents: 1, currency: 'usd' }), (e) => e.name === 'QuotaExceededError');
+    assert.equal(debits, 1, 'nothing was sent');
+    await assert.rejects(persistentCheckoutKey({ cartId: 'x', storage, locks: null, onStorageError: 'log' }), TypeError);
   });
 
   test('persistentCheckoutKey: forged or stale stored entries are ignored, replaced and pruned', async () => {

@@ -6,6 +6,7 @@ import { createServer, connect } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { before, after } from 'node:test';
 
 export function redisServerPath() {
   try {
@@ -99,4 +100,21 @@ export async function connectClient(kind, port, onError = () => {}) {
     // destroy(), not close(): close() waits for a reconnect that never comes once the server is gone.
     close: async () => client.destroy(),
   };
+}
+
+/**
+ * For one node:test file: a private redis-server and a node-redis client, started before its tests
+ * and stopped after them. Returns `{ server, conn }`, filled in by the before hook.
+ */
+export function redisForTests() {
+  const r = { server: undefined, conn: undefined };
+  before(async () => {
+    r.server = await startRedis();
+    r.conn = await connectClient('node-redis', r.server.port);
+  });
+  after(async () => {
+    await r.conn?.close();
+    await r.server?.stop();
+  });
+  return r;
 }

@@ -308,6 +308,43 @@ pub async fn repeated_request_is_replayed(rt: Rc<dyn Runtime>, clock: Clock) {
     assert_eq!(gw.debits_total(), 1);
 }
 
+/// The key binds the whole charge, as in JS: another customer, order or cart under the same key is
+/// refused; a volatile field (a per-attempt nonce) changes nothing and replays.
+pub async fn a_key_binds_customer_order_and_fields(rt: Rc<dyn Runtime>, clock: Clock) {
+    let (gw, d) = (Gateway::default(), deps(&rt, &clock, 1));
+    let c = Charge::new("order-9", 4999, "usd")
+        .unwrap()
+        .with_customer("cus_1")
+        .with_order("ord_1")
+        .volatile_field("sdkNonce", "n-1")
+        .unwrap();
+    let first = pay(&rt, &gw, &d, &c).await.unwrap();
+    let others = [
+        c.clone().with_customer("cus_2"),
+        c.clone().with_order("ord_2"),
+        c.clone().field("cart", "B-2").unwrap(),
+    ];
+    for other in &others {
+        assert_eq!(
+            pay(&rt, &gw, &d, other).await.unwrap_err().code(),
+            Some("KEY_REUSED")
+        );
+    }
+    let mut retried = Charge::new("order-9", 4999, "usd")
+        .unwrap()
+        .volatile_field("sdkNonce", "n-2")
+        .unwrap();
+    retried.customer = Some("cus_1".into());
+    retried.order = Some("ord_1".into());
+    assert_eq!(pay(&rt, &gw, &d, &retried).await.unwrap(), first);
+    assert_eq!(gw.debits_total(), 1);
+    assert_eq!(
+        c.clone().field("currency", "eur").unwrap_err().code(),
+        Some("INVALID_OPTION")
+    );
+    assert!(c.field("tax", f64::NAN).is_err());
+}
+
 pub async fn unresolved_timeout_blocks_second_attempt(rt: Rc<dyn Runtime>, clock: Clock) {
     let (gw, d) = (Gateway::default(), deps(&rt, &clock, 1));
     gw.fail_next(Fault::DebitThenTimeout, 1);

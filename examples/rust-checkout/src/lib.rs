@@ -56,11 +56,8 @@ fn js_err(e: impl std::fmt::Display) -> JsValue {
 fn charge_request(charge: &Charge) -> Result<Request, JsValue> {
     let init = RequestInit::new();
     init.set_method("POST");
-    let body = format!(
-        r#"{{"amountCents":{},"currency":"{}"}}"#,
-        charge.amount_cents, charge.currency
-    );
-    init.set_body(&JsValue::from_str(&body));
+    // The charge's own JSON: exactly the data its key's fingerprint is of.
+    init.set_body(&JsValue::from_str(&charge.body()));
     let request = Request::new_with_str_and_init("/v1/charges", &init)?;
     request.headers().set("Content-Type", "application/json")?;
     request

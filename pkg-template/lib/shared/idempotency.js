@@ -17,9 +17,11 @@ const RESOLVE_CODE = { resolved: RESOLVE.RESOLVED, 'not-found': RESOLVE.NOT_FOUN
 /** completionOf's kinds as the state-store interface's outcomes. */
 const OUTCOMES = ['done', 'unknown', 'failed', 'refuted'];
 
+/** A duration option: > 0 and at most the core's bound (10 years; beyond it Redis deadlines stop being integers). */
 function positive(opts, name, where, fallback) {
   const v = o.num(opts, name, where) ?? fallback;
-  if (!(v > 0 && Number.isFinite(v))) throw o.rangeError(where, name, 'a finite number > 0', v);
+  const max = idempotencyDefaults().maxDurationMs;
+  if (!(v > 0 && v <= max)) throw o.rangeError(where, name, `a number of ms > 0 and at most ${max} (10 years)`, v);
   return v;
 }
 

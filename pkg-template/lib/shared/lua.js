@@ -23,14 +23,38 @@ local probesToClose = tonumber(ARGV[7])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
+-- The hash is state from outside (anyone with access to this Redis can write it): every field is
+-- range-checked as the core checks a snapshot, and a value outside what the rules can produce is
+-- not believed. A state id or generation that is not one is reset (closed, generation 0); an open
+-- deadline is clamped to now + openDurationMs (the core's latest_deadline) and a probe start to
+-- now (a future one would hold the probe slot for good), both written back; counters outside
+-- [0, their threshold) restart at 0; a window longer than windowSize is trimmed, and a failure
+-- count that does not fit the window is recounted from it.
+local function int(v, lo, hi)
+  local n = tonumber(v)
+  if n == nil or n ~= n or n < lo or n > hi or n ~= math.floor(n) then return nil end
+  return n
+end
 local f = redis.call('HMGET', h, 's', 'u', 'g', 'pa', 'ps', 'cf', 'wf')
-local s = tonumber(f[1]) or 0
+local s = int(f[1], 0, 3) or 0
+-- (Clamped times are written back: clamped again on every read, to a moving now, never arriving.)
 local u = tonumber(f[2]) or 0
-local g = tonumber(f[3]) or 0
+if u ~= u then u = 0 elseif u > now + openMs then u = now + openMs; redis.call('HSET', h, 'u', u) end
+local g = int(f[3], 0, 2147483647) or 0
 local pa = tonumber(f[4])
-local ps = tonumber(f[5]) or 0
-local cf = tonumber(f[6]) or 0
-local wf = tonumber(f[7]) or 0
+if pa ~= nil and (pa ~= pa or pa > now) then pa = now; redis.call('HSET', h, 'pa', pa) end
+local ps = int(f[5], 0, probesToClose - 1) or 0
+local cf = int(f[6], 0, kind == 'consecutive' and threshold - 1 or 2147483647) or 0
+local wf = 0
+if kind ~= 'consecutive' then
+  local len = redis.call('LLEN', w)
+  if len > windowSize then redis.call('LTRIM', w, -windowSize, -1); len = windowSize; f[7] = nil end
+  wf = int(f[7], 0, len)
+  if wf == nil then
+    wf = 0
+    for _, v in ipairs(redis.call('LRANGE', w, 0, -1)) do if v == '1' then wf = wf + 1 end end
+  end
+end
 
 -- Every key carries a TTL (no unbounded growth under many names): an untouched breaker's state
 -- lapses after ttl ms (at least 24 h and 2 x openDurationMs) and reads as closed again.
@@ -272,26 +296,41 @@ if op == 'resolve' then
   return 'resolved'
 end
 
--- One page of the reconciliation list: lapse at most \`limit\` in-flight records whose lease ran
--- out, then list \`limit\` unknown keys from rank \`offset\`, dropping members whose record has
--- expired. Returns {removed, key...}: the caller's next offset is offset + limit - removed. Every
--- call is O(limit log N): no call grows with the number of unknown records.
+-- One page of the reconciliation list, after the cursor (the last member the previous page scanned
+-- and its score; '' to start). A cursor, not a rank: a record that goes unknown meanwhile is
+-- inserted at its start time, anywhere in the set, and would shift every rank after it (listing
+-- keys twice and skipping others when processes lapse records in another order than they started,
+-- e.g. with different inFlightLeaseMs). The cursor's place is found by adding, for a moment, the
+-- member just after it (cursor .. NUL: no key holds a NUL), so it holds even if the cursor's own
+-- record was settled meanwhile. First, lapse at most \`limit\` in-flight records whose lease ran out;
+-- at the start of a pass, a full batch of lapses answers {-1} (call again): the pass lists only
+-- once every record whose lease lapsed before it began is on the list. Records that go unknown
+-- during the pass are listed by it or by the next one, never twice. Returns {scanned, last,
+-- lastScore, key...}; the pass ends when scanned < limit. Every call is O(limit log N).
 if op == 'unknown' then
-  local offset, limit, unknownTtl = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-  for _, k in ipairs(redis.call('ZRANGEBYSCORE', inflight, '-inf', '(' .. now, 'LIMIT', 0, limit)) do
+  local cursor, cursorScore, limit, unknownTtl = ARGV[3], ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6])
+  local lapsed = redis.call('ZRANGEBYSCORE', inflight, '-inf', '(' .. now, 'LIMIT', 0, limit)
+  for _, k in ipairs(lapsed) do
     if not lapse(recPrefix .. k, k, unknownTtl) then redis.call('ZREM', inflight, k) end
   end
-  local out = {0}
-  local removed = 0
-  for _, k in ipairs(redis.call('ZRANGE', unknown, offset, offset + limit - 1)) do
+  if cursor == '' and #lapsed == limit then return {-1} end
+  local start = 0
+  if cursor ~= '' then
+    local after = cursor .. '\\0'
+    redis.call('ZADD', unknown, cursorScore, after)
+    start = redis.call('ZRANK', unknown, after)
+    redis.call('ZREM', unknown, after)
+  end
+  local page = redis.call('ZRANGE', unknown, start, start + limit - 1)
+  local out = {#page, '', ''}
+  if #page > 0 then out[2], out[3] = page[#page], redis.call('ZSCORE', unknown, page[#page]) end
+  for _, k in ipairs(page) do
     if redis.call('EXISTS', recPrefix .. k) == 1 then
       out[#out + 1] = k
     else
       redis.call('ZREM', unknown, k)
-      removed = removed + 1
     end
   end
-  out[1] = removed
   return out
 end
 return redis.error_reply('steadfast: unknown idempotency op ' .. tostring(op))

@@ -270,12 +270,15 @@ export function redisStateStore(options) {
           );
         },
         async unknownKeys() {
+          // A pass walks a cursor (the last member scanned and its score), not ranks: see the 'unknown' op.
           const keys = [];
-          for (let offset = 0; ;) {
-            const [removed, ...page] = await call('unknown', '', [offset, UNKNOWN_PAGE, unknownTtlMs]);
+          for (let cursor = '', score = ''; ;) {
+            const [scanned, last, lastScore, ...page] = await call('unknown', '', [cursor, score, UNKNOWN_PAGE, unknownTtlMs]);
+            if (Number(scanned) < 0) continue; // lapsed a full batch of leases first: list once they are all on the list
             for (const k of page) keys.push(String(k));
-            if (page.length + Number(removed) < UNKNOWN_PAGE) return keys;
-            offset += UNKNOWN_PAGE - Number(removed);
+            if (Number(scanned) < UNKNOWN_PAGE) return keys;
+            cursor = String(last);
+            score = String(lastScore);
           }
         },
       };

@@ -5,7 +5,8 @@
 
 import { CircuitBreaker } from '../breaker.js';
 import { newIdempotencyKey } from '../idempotency.js';
-import { validKey } from '../idempotency-key.js';
+import { canonicalCharge, fingerprintHex, validKey } from '../idempotency-key.js';
+import { IdempotencyKeyReuseError } from '../errors.js';
 import * as o from '../options.js';
 
 /**
@@ -16,11 +17,24 @@ import * as o from '../options.js';
  *   const tabs = shareBreakerAcrossTabs(breaker, { channel: 'payments' });
  *
  * A trip ('open') is broadcast with its deadline (toJSON().openUntil, Date.now-based: same machine,
- * same clock); peers call openUntil(deadline), which clamps it to now + openDurationMs. A close (a
- * probe succeeded) resets open peers. A tab that opens later asks ('hello') and an open peer answers
- * with its deadline. Any same-origin script can post on the channel: a message that is not one of
- * these shapes (or an `until` that is not a finite number) is ignored and reported to `onRemote` as
- * `{ type: 'invalid', reason }`; nothing a message carries can throw out of the handler.
+ * same clock); peers call openUntil(deadline), which clamps it to now + openDurationMs. A tab that
+ * opens later asks ('hello') and an open peer answers with its deadline.
+ *
+ * A message may make a peer more careful (open it), never less, unless it carries proof: a close
+ * is believed only from the tab that ran the successful probe. The tab that takes the half-open
+ * probe announces a lease (`{ type: 'probe', lease }`, the SHA-256/128 of a random secret it keeps);
+ * when its probe closes the circuit it sends `{ type: 'closed', lease, proof }` with the secret. A
+ * peer closes only if its own cooldown is over (it reads half-open: a close can never cut an open
+ * period short), it heard that lease announced while its cooldown was over, and the proof hashes to
+ * it. Limit: any same-origin script runs with the page's authority, so it can announce a lease of
+ * its own and then "close" it — but only once the cooldown is over, exactly when the tab itself
+ * would admit a probe; it cannot close a breaker during its cooldown, replay another tab's proof, or
+ * close an isolated one. A tab's own `reset()` stays local (there is no probe to prove), unless
+ * that tab holds the half-open probe at the time (its reset then ends the probe it announced).
+ *
+ * Any same-origin script can post on the channel: a message that is not one of these shapes (or an
+ * `until` that is not a finite number), or a close without valid proof, is ignored and reported to
+ * `onRemote` as `{ type: 'invalid', reason }`; nothing a message carries can throw out of the handler.
  */
 export function shareBreakerAcrossTabs(breaker, options) {
   const where = 'shareBreakerAcrossTabs';
@@ -34,6 +48,12 @@ export function shareBreakerAcrossTabs(breaker, options) {
   const channel = new Channel(name);
   let applying = false;
   let closed = false;
+  /** This tab's probe lease while it holds the half-open probe: `{ lease, secret }`. */
+  let mine;
+  /** Leases peers announced while this tab's cooldown was over (bounded: a flood cannot grow it). */
+  const leases = new Set();
+  const LEASES_MAX = 16;
+  const LEASE = /^[0-9a-f]{32}$/;
   const post = (message) => {
     if (!closed) channel.postMessage(message);
   };
@@ -65,8 +85,24 @@ export function shareBreakerAcrossTabs(breaker, options) {
         if (typeof until !== 'number' || !Number.isFinite(until)) return report({ type: 'invalid', reason: 'open without a finite until' });
         apply(() => breaker.openUntil(until)); // clamped to now + openDurationMs by the core
         report({ type: 'open', until });
+      } else if (type === 'probe') {
+        const lease = o.own(m, 'lease');
+        if (typeof lease !== 'string' || !LEASE.test(lease)) return report({ type: 'invalid', reason: 'probe without a lease' });
+        // Only a tab past its own cooldown may be probing: an announcement during it earns nothing.
+        if (breaker.isolated || breaker.currentState !== 'half-open') return report({ type: 'invalid', reason: 'probe announced during the cooldown' });
+        if (leases.size >= LEASES_MAX) leases.clear();
+        leases.add(lease);
+        report({ type: 'probe', lease });
       } else if (type === 'closed') {
-        if (!breaker.isolated && breaker.currentState !== 'closed') apply(() => breaker.reset());
+        if (breaker.currentState === 'closed' && !breaker.isolated) return report({ type: 'closed' });
+        const lease = o.own(m, 'lease');
+        const proof = o.own(m, 'proof');
+        if (breaker.isolated || breaker.currentState !== 'half-open') return report({ type: 'invalid', reason: 'closed during the cooldown' });
+        if (typeof lease !== 'string' || !leases.has(lease) || typeof proof !== 'string' || proof.length > 64 || fingerprintHex(proof) !== lease) {
+          return report({ type: 'invalid', reason: 'closed without proof of a successful probe' });
+        }
+        leases.clear();
+        apply(() => breaker.reset());
         report({ type: 'closed' });
       } else if (type === 'hello') {
         announceOpen();
@@ -83,8 +119,20 @@ export function shareBreakerAcrossTabs(breaker, options) {
     /** Call from the breaker's onStateChange: broadcasts this tab's own transitions. */
     onStateChange(state) {
       if (applying) return;
+      if (state === 'half-open') {
+        // This tab took the probe: announce a lease only it can prove (no CSPRNG: no lease, and
+        // its close stays local).
+        if (typeof globalThis.crypto?.getRandomValues !== 'function') return;
+        const bytes = globalThis.crypto.getRandomValues(new Uint8Array(16));
+        const secret = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+        mine = { secret, lease: fingerprintHex(secret) };
+        post({ type: 'probe', lease: mine.lease });
+        return;
+      }
       if (state === 'open') announceOpen();
-      else if (state === 'closed') post({ type: 'closed' });
+      else if (state === 'closed' && mine !== undefined) post({ type: 'closed', lease: mine.lease, proof: mine.secret });
+      mine = undefined;
+      leases.clear();
     },
     /** Stop sharing (the breaker keeps working alone). */
     close() {
@@ -115,6 +163,8 @@ function validEntry(v, now, maxAgeMs) {
   const createdAt = o.own(v, 'createdAt');
   if (typeof key !== 'string' || !validKey(key) || !STATUSES.has(status)) return false;
   if (!isTime(createdAt) || createdAt > now + 60_000 || now - createdAt > maxAgeMs) return false;
+  const fp = o.own(v, 'fp');
+  if (fp !== undefined && !(typeof fp === 'string' && /^[0-9a-f]{32}$/.test(fp))) return false;
   if (SETTLED.has(status)) {
     const outcome = o.own(v, 'outcome');
     if (outcome === null || typeof outcome !== 'object' || o.own(outcome, 'status') !== status || o.own(outcome, 'key') !== key) return false;
@@ -155,6 +205,9 @@ function prune(storage, now, maxAgeMs, maxEntries) {
  * (a valid key, a known status, a settled outcome that names the same key and status, a sane
  * `createdAt`) is ignored and replaced. Entries older than `maxAgeMs` (default 24 h, the gateway's
  * key retention) are pruned, and at most `maxEntries` (default 100) carts are kept per storage.
+ * A storage that refuses to record the outcome after the request went out (quota exceeded,
+ * SecurityError) is reported to `onStorageError(error)` and the charge still resolves its real
+ * outcome; one that refuses before anything is sent rejects `charge()` with its error.
  *
  * Returns (a Promise of) `{ key, cartId, state(), charge(client, charge, { resume, signal }), clear() }`.
  */
@@ -171,6 +224,7 @@ export async function persistentCheckoutKey(options) {
   const locks = ownLocks === undefined ? globalThis.navigator?.locks : ownLocks;
   const maxAgeMs = o.num(opts, 'maxAgeMs', where) ?? CHECKOUT_KEY_MAX_AGE_MS;
   if (!(maxAgeMs > 0)) throw o.rangeError(where, 'maxAgeMs', 'a number > 0', maxAgeMs);
+  const onStorageError = o.fn(opts, 'onStorageError', where);
   const maxEntries = o.num(opts, 'maxEntries', where) ?? CHECKOUT_KEY_MAX_ENTRIES;
   if (!Number.isSafeInteger(maxEntries) || maxEntries < 1) throw o.rangeError(where, 'maxEntries', 'an integer >= 1', maxEntries);
   const storageKey = `${PREFIX}${cartId}`;
@@ -192,6 +246,20 @@ export async function persistentCheckoutKey(options) {
   const write = (record) => {
     if (leaving && !SETTLED.has(record.status)) return;
     storage.setItem(storageKey, JSON.stringify(record));
+  };
+  // After the request went out, storage that refuses a write (quota exceeded, SecurityError in a
+  // locked-down frame) must not turn a charge's real outcome into a rejection: the write is
+  // reported to onStorageError and the outcome stands (the gateway holds the key's truth).
+  const keep = (record) => {
+    try {
+      write(record);
+    } catch (error) {
+      try {
+        onStorageError?.(error);
+      } catch {
+        // a throwing listener must not change the outcome
+      }
+    }
   };
   const exclusive = (name, lockOptions, fn) => (locks ? locks.request(name, lockOptions, fn) : fn({ name }));
   const charging = async () => {
@@ -237,24 +305,28 @@ export async function persistentCheckoutKey(options) {
         throw o.typeError('charge', 'client', 'a checkout client (createCheckoutClient)', client);
       }
       const co = o.object(chargeOptions, 'charge', true);
+      // The cart this key is bound to (a digest of the charge as the client sends it): a reload
+      // with a changed cart must not resume, replay or settle under the key of the old one.
+      const fp = fingerprintHex(typeof client.fingerprint === 'function' ? client.fingerprint(charge) : canonicalCharge(o.object(charge, 'charge')));
       const run = async (lock) => {
         if (lock === null) return { status: 'in-flight', key };
         const r = read() ?? { key, status: 'new' };
         if (r.key !== key) return { status: 'replaced', key };
+        if (r.status !== 'new' && r.fp !== undefined && r.fp !== fp) throw new IdempotencyKeyReuseError(key);
         if (SETTLED.has(r.status)) return { ...r.outcome, status: r.status, key, replayed: true };
         if ((r.status === 'in-flight' || r.status === 'unknown') && o.own(co, 'resume') !== true) return { status: 'unknown', key };
-        write({ ...r, status: 'in-flight', startedAt: Date.now(), amountCents: charge?.amountCents, currency: charge?.currency });
+        write({ ...r, fp, status: 'in-flight', startedAt: Date.now(), amountCents: charge?.amountCents, currency: charge?.currency });
         let outcome;
         try {
           outcome = await client.charge(charge, { idempotencyKey: key, signal: o.own(co, 'signal') });
         } catch (error) {
           // Nothing was sent (open circuit, bad request): the key is free again. Anything else: unknown.
           const nothingSent = error?.code === 'CIRCUIT_OPEN' || error?.code === 'INVALID_OPTION' || error?.code === 'CHECKOUT_REJECTED';
-          write({ ...read(), status: nothingSent ? 'new' : 'unknown' });
+          keep({ ...read(), status: nothingSent ? 'new' : 'unknown' });
           throw error;
         }
         // 'unavailable': provably nothing was sent, so the cart's key is as new (its outcome is kept).
-        write({ ...read(), status: outcome.status === 'unavailable' ? 'new' : outcome.status, outcome, settledAt: Date.now() });
+        keep({ ...read(), status: outcome.status === 'unavailable' ? 'new' : outcome.status, outcome, settledAt: Date.now() });
         return outcome;
       };
       const onLeave = () => {

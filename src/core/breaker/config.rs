@@ -124,7 +124,7 @@ impl BreakerConfig {
         open_duration_ms: f64,
         probes_to_close: Option<f64>,
     ) -> Result<Self, Error> {
-        let open_duration_ms = check::non_negative(Opt::OpenDurationMs, open_duration_ms)?;
+        let open_duration_ms = check::duration(Opt::OpenDurationMs, open_duration_ms, true)?;
         let probes_to_close = match probes_to_close {
             None => 1,
             Some(p) => check::count(Opt::ProbesToClose, p, MAX_COUNT)?,

@@ -25,10 +25,12 @@
 //! `probes_to_close = 1`; rate breaker `minimum_calls = window_size`.
 
 mod config;
+pub mod registry;
 mod snapshot;
 mod window;
 
 pub use config::{BreakerConfig, RateOptions, Trip, MAX_COUNT, MAX_WINDOW};
+pub use registry::Registry;
 pub use snapshot::Snapshot;
 use window::Window;
 
@@ -359,6 +361,14 @@ impl Breaker {
         (!was_closed).then_some(State::Closed)
     }
 
+    /// Whether this breaker protects anything a registry would lose by forgetting it: any state
+    /// but closed (open, half-open, isolated), or a closed breaker with a failure recorded (in its
+    /// rate window, or in its consecutive run). A forgotten breaker comes back closed and empty, so
+    /// only a closed breaker with no failure on record may be evicted ([`evictable`]).
+    pub fn holds_protection(&self) -> bool {
+        self.inner != Inner::Closed || self.window.failures > 0 || self.consecutive_failures > 0
+    }
+
     /// The latest deadline accepted from outside at `now_ms`: `now + openDurationMs` (a peer or a
     /// stored snapshot cannot hold the circuit open longer than one trip would). `None` when
     /// `now_ms` is not finite (nothing from outside is applied on a broken clock).
@@ -393,6 +403,24 @@ impl Breaker {
             }
         }
     }
+}
+
+/// How many origins a per-origin breaker registry keeps by default (JS `BreakerRegistry`, the Rust
+/// `fetch`'s registry): past it, the oldest [`evictable`] entry is dropped.
+pub const DEFAULT_MAX_ORIGINS: u32 = 1000;
+
+/// The eviction rule of every per-origin (or per-name) breaker registry, in both shells: an entry
+/// may be dropped to make room only if the caller did not pin it and its breaker does not
+/// [`Breaker::holds_protection`]. A registry evicts the oldest such entry; when there is none it
+/// evicts nothing (a new name then gets a breaker that is not kept: protection in use is never
+/// traded for a newcomer's).
+pub fn evictable(pinned: bool, breaker: &Breaker) -> bool {
+    evictable_by(pinned, breaker.holds_protection())
+}
+
+/// [`evictable`], from what a shell knows of its breaker (its `holds_protection`).
+pub fn evictable_by(pinned: bool, holds_protection: bool) -> bool {
+    !pinned && !holds_protection
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ import {
   IdempotencyStore,
   newIdempotencyKey,
   chargeCustomer,
+  chargeFingerprint,
   SteadfastError,
   CircuitOpenError,
   DuplicateRequestError,
@@ -329,6 +330,8 @@ export async function main(): Promise<number> {
   const inferred: Expect<Equal<typeof result, ChargeResult>> = true;
   check(inferred, 'chargeCustomer infers ChargeResult');
   check(result.reference === 'ch_1' && keys.length === 2 && keys.every((k) => k === charge.idempotencyKey), 'chargeCustomer');
+  const text: string = chargeFingerprint({ ...charge, sdkNonce: 'n-1' }, { volatileFields: ['sdkNonce'] });
+  check(text === '{"amountCents":1999,"currency":"eur"}', `chargeFingerprint: ${text}`);
   const record: IdempotencyRecord<ChargeResult> | undefined = store.peek(charge.idempotencyKey);
   check(record?.status === 'done' && record.result.amountCents === 1999, 'peek() after a charge');
 
@@ -409,6 +412,9 @@ export async function main(): Promise<number> {
   const response: FetchResponse = await resilientFetch('https://pay.example.test/v1/charges', init, fetchOptions);
   check(response.status === 200 && sentKeys.length === 2 && sentKeys[0] !== null && sentKeys[0] === sentKeys[1], `resilientFetch keys: ${sentKeys.join()}`);
   check(registry.origins().join() === 'https://pay.example.test' && registry.get('https://pay.example.test').currentState === 'closed', 'BreakerRegistry');
+  const pinnedBreaker: CircuitBreaker = registry.pin({ href: 'https://pay.example.test/v1/charges' });
+  const inUse: boolean = pinnedBreaker.holdsProtection;
+  check(pinnedBreaker === registry.get('https://pay.example.test') && typeof inUse === 'boolean', 'BreakerRegistry.pin');
 
   // The checkout client over the same stub.
   sentKeys.length = 0;
