@@ -31,7 +31,8 @@ export {
   PermanentError,
   isSteadfastError,
 } from './lib/errors.js';
-export { wrap, pipeline, retry, timeout, bulkhead, fallback, idempotency, TimeoutError, BulkheadRejectedError } from './lib/policies.js';
+export { wrap, pipeline, retry, timeout, bulkhead, fallback, idempotency, hedge, TimeoutError, BulkheadRejectedError } from './lib/policies.js';
+export { HedgeNotSafeError } from './lib/hedge.js';
 export { events } from './lib/events.js';
 import { version as coreVersion } from './steadfast_core.js';
 import { seedRandom as reseed } from './lib/random.js';

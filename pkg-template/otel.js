@@ -20,6 +20,7 @@ export function instrument(options = {}) {
   const giveUps = meter.createCounter('steadfast.retry.give_up.count', { description: 'Retried calls that failed for good, by reason' });
   const transitions = meter.createCounter('steadfast.breaker.transition.count', { description: 'Circuit breaker state changes, by new state' });
   const refusals = meter.createCounter('steadfast.budget.refusal.count', { description: 'Retries the retry budget refused' });
+  const hedges = meter.createCounter('steadfast.hedge.count', { description: 'Hedged copies started, won, cancelled and refused, by kind' });
   const outcomes = meter.createCounter('steadfast.idempotency.outcome.count', { description: 'Idempotency decisions and settlements, by outcome' });
   const spanEvent = (name, attributes) => {
     if (spanEvents) trace.getActiveSpan()?.addEvent(name, attributes);
@@ -48,6 +49,10 @@ export function instrument(options = {}) {
     events.onBudgetRefused((e) => {
       refusals.add(1);
       spanEvent('steadfast.budget.refused', { 'steadfast.attempt': e.attempt });
+    }),
+    events.onHedge((e) => {
+      hedges.add(1, { 'steadfast.hedge.kind': e.kind });
+      spanEvent(`steadfast.hedge.${e.kind}`, { 'steadfast.attempt': e.attempt, 'steadfast.hedge.copy': e.copy });
     }),
     events.onIdempotency((e) => {
       outcomes.add(1, { 'steadfast.idempotency.outcome': e.outcome });

@@ -26,6 +26,7 @@ import { deferred } from './deferred.js';
 import { after } from './clock.js';
 import { fetchDefaults, JITTERS } from './defaults.js';
 import { evictOldest } from './bounded.js';
+import { compileHedge, copyInit, hedgeForRequest } from './hedge.js';
 
 const KEYED = new Set(['POST', 'PATCH']);
 
@@ -202,6 +203,7 @@ export function compile(options) {
     dialect,
     attemptHeader,
     onRetry: o.fn(opts, 'onRetry', where),
+    hedge: o.own(opts, 'hedge') === undefined ? undefined : compileHedge(o.own(opts, 'hedge'), where),
   };
 }
 
@@ -347,10 +349,10 @@ export async function fetchWithState(input, init, options, state, readBody = fal
       state.lastAttemptAt = Date.now();
       state.firstAttemptAt ??= state.lastAttemptAt;
       try {
-        const sendInit = { ...fetchInit, signal: controller.signal };
+        const sendInit = { ...copyInit(ctx, fetchInit, base?.cache), signal: controller.signal };
         if (c.attemptHeader !== undefined) {
           // Opt-in: the attempt number on the wire (1 = first), e.g. for the server's own resend_count.
-          sendInit.headers = new Headers(fetchInit.headers);
+          sendInit.headers = new Headers(sendInit.headers);
           sendInit.headers.set(c.attemptHeader, String(state.attempts));
         }
         response = await doFetch(req, sendInit);
@@ -419,6 +421,15 @@ export async function fetchWithState(input, init, options, state, readBody = fal
   };
   if (policy.random === undefined) delete policy.random;
   if (policy.rateLimiter === undefined) delete policy.rateLimiter;
+  // Hedging (lib/hedge.js): every copy is an `attempt` (same headers, same key, same history); a
+  // cancelled copy may have reached the server, and is folded in the moment it is let go.
+  if (c.hedge !== undefined) {
+    policy.hedge = hedgeForRequest(c.hedge, retryable, method, () => {
+      state.maybeSent = true;
+      state.history = historyRecord(state.history, ANSWER.NO_ANSWER);
+      state.lastAttemptAt = Date.now();
+    });
+  }
 
   // A keyed POST/PATCH whose history says some attempt may have been processed ends unknown,
   // whatever its last answer was: a 404 or 401 after a dropped attempt proves nothing about it.

@@ -2,6 +2,7 @@
 
 import type { CheckoutRequestError } from './http.js';
 import type { StateStoreUnavailableError, StoreFullError } from './shared.js';
+import type { HedgeNotSafeError } from './hedge.js';
 
 export type SteadfastErrorCode =
   | 'CIRCUIT_OPEN'
@@ -19,6 +20,7 @@ export type SteadfastErrorCode =
   | 'CHECKOUT_REJECTED'
   | 'STORE_UNAVAILABLE'
   | 'OFFLINE'
+  | 'HEDGE_NOT_SAFE'
   | 'STORE_FULL'
   | 'WASM_UNAVAILABLE'
   | 'TIMEOUT'
@@ -185,6 +187,7 @@ export interface SteadfastErrorsByCode {
   TIMEOUT: TimeoutError;
   BULKHEAD_REJECTED: BulkheadRejectedError;
   PERMANENT: PermanentError;
+  HEDGE_NOT_SAFE: HedgeNotSafeError;
 }
 
 /**

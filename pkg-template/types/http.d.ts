@@ -1,6 +1,7 @@
 /** HTTP: `resilientFetch` and the checkout client. */
 
 import type { CircuitBreaker, CircuitBreakerOptions } from './breaker.js';
+import type { HedgeOptions } from './hedge.js';
 import type { RetryBudget } from './budget.js';
 import type { IdempotencyKeyExpiredError, SteadfastError } from './errors.js';
 import type { IdempotencyStore, ReconcilableStore } from './idempotency.js';
@@ -72,6 +73,13 @@ export interface ResilientFetchOptions {
    */
   readonly bufferBody?: boolean;
   readonly onRetry?: (info: RetryInfo) => void;
+  /**
+   * Race copies of a slow request (see `HedgeOptions`). Only for a request that may be repeated: a
+   * GET/HEAD/OPTIONS/PUT/DELETE/QUERY, or a POST/PATCH with an Idempotency-Key (the same on every
+   * copy); else `HedgeNotSafeError`, before anything is sent. Each copy beyond the first is paid from
+   * `budget`, like a retry; a cancelled copy counts as possibly processed. Default: none.
+   */
+  readonly hedge?: HedgeOptions;
 }
 
 /**

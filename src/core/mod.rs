@@ -11,6 +11,7 @@ pub mod canonical;
 pub mod classify;
 pub mod dialect;
 pub mod error;
+pub mod hedge;
 pub mod history;
 pub mod idempotency;
 pub mod keyed;

@@ -18,6 +18,7 @@ mod budget;
 mod classify;
 mod defaults;
 mod dialect;
+mod hedge;
 mod idempotency;
 mod limiter;
 mod quota;
@@ -36,6 +37,7 @@ pub use classify::{
 };
 pub use defaults::fetch_defaults;
 pub use dialect::{dialect_names, DialectCore};
+pub use hedge::{hedge_defaults, HedgeCore};
 pub use idempotency::{fingerprint_words, key_rule, store_defaults, StoreCore};
 pub use limiter::{limiter_preset, LimiterCore};
 pub use quota::{quota_error_class, quota_preset, QuotaCore};

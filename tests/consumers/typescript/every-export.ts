@@ -118,6 +118,10 @@ import { gatewayDialect, isReplayed, IdempotencyKeyExpiredError } from 'steadfas
 import type { DialectName, CustomDialect, GatewayDialect } from 'steadfast';
 import type { RetryErrorClass, RetryQuotaOptions, RateLimiterOptions } from 'steadfast';
 
+// Hedging: see hedging() at the end.
+import { hedge, HedgeNotSafeError } from 'steadfast';
+import type { HedgeOptions, CallHedgeOptions, HedgePolicyOptions, HedgeContext, HedgeEvent } from 'steadfast';
+
 // Type-level assertions: `Equal` is exact (distinguishes any, unknown, readonly, optional).
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 type Expect<T extends true> = T;
@@ -443,6 +447,9 @@ export async function main(): Promise<number> {
   const throttled = await throttling();
   check(throttled === 'throttled,499,true,ok', `throttling: ${throttled}`);
 
+  const hedged = await hedging();
+  check(hedged === 'copy 1,started won cancelled,HEDGE_NOT_SAFE,POST', `hedging: ${hedged}`);
+
   // Shared state: memory store, a Redis store whose client never answers, tabs, a persisted key.
   checks += await issue16();
   const shared = await sharedState();
@@ -640,4 +647,26 @@ export async function issue16(): Promise<number> {
   for (const off of offs) off();
   ok(seen.join() === 'retry 1,giveUp attempts', `events: ${seen.join()}`);
   return n;
+}
+
+/** A slow first copy overtaken by its hedge; an unkeyed POST refused. */
+export async function hedging(): Promise<string> {
+  const tail: HedgeOptions = { delayMs: 5, maxHedges: 1 };
+  const call: CallHedgeOptions = { ...tail, safe: true };
+  const staged: HedgePolicyOptions = { ...call, isRetryable: () => true };
+  const kinds: string[] = [];
+  const off = events.onHedge((e: HedgeEvent) => void kinds.push(e.kind));
+  // The first copy answers only when aborted (then with its reason); the hedge answers at once.
+  const value = await hedge(staged).execute((ctx) => {
+    const copy = ctx as typeof ctx & HedgeContext;
+    const index: Expect<Equal<typeof copy.hedge, number>> = true;
+    if (index && copy.hedge > 0) return `copy ${copy.hedge}`;
+    return new Promise<string>((_, reject) => copy.signal.addEventListener('abort', () => reject(copy.signal.reason)));
+  });
+  off();
+  const refused = await resilientFetch('http://127.0.0.1:9/', { method: 'POST', body: '{}' }, { hedge: tail }).then(
+    () => 'sent',
+    (e: unknown) => (e instanceof HedgeNotSafeError ? `${e.code},${e.method}` : String(e)),
+  );
+  return `${value},${kinds.join(' ')},${refused}`;
 }
