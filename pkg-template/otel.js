@@ -3,9 +3,7 @@
 // process-wide hub as `events` from 'steadfast' (the same module instance: a relative import).
 import { metrics, trace } from '@opentelemetry/api';
 import { events } from './lib/events.js';
-
-const errorType = (error) =>
-  error === null || typeof error !== 'object' ? typeof error : typeof error.code === 'string' ? error.code : String(error.name ?? 'Error');
+import { boundedErrorType as errorType } from './lib/classify.js';
 
 /**
  * Record steadfast's events as OpenTelemetry metrics (counters and a delay histogram on the meter
@@ -33,7 +31,8 @@ export function instrument(options = {}) {
       const attributes = { 'steadfast.attempt': e.attempt, 'error.type': 'result' in e ? 'result' : errorType(e.error) };
       retries.add(1, { 'error.type': attributes['error.type'] });
       delays.record(e.delayMs);
-      spanEvent('steadfast.retry', { ...attributes, 'steadfast.delay_ms': e.delayMs });
+      // OpenTelemetry's HTTP convention: the ordinal of the re-send this retry schedules (1 = first re-send).
+      spanEvent('steadfast.retry', { ...attributes, 'steadfast.delay_ms': e.delayMs, 'http.request.resend_count': e.attempt });
     }),
     events.onGiveUp((e) => {
       giveUps.add(1, { 'steadfast.reason': e.reason });

@@ -244,12 +244,33 @@ export function bulkhead(limit, queue = 0) {
   if (!Number.isInteger(limit) || limit < 1) throw o.rangeError(where, 'limit', 'an integer ≥ 1', limit);
   if (!(Number.isInteger(queue) || queue === Infinity) || queue < 0) throw o.rangeError(where, 'queue', 'an integer ≥ 0 or Infinity', queue);
   let running = 0;
-  /** Waiting calls, first in first out: { start }. */
-  const waiting = [];
+  // Waiting calls, first in first out: { start, cancelled }. A queue with a moving head, so taking
+  // the next waiter is O(1) (Array#shift is O(n): 100,000 waiters drained in quadratic time); an
+  // aborted waiter is marked and skipped, not spliced out. The dead prefix is dropped once it is
+  // more than half of the array (amortised O(1)).
+  let waiting = [];
+  let head = 0;
+  let queued = 0;
+  const next = () => {
+    while (head < waiting.length) {
+      const entry = waiting[head];
+      waiting[head] = undefined;
+      head += 1;
+      if (head > 1024 && head * 2 > waiting.length) {
+        waiting = waiting.slice(head);
+        head = 0;
+      }
+      if (!entry.cancelled) return entry;
+    }
+    return undefined;
+  };
   const release = () => {
     running -= 1;
-    const next = waiting.shift();
-    if (next !== undefined) next.start();
+    const entry = next();
+    if (entry !== undefined) {
+      queued -= 1;
+      entry.start();
+    }
   };
   // Made once: the admitted path allocates no closure of its own.
   const settledValue = (value) => {
@@ -274,27 +295,29 @@ export function bulkhead(limit, queue = 0) {
     const signal = ctx.signal;
     if (signal !== undefined && signal.aborted) return Promise.reject(signal.reason);
     if (running < limit) return admit(fn, ctx);
-    if (waiting.length >= queue) return Promise.reject(new BulkheadRejectedError(limit, queue));
+    if (queued >= queue) return Promise.reject(new BulkheadRejectedError(limit, queue));
     return new Promise((resolve, reject) => {
       const onAbort = () => {
-        const i = waiting.indexOf(entry);
-        if (i >= 0) waiting.splice(i, 1);
+        entry.cancelled = true;
+        queued -= 1;
         reject(signal.reason);
       };
       const entry = {
+        cancelled: false,
         start: () => {
           if (signal !== undefined) signal.removeEventListener('abort', onAbort);
           admit(fn, ctx).then(resolve, reject);
         },
       };
       waiting.push(entry);
+      queued += 1;
       if (signal !== undefined) signal.addEventListener('abort', onAbort, { once: true });
     });
   });
   return Object.freeze(
     Object.assign(Object.create(policy), {
       /** Calls running and waiting now. */
-      stats: () => ({ running, queued: waiting.length }),
+      stats: () => ({ running, queued }),
     }),
   );
 }

@@ -285,7 +285,7 @@ async function attempts(fn, c, error, start, signal, state, setHistory) {
         delay === STOP.DEADLINE_EXCEEDED ? new DeadlineExceededError(c.maxElapsedMs, error, attempt) : error instanceof PermanentError ? error.cause : error;
       if (listening.giveUp) {
         const reason =
-          delay === STOP.DEADLINE_EXCEEDED ? 'deadline' : isPermanent(error) ? 'permanent' : attempt >= c.core.maxAttempts ? 'attempts' : 'not-retryable';
+          delay === STOP.DEADLINE_EXCEEDED ? 'deadline' : isPermanent(error) ? 'permanent' : delay === STOP.ATTEMPTS_EXHAUSTED ? 'attempts' : 'not-retryable';
         emit('giveUp', final instanceof ResultRetry ? { attempt, result: final.value, reason } : { attempt, error: final, reason });
       }
       throw final;

@@ -9,6 +9,7 @@ export type SteadfastErrorCode =
   | 'DUPLICATE_IN_FLIGHT'
   | 'OUTCOME_UNKNOWN'
   | 'KEY_REUSED'
+  | 'IDEMPOTENCY_KEY_EXPIRED'
   | 'RETRY_BUDGET_EXHAUSTED'
   | 'DEADLINE_EXCEEDED'
   | 'KEY_NOT_FOUND'
@@ -76,6 +77,21 @@ export class IdempotencyKeyReuseError extends SteadfastError {
   constructor(key: string);
   readonly code: 'KEY_REUSED';
   readonly key: string;
+}
+/**
+ * A re-send was refused: the key is older than the gateway's retention window, so the gateway may
+ * have forgotten it and would charge again. An earlier attempt may have been processed: settle the
+ * charge by lookup (`reconcile(store, lookup)`), never by re-sending.
+ */
+export class IdempotencyKeyExpiredError extends SteadfastError {
+  constructor(key: string, info: { firstUsedAt: number; retentionMs: number; dialect: string; cause?: unknown });
+  readonly code: 'IDEMPOTENCY_KEY_EXPIRED';
+  readonly key: string;
+  /** When the key was first used (ms since the epoch). */
+  readonly firstUsedAt: number;
+  readonly retentionMs: number;
+  /** The dialect's name. */
+  readonly dialect: string;
 }
 export class RetryBudgetExhaustedError extends SteadfastError {
   constructor(cause: unknown, attempt: number);
@@ -155,6 +171,7 @@ export interface SteadfastErrorsByCode {
   DUPLICATE_IN_FLIGHT: DuplicateRequestError;
   OUTCOME_UNKNOWN: OutcomeUnknownError;
   KEY_REUSED: IdempotencyKeyReuseError;
+  IDEMPOTENCY_KEY_EXPIRED: IdempotencyKeyExpiredError;
   RETRY_BUDGET_EXHAUSTED: RetryBudgetExhaustedError;
   DEADLINE_EXCEEDED: DeadlineExceededError;
   OFFLINE: OfflineError;

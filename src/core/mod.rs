@@ -9,6 +9,7 @@ pub mod breaker;
 pub mod budget;
 pub mod canonical;
 pub mod classify;
+pub mod dialect;
 pub mod error;
 pub mod hedge;
 pub mod history;

@@ -15,6 +15,7 @@ mod breaker;
 mod budget;
 mod classify;
 mod defaults;
+mod dialect;
 mod error;
 mod hedge;
 mod idempotency;
@@ -34,6 +35,7 @@ pub use classify::{
     SHOULD_RETRY_FALSE, SHOULD_RETRY_NONE, SHOULD_RETRY_TRUE,
 };
 pub use defaults::fetch_defaults;
+pub use dialect::{dialect_names, DialectCore};
 pub(crate) use error::throw;
 pub use hedge::{hedge_defaults, HedgeCore};
 pub use idempotency::{fingerprint_words, key_rule, store_defaults, StoreCore};

@@ -12,7 +12,7 @@ use std::rc::Rc;
 use super::error::{Classify, Error};
 use super::runtime::{default_clock, Clock};
 use super::shapes::BreakerSnapshot;
-use crate::core::breaker::{Acquire, Breaker, BreakerConfig, Outcome, RateOptions, State, Trip};
+use crate::core::breaker::{Acquire, Breaker, BreakerConfig, RateOptions, State, Trip};
 
 /// Which errors count against the dependency.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -266,7 +266,7 @@ impl CircuitBreaker {
             }),
             Acquire::Granted { permit, transition } => {
                 self.emit(transition);
-                self.finish(permit, f().await)
+                self.finish(permit, now, f().await)
             }
         }
     }
@@ -303,7 +303,7 @@ impl CircuitBreaker {
             Acquire::Rejected { .. } => fallback().await,
             Acquire::Granted { permit, transition } => {
                 self.emit(transition);
-                self.finish(permit, f().await)
+                self.finish(permit, now, f().await)
             }
         }
     }
@@ -311,14 +311,18 @@ impl CircuitBreaker {
     fn finish<T, E: Classify>(
         &self,
         permit: crate::core::breaker::Permit,
+        started: f64,
         result: Result<T, Error<E>>,
     ) -> Result<T, Error<E>> {
-        let outcome = match &result {
-            Ok(_) => Outcome::Success,
-            Err(e) if self.counts_as_failure(e) => Outcome::Failure,
-            Err(_) => Outcome::Success,
+        let failed = match &result {
+            Ok(_) => Some(false),
+            // An inner breaker's refusal never ran: it says nothing about this dependency.
+            Err(Error::CircuitOpen { .. }) => None,
+            Err(e) => Some(self.counts_as_failure(e)),
         };
         let now = (self.clock)();
+        // The core's rule: excluded counts as neither; a success past the slow-call threshold fails.
+        let outcome = self.core.borrow().config().outcome(failed, now - started);
         let t = self.core.borrow_mut().record(permit, outcome, now);
         self.emit(t);
         result

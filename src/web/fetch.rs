@@ -17,6 +17,7 @@ use super::error::{Classify, Error};
 use super::retry::{Attempt, RetryBudget, RetryPolicy};
 use super::runtime::Signal;
 use crate::core::breaker::{Registry, DEFAULT_MAX_ORIGINS};
+use crate::core::dialect::Dialect;
 use crate::core::history::{proves_not_sent, Answer};
 
 #[cfg(target_arch = "wasm32")]
@@ -58,13 +59,24 @@ pub enum FetchFailure {
     /// There is no `fetch` here: [`fetch`] and [`send`] compile off wasm32 (a crate that also
     /// builds for the server needs no `cfg` at each call) and return this without sending.
     Unsupported,
+    /// `IDEMPOTENCY_KEY_EXPIRED` in JS: a re-send was refused because the key is past the
+    /// dialect's retention window (the gateway may have forgotten it and would charge again) and
+    /// an earlier attempt may have been processed. Nothing was sent; settle the charge by lookup.
+    KeyExpired {
+        /// When the key was first sent (ms since the epoch).
+        first_used_at_ms: f64,
+        /// The dialect's retention window.
+        retention_ms: f64,
+    },
 }
 
 impl Classify for FetchFailure {
     fn is_transient(&self) -> bool {
         !matches!(
             self,
-            FetchFailure::Request { .. } | FetchFailure::Unsupported
+            FetchFailure::Request { .. }
+                | FetchFailure::Unsupported
+                | FetchFailure::KeyExpired { .. }
         )
     }
 
@@ -81,7 +93,9 @@ impl Classify for FetchFailure {
         match self {
             FetchFailure::Status { status, .. } => Answer::Status(*status),
             FetchFailure::Network { code: Some(c), .. } if proves_not_sent(c) => Answer::NotSent,
-            FetchFailure::Request { .. } | FetchFailure::Unsupported => Answer::NotSent,
+            FetchFailure::Request { .. }
+            | FetchFailure::Unsupported
+            | FetchFailure::KeyExpired { .. } => Answer::NotSent,
             FetchFailure::Network { .. } | FetchFailure::AttemptTimeout { .. } => Answer::NoAnswer,
         }
     }
@@ -95,6 +109,10 @@ impl std::fmt::Display for FetchFailure {
             FetchFailure::Status { status, .. } => write!(f, "HTTP {status}"),
             FetchFailure::Request { message } => write!(f, "bad request: {message}"),
             FetchFailure::Unsupported => f.write_str("no fetch on this platform (not wasm32)"),
+            FetchFailure::KeyExpired { retention_ms, .. } => write!(
+                f,
+                "the idempotency key is past the gateway's retention window ({retention_ms} ms): not re-sent"
+            ),
         }
     }
 }
@@ -136,6 +154,7 @@ pub struct FetchOptions {
     budget: Choice<RetryBudget>,
     key: Option<IdempotencyKey>,
     signal: Option<Signal>,
+    dialect: Option<Dialect>,
 }
 
 impl FetchOptions {
@@ -189,6 +208,16 @@ impl FetchOptions {
     /// Send an Idempotency-Key on every attempt (makes POST and PATCH retryable).
     pub fn idempotency_key(mut self, key: IdempotencyKey) -> Self {
         self.key = Some(key);
+        self
+    }
+
+    /// Speak this gateway dialect (`core::dialect`, e.g. `Dialect::builtin("ietf")`): the key in
+    /// its header and syntax (checked against its length limit), its in-progress answer folded
+    /// into the history as "may have been processed", a replayed error final (not retried), and
+    /// no re-send past its retention window ([`FetchFailure::KeyExpired`]). Default: none (the key
+    /// as `Idempotency-Key`, raw).
+    pub fn dialect(mut self, dialect: Dialect) -> Self {
+        self.dialect = Some(dialect);
         self
     }
 
@@ -348,6 +377,7 @@ mod platform {
         shared_breaker, shared_budget, Choice, FetchFailure, FetchOptions, IdempotencyKey,
     };
     use crate::core::classify::{is_transient_response, method_is_retryable, parse_retry_after};
+    use crate::core::dialect::Dialect;
     use crate::core::history::{Answer, History, Verdict};
     use crate::core::idempotency::validate_key;
 
@@ -442,12 +472,20 @@ mod platform {
                 Some(k.clone())
             }
         };
+        let dialect = options.dialect.as_ref();
+        let key_header = dialect.map_or("Idempotency-Key", |d| d.header.as_str());
         if let Some(k) = &key {
+            let value = match dialect {
+                None => k.clone(),
+                Some(d) => d
+                    .header_value(k)
+                    .map_err(|_| Error::<FetchFailure>::InvalidKey { key: k.clone() })?,
+            };
             headers
-                .set("Idempotency-Key", k)
+                .set(key_header, &value)
                 .map_err(|e| request_error(&e))?;
         }
-        let key = key.or_else(|| headers.get("Idempotency-Key").ok().flatten());
+        let key = key.or_else(|| headers.get(key_header).ok().flatten());
         // A method the core retries only with a key (POST, PATCH): its fate can be unknown.
         let keyed_method =
             method_is_retryable(&method, true) && !method_is_retryable(&method, false);
@@ -484,24 +522,51 @@ mod platform {
         // the call stopped (deadline, abort) counted as unanswered.
         let history = Rc::new(Cell::new(History::default()));
         let running = Rc::new(Cell::new(false));
+        let first_sent_at: Rc<Cell<Option<f64>>> = Rc::new(Cell::new(None));
+        // The dialect's reading of a status: its in-progress answer holds the key.
+        let answer_of =
+            move |status: u16| dialect.map_or(Answer::Status(status), |d| d.answer(status));
         // A redirect would turn a keyed POST into a GET whose 200 charged nothing: never followed.
         let manual = keyed_method && key.is_some();
         let attempt = |ctx: Attempt| {
             let (method, headers, discarded) =
                 (method.clone(), headers.clone(), Rc::clone(&discarded));
             let (history, running) = (Rc::clone(&history), Rc::clone(&running));
+            let first_sent_at = Rc::clone(&first_sent_at);
             let timeout = options.attempt_timeout_ms;
             async move {
                 if let Some(r) = discarded.borrow_mut().take() {
                     cancel_body(&r);
                 }
+                // Past the retention window a re-send would be a new charge: refused when an
+                // earlier attempt may have been processed (settle by lookup instead).
+                let now = js_sys::Date::now();
+                if let (Some(d), Some(first)) = (dialect, first_sent_at.get()) {
+                    if manual
+                        && history.get().verdict() == Verdict::Unknown
+                        && d.key_expired(first, now)
+                    {
+                        return Err(FetchFailure::KeyExpired {
+                            first_used_at_ms: first,
+                            retention_ms: d.retention_ms,
+                        });
+                    }
+                }
+                if first_sent_at.get().is_none() {
+                    first_sent_at.set(Some(now));
+                }
                 running.set(true);
-                let result =
-                    one_attempt(request, &method, &headers, ctx, timeout, &discarded, manual).await;
+                let result = one_attempt(
+                    request, &method, &headers, ctx, timeout, &discarded, manual, dialect,
+                )
+                .await;
                 running.set(false);
                 let answer = match &result {
-                    Ok(response) => Answer::Status(response.status()),
-                    Err(e) => e.answer(),
+                    Ok(response) => answer_of(response.status()),
+                    Err(e) => match e.answer() {
+                        Answer::Status(s) => answer_of(s),
+                        other => other,
+                    },
                 };
                 history.set(history.get().record(answer));
                 result
@@ -527,6 +592,9 @@ mod platform {
         // A keyed POST/PATCH whose history says an attempt may have been processed ends unknown,
         // whatever its last answer: a 404 or 401 after a dropped attempt proves nothing about it.
         let unknown = keyed_method && key.is_some() && history.get().verdict() == Verdict::Unknown;
+        if let Err(e @ Error::Operation(FetchFailure::KeyExpired { .. })) = result {
+            return Err(e);
+        }
         let error = match (result, &key) {
             (Ok(response), _) if response.ok() || !unknown => return Ok(response),
             (Ok(response), Some(key)) => {
@@ -575,10 +643,12 @@ mod platform {
             timeout_ms,
             &unused,
             false,
+            None,
         )
         .await
     }
 
+    #[allow(clippy::too_many_arguments)]
     async fn one_attempt(
         request: &Request,
         method: &str,
@@ -587,6 +657,7 @@ mod platform {
         timeout_ms: Option<f64>,
         discarded: &RefCell<Option<Response>>,
         manual_redirect: bool,
+        dialect: Option<&Dialect>,
     ) -> Result<Response, FetchFailure> {
         let bad = |e: JsValue| FetchFailure::Request {
             message: message_of(&e),
@@ -619,6 +690,12 @@ mod platform {
             return Ok(response);
         }
         let h = response.headers();
+        // A replayed error is the gateway's stored answer for the key: final, not transient.
+        if let Some(d) = dialect.filter(|d| !d.replay_header.is_empty()) {
+            if d.is_replay(h.get(&d.replay_header).ok().flatten().as_deref()) {
+                return Ok(response);
+            }
+        }
         let should_retry = h.get("stripe-should-retry").ok().flatten();
         if !is_transient_response(f64::from(response.status()), should_retry.as_deref()) {
             return Ok(response);

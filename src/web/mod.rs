@@ -88,6 +88,7 @@ pub use runtime::{Clock, Runtime, Scope, Signal, Stopped};
 pub use shapes::{BreakerSnapshot, ChargeOutcome};
 pub use virtual_time::{Stalled, VirtualTime};
 
+pub use crate::core::dialect::Dialect;
 pub use fetch::{
     fetch, origin_breaker, pin_origin, send, FetchFailure, FetchOptions, IdempotencyKey,
 };

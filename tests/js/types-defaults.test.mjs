@@ -60,6 +60,10 @@ const CORE = {
   ...fields('CheckoutClientOptions.breaker', fetchBreaker),
   ...fields('CheckoutClientOptions.budget', fetchBudget),
   'CheckoutClientOptions.attemptTimeoutMs': () => checkoutAttemptTimeoutMs,
+  // The core's dialect table (src/core/dialect.rs BUILTIN): its first row is the default.
+  'CustomDialect.base': () => core.dialectNames().split(',')[0],
+  'CheckoutClientOptions.dialect': () => core.dialectNames().split(',')[0],
+  gatewayDialect: () => steadfast.gatewayDialect().name,
   'ResilientFetchOptions.settleAfterMs#unset': () => settleWhenUnbounded,
   'reconcile.settleAfterMs': () => settleWhenUnbounded,
   'IdempotencyStoreOptions.ttlMs': () => ttlMs,
@@ -187,6 +191,8 @@ const RANGES = {
   'HedgeOptions.maxHedges': range('maxHedges', (v) => steadfast.hedge({ maxHedges: v, delayMs: 1, safe: true })),
   'TailOptions.tailProbability': range('tailProbability', (v) => sim.simulateTail({ tailProbability: v, requests: 10 }), 0.001),
   'RetryPolicy.maxAttempts': range('maxAttempts', (v) => steadfast.retry({ maxAttempts: v, baseDelayMs: 1, maxDelayMs: 1 })),
+  'CustomDialect.inProgressStatus': range('inProgressStatus', (v) => steadfast.gatewayDialect({ inProgressStatus: v })),
+  'CustomDialect.reuseStatuses': range('reuseStatuses', (v) => steadfast.gatewayDialect({ reuseStatuses: [v] })),
 };
 
 // Stated, and owned by the JS shell or the platform: not a core number, and not cheap to observe.

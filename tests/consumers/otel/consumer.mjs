@@ -67,7 +67,7 @@ eq(
 );
 eq(
   checkout.events[0].attributes,
-  { 'steadfast.attempt': 1, 'error.type': 'Error', 'steadfast.delay_ms': checkout.events[0].attributes['steadfast.delay_ms'] },
+  { 'steadfast.attempt': 1, 'error.type': '503', 'steadfast.delay_ms': checkout.events[0].attributes['steadfast.delay_ms'], 'http.request.resend_count': 1 },
   'retry event attributes',
 );
 eq(checkout.events[2].attributes['steadfast.reason'], 'attempts');

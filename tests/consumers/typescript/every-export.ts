@@ -114,6 +114,8 @@ import type {
 
 // Throttling (issue 18): see throttling() at the end.
 import { RetryQuota, RateLimiter, retryErrorClass } from 'steadfast';
+import { gatewayDialect, isReplayed, IdempotencyKeyExpiredError } from 'steadfast';
+import type { DialectName, CustomDialect, GatewayDialect } from 'steadfast';
 import type { RetryErrorClass, RetryQuotaOptions, RateLimiterOptions } from 'steadfast';
 
 // Hedging: see hedging() at the end.
@@ -431,6 +433,15 @@ export async function main(): Promise<number> {
   const request: ChargeRequest = { amountCents: 500, currency: 'usd', note: 'every-export' };
   const outcome: ChargeOutcome = await client.charge(request, { idempotencyKey: 'order-every-export' });
   check(outcome.status === 'succeeded' && outcome.key === 'order-every-export' && client.store.size === 1, `checkout: ${JSON.stringify(outcome)}`);
+
+  // Gateway dialects: a built-in and a custom one, resolved by the core; a replay marker; an expired key.
+  const adyen: GatewayDialect = gatewayDialect('adyen' satisfies DialectName);
+  const custom: CustomDialect = { base: 'checkout', retentionMs: 7 * 86_400_000, syntax: 'raw' };
+  check(adyen.maxKeyLength === 64 && gatewayDialect(custom).retentionMs === 7 * 86_400_000, 'gatewayDialect');
+  const replayHeaders = { get: (name: string) => (name.toLowerCase() === 'idempotent-replayed' ? 'true' : null) };
+  check(isReplayed({ status: 200, ok: true, headers: replayHeaders } as unknown as FetchResponse, 'stripe'), 'isReplayed');
+  const expired = new IdempotencyKeyExpiredError('k', { firstUsedAt: 0, retentionMs: 1, dialect: 'stripe' });
+  check(isSteadfastError(expired, 'IDEMPOTENCY_KEY_EXPIRED') && expired.retentionMs === 1, 'IdempotencyKeyExpiredError');
 
   // Throttling: a weighted quota as the budget, an adaptive limiter on every attempt.
   const throttled = await throttling();
