@@ -7,7 +7,7 @@
 //   4. throttling: a gateway at half the demand that answers 429 — full jitter vs + adaptive limiter
 //   5. SVG charts of load over time, written to demo-out/
 import { mkdir, writeFile } from 'node:fs/promises';
-import { simulateHistogram, jitterStats, simulateOutage, renderHistogram, outageChartSvg } from 'steadfast/sim';
+import { simulateHistogram, jitterStats, simulateOutage, simulateTail, renderHistogram, outageChartSvg } from 'steadfast/sim';
 
 const fmt = (n) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a');
 const pad = (s, n) => String(s).padEnd(n);
@@ -106,7 +106,24 @@ for (const retryAfterMs of [0, 1_000]) {
 console.log('  (the quota alone does not lower the load: first attempts are never refused, so clients whose');
 console.log('   retries it refuses simply come back sooner with new requests.)');
 
-// 5. Charts ----------------------------------------------------------------------------------
+// 5. Hedging a slow tail -----------------------------------------------------------------------
+{
+  const runs = [
+    ['hedge after p95 (adaptive)', simulateTail()],
+    ['hedge after a fixed 50 ms', simulateTail({ hedge: { delayMs: 50 } })],
+    ['hedge after p95, budget 5 %', simulateTail({ budgetRatio: 0.05 })],
+  ];
+  const t = runs[0][1];
+  console.log(
+    `\n5. Hedging: ${t.requests.toLocaleString('en-US')} requests, ${t.latencyMs} ms typical, ${pct(t.tailProbability)} in a ${t.tailLatencyMs} ms tail (seed ${t.seed})`,
+  );
+  const row = (name, r) =>
+    `  ${name.padEnd(30)} p50 ${r.p50Ms.toFixed(1).padStart(7)} ms  p99 ${r.p99Ms.toFixed(1).padStart(7)} ms  p99.9 ${r.p999Ms.toFixed(1).padStart(7)} ms  load ${(r.copiesPerRequest * 100 - 100).toFixed(1).padStart(5)} % more`;
+  console.log(row('no hedging', t.plain));
+  for (const [name, r] of runs) console.log(row(name, r.hedged));
+}
+
+// 6. Charts ----------------------------------------------------------------------------------
 await mkdir('demo-out', { recursive: true });
 const charts = [
   ['outage-none.svg', hiccup[0][1], 'no jitter (1 s, 2 s, 4 s): the synchronized second peak'],

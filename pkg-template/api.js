@@ -14,6 +14,7 @@ import { newIdempotencyKey as newKey } from './lib/idempotency.js';
 export { chargeCustomer, chargeFingerprint } from './lib/charge.js';
 export { reconcile } from './lib/reconcile.js';
 export { resilientFetch, BreakerRegistry } from './lib/fetch.js';
+import { gatewayDialect as resolveDialect, isReplayed as replayed } from './lib/dialect.js';
 export { createCheckoutClient, CheckoutRequestError } from './lib/checkout.js';
 export {
   SteadfastError,
@@ -21,6 +22,7 @@ export {
   DuplicateRequestError,
   OutcomeUnknownError,
   IdempotencyKeyReuseError,
+  IdempotencyKeyExpiredError,
   RetryBudgetExhaustedError,
   DeadlineExceededError,
   IdempotencyStateError,
@@ -29,7 +31,8 @@ export {
   PermanentError,
   isSteadfastError,
 } from './lib/errors.js';
-export { wrap, pipeline, retry, timeout, bulkhead, fallback, idempotency, TimeoutError, BulkheadRejectedError } from './lib/policies.js';
+export { wrap, pipeline, retry, timeout, bulkhead, fallback, idempotency, hedge, TimeoutError, BulkheadRejectedError } from './lib/policies.js';
+export { HedgeNotSafeError } from './lib/hedge.js';
 export { events } from './lib/events.js';
 import { version as coreVersion } from './steadfast_core.js';
 import { seedRandom as reseed } from './lib/random.js';
@@ -88,4 +91,16 @@ export function seedRandom(seed) {
 export function version() {
   requireCore('version');
   return coreVersion();
+}
+
+/** A gateway dialect, resolved and validated by the core (see index.d.ts). */
+export function gatewayDialect(dialect) {
+  requireCore('gatewayDialect');
+  return resolveDialect(dialect);
+}
+
+/** Whether a Response carries the dialect's replay marker (see index.d.ts). */
+export function isReplayed(response, dialect) {
+  requireCore('isReplayed');
+  return replayed(response, dialect);
 }

@@ -16,6 +16,7 @@ export * from './types/throttling.js';
 export * from './types/idempotency.js';
 export * from './types/pipeline.js';
 export * from './types/policies.js';
+export * from './types/hedge.js';
 export * from './types/events.js';
 export * from './types/errors.js';
 export * from './types/http.js';

@@ -3,9 +3,7 @@
 // process-wide hub as `events` from 'steadfast' (the same module instance: a relative import).
 import { metrics, trace } from '@opentelemetry/api';
 import { events } from './lib/events.js';
-
-const errorType = (error) =>
-  error === null || typeof error !== 'object' ? typeof error : typeof error.code === 'string' ? error.code : String(error.name ?? 'Error');
+import { boundedErrorType as errorType } from './lib/classify.js';
 
 /**
  * Record steadfast's events as OpenTelemetry metrics (counters and a delay histogram on the meter
@@ -22,6 +20,7 @@ export function instrument(options = {}) {
   const giveUps = meter.createCounter('steadfast.retry.give_up.count', { description: 'Retried calls that failed for good, by reason' });
   const transitions = meter.createCounter('steadfast.breaker.transition.count', { description: 'Circuit breaker state changes, by new state' });
   const refusals = meter.createCounter('steadfast.budget.refusal.count', { description: 'Retries the retry budget refused' });
+  const hedges = meter.createCounter('steadfast.hedge.count', { description: 'Hedged copies started, won, cancelled and refused, by kind' });
   const outcomes = meter.createCounter('steadfast.idempotency.outcome.count', { description: 'Idempotency decisions and settlements, by outcome' });
   const spanEvent = (name, attributes) => {
     if (spanEvents) trace.getActiveSpan()?.addEvent(name, attributes);
@@ -32,7 +31,8 @@ export function instrument(options = {}) {
       const attributes = { 'steadfast.attempt': e.attempt, 'error.type': 'result' in e ? 'result' : errorType(e.error) };
       retries.add(1, { 'error.type': attributes['error.type'] });
       delays.record(e.delayMs);
-      spanEvent('steadfast.retry', { ...attributes, 'steadfast.delay_ms': e.delayMs });
+      // OpenTelemetry's HTTP convention: the ordinal of the re-send this retry schedules (1 = first re-send).
+      spanEvent('steadfast.retry', { ...attributes, 'steadfast.delay_ms': e.delayMs, 'http.request.resend_count': e.attempt });
     }),
     events.onGiveUp((e) => {
       giveUps.add(1, { 'steadfast.reason': e.reason });
@@ -49,6 +49,10 @@ export function instrument(options = {}) {
     events.onBudgetRefused((e) => {
       refusals.add(1);
       spanEvent('steadfast.budget.refused', { 'steadfast.attempt': e.attempt });
+    }),
+    events.onHedge((e) => {
+      hedges.add(1, { 'steadfast.hedge.kind': e.kind });
+      spanEvent(`steadfast.hedge.${e.kind}`, { 'steadfast.attempt': e.attempt, 'steadfast.hedge.copy': e.copy });
     }),
     events.onIdempotency((e) => {
       outcomes.add(1, { 'steadfast.idempotency.outcome': e.outcome });

@@ -61,6 +61,49 @@ export interface HistogramResult {
 /** The retry-storm experiment: `clients` clients that failed together at t = 0 retry once. */
 export function simulateHistogram(options?: HistogramOptions): HistogramResult;
 
+/** The tail-latency experiment's options. */
+export interface TailOptions {
+  /** Requests simulated: an integer ≥ 1, at most ten million. Default 100000. */
+  readonly requests?: number;
+  /** Typical answer time, ms (each answer takes latencyMs × (0.5 + u), u uniform in [0, 1)). Default 20. */
+  readonly latencyMs?: number;
+  /** Probability that one copy lands in the slow tail, from 0 to 1. Default 0.02. */
+  readonly tailProbability?: number;
+  /** Typical answer time in the tail, ms. Default 1000. */
+  readonly tailLatencyMs?: number;
+  /** Gap between requests, ms (the budget's clock). Default 1. */
+  readonly arrivalMs?: number;
+  /** Default 1. */
+  readonly seed?: number;
+  /** The hedge to run (the package's `HedgeOptions`). Default: the hedge's defaults. */
+  readonly hedge?: import('./types/hedge.js').HedgeOptions;
+  /** A ratio budget (no floor, 10 s window) paying for the hedges. Default: none. */
+  readonly budgetRatio?: number;
+}
+
+/** Waits (ms) and load of one run of the tail experiment. */
+export interface TailRun {
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly p999Ms: number;
+  /** Copies sent per request (1: no hedge was sent; 1.05: 5 % more load). */
+  readonly copiesPerRequest: number;
+  /** Hedges the budget refused. */
+  readonly refused: number;
+}
+
+/** p50/p99/p99.9 with and without hedging over the same draws, and the load hedging adds. */
+export function simulateTail(options?: TailOptions): {
+  readonly requests: number;
+  readonly latencyMs: number;
+  readonly tailProbability: number;
+  readonly tailLatencyMs: number;
+  readonly arrivalMs: number;
+  readonly seed: number;
+  readonly plain: TailRun;
+  readonly hedged: TailRun;
+};
+
 export interface JitterStatsOptions {
   /** Default 20,000. */
   readonly samples?: number;

@@ -45,6 +45,14 @@ impl Aws {
             window: 0.0,
         }
     }
+    /// As AWS constructs it at `t` (seconds): its first rate bucket and its "last throttle" start there.
+    fn created(t: f64) -> Self {
+        Self {
+            last_throttle: t,
+            last_bucket: Some((t * 2.0).floor() / 2.0),
+            ..Self::new()
+        }
+    }
     fn update(&mut self, t: f64, throttled: bool) {
         let bucket = (t * 2.0).floor() / 2.0;
         self.count += 1.0;
@@ -89,11 +97,17 @@ fn close(a: f64, b: f64) -> bool {
 }
 
 proptest! {
+    /// With and without a creation time (`start`, as AWS's constructor stamps one).
     #[test]
-    fn aws_mode_follows_the_reference(events in events(), start in 0u32..10_000) {
+    fn aws_mode_follows_the_reference(events in events(), start in 0u32..10_000, started in any::<bool>()) {
         let mut l = RateLimiter::new(LimiterConfig::aws_adaptive()).unwrap();
-        let mut m = Aws::new();
         let mut now = f64::from(start);
+        let mut m = if started {
+            l.start(now);
+            Aws::created(now / 1000.0)
+        } else {
+            Aws::new()
+        };
         for (dt, throttled) in events {
             now += f64::from(dt);
             l.record(now, now, throttled);
@@ -204,4 +218,57 @@ fn cut_once_per_window_keeps_the_rate_near_capacity() {
         ours.record(now, now, false);
     }
     assert!(ours.rate_per_sec() > 99.0, "{}", ours.rate_per_sec());
+}
+
+/// The figures AWS's own limiter gives for a first 429 half a second and one second after it was
+/// made (one token at 0.7 × the measured rate: 1 / 1.12 s and 1 / 0.56 s), and ours without a
+/// creation time (a rate measured as 0: the 0.5/s floor, 2 s).
+#[test]
+fn aws_preset_counts_time_from_creation() {
+    for (after_ms, want_ms) in [(500.0, 1000.0 / 1.12), (1000.0, 1000.0 / 0.56)] {
+        let created = 10_000.0;
+        let mut l = RateLimiter::new(LimiterConfig::aws_adaptive()).unwrap();
+        l.start(created);
+        l.record(created + after_ms, created, true);
+        match l.acquire(created + after_ms) {
+            Acquire::SendAfter(ms) => {
+                assert!((ms - want_ms).abs() < 1e-6, "{after_ms}: {ms} vs {want_ms}")
+            }
+            other => panic!("{other:?}"),
+        }
+        let mut unstarted = RateLimiter::new(LimiterConfig::aws_adaptive()).unwrap();
+        unstarted.record(created + after_ms, created, true);
+        assert_eq!(
+            unstarted.acquire(created + after_ms),
+            Acquire::SendAfter(2000.0)
+        );
+    }
+    // Ours (not awsExact) ignores the creation time: idle time is not a rate.
+    let mut ours = RateLimiter::new(LimiterConfig::default()).unwrap();
+    let mut plain = RateLimiter::new(LimiterConfig::default()).unwrap();
+    ours.start(0.0);
+    for l in [&mut ours, &mut plain] {
+        l.record(500.0, 400.0, false);
+        l.record(900.0, 800.0, true);
+    }
+    assert_eq!(ours.rate_per_sec(), plain.rate_per_sec());
+}
+
+/// Before its first throttle AWS's rate is min(0.4 · t³, 2 · measured) from creation, so right
+/// after an early first 429 its bucket holds one token where a rate of 2 · measured held three.
+#[test]
+fn aws_preset_pre_throttle_rate_is_cubic_from_creation() {
+    let mut l = RateLimiter::new(LimiterConfig::aws_adaptive()).unwrap();
+    l.start(0.0);
+    let mut now = 0.0;
+    for _ in 0..20 {
+        now += 50.0; // 20 answers/s for 1 s
+        l.record(now, now - 10.0, false);
+    }
+    let t: f64 = now / 1000.0;
+    assert!(
+        (l.rate_per_sec() - (0.4 * t * t * t).max(0.5)).abs() < 1e-9,
+        "{}",
+        l.rate_per_sec()
+    );
 }

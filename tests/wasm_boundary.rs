@@ -26,6 +26,8 @@ mod budget;
 mod classify;
 #[path = "wasm/defaults.rs"]
 mod defaults;
+#[path = "wasm/hedge.rs"]
+mod hedge;
 #[path = "wasm/idempotency.rs"]
 mod idempotency;
 #[path = "wasm/keys.rs"]

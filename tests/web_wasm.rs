@@ -20,7 +20,7 @@ use web_sys::{AbortController, Request, RequestInit, Response};
 
 use steadfast::core::breaker::BreakerConfig;
 use steadfast::web::{
-    fetch, BreakerSnapshot, ChargeOutcome, CircuitBreaker, Clock, Error, FetchFailure,
+    fetch, BreakerSnapshot, ChargeOutcome, CircuitBreaker, Clock, Dialect, Error, FetchFailure,
     FetchOptions, IdempotencyKey, Jitter, Record, RetryPolicy, Runtime, WebRuntime,
 };
 
@@ -641,4 +641,92 @@ async fn bad_options_are_typed_errors_not_panics() {
     .unwrap_err();
     assert_eq!(e.code(), Some("INVALID_KEY"));
     assert!(s.log().await.is_empty());
+}
+
+/// A gateway dialect: the key in its header and syntax (the IETF draft's sf-string; Checkout.com's
+/// own header), as JS's resilientFetch sends it.
+#[wasm_bindgen_test]
+async fn dialect_puts_the_key_in_its_header_and_syntax() {
+    for (name, want) in [("ietf", "\"k 1\""), ("checkout", "k 1"), ("stripe", "k 1")] {
+        let s = Scenario::new(r#"[{"status":201}]"#).await;
+        let opts = options()
+            .idempotency_key(IdempotencyKey::Key("k 1".into()))
+            .dialect(Dialect::builtin(name).unwrap());
+        assert_eq!(
+            fetch(&s.request("POST"), &opts).await.unwrap().status(),
+            201
+        );
+        assert_eq!(
+            s.log().await,
+            vec![("POST".to_string(), Some(want.to_string()))],
+            "{name}"
+        );
+    }
+    let long = options()
+        .idempotency_key(IdempotencyKey::Key("k".repeat(65)))
+        .dialect(Dialect::builtin("adyen").unwrap());
+    let s = Scenario::new(r#"[{"status":201}]"#).await;
+    assert!(matches!(
+        fetch(&s.request("POST"), &long).await,
+        Err(Error::InvalidKey { .. })
+    ));
+    assert!(s.log().await.is_empty(), "nothing sent");
+}
+
+/// Checkout.com answers 429 for a key in progress: with its dialect that holds the key (unknown,
+/// whatever comes next); without, a 429 is "throttled before processing" and the 404 stands.
+#[wasm_bindgen_test]
+async fn dialect_in_progress_answer_may_have_been_processed() {
+    let steps = r#"[{"status":429,"headers":{"retry-after":"0"}},{"status":404}]"#;
+    let s = Scenario::new(steps).await;
+    let opts = options().idempotency_key(IdempotencyKey::Key("k-busy".into()));
+    let cko = opts.clone().dialect(Dialect::builtin("checkout").unwrap());
+    assert!(matches!(
+        fetch(&s.request("POST"), &cko).await,
+        Err(Error::OutcomeUnknown { .. })
+    ));
+    let s = Scenario::new(steps).await;
+    assert_eq!(
+        fetch(&s.request("POST"), &opts).await.unwrap().status(),
+        404
+    );
+}
+
+/// A replayed error is the gateway's stored answer for the key: never retried.
+#[wasm_bindgen_test]
+async fn dialect_replayed_error_is_final() {
+    let steps = r#"[{"status":500,"headers":{"idempotent-replayed":"true"}}]"#;
+    let s = Scenario::new(steps).await;
+    let opts = options().idempotency_key(IdempotencyKey::Key("k-500".into()));
+    let stripe = opts.clone().dialect(Dialect::builtin("stripe").unwrap());
+    assert!(matches!(
+        fetch(&s.request("POST"), &stripe).await,
+        Err(Error::OutcomeUnknown { .. })
+    ));
+    assert_eq!(s.log().await.len(), 1);
+    let s = Scenario::new(steps).await;
+    let _ = fetch(&s.request("POST"), &opts).await;
+    assert_eq!(s.log().await.len(), 4, "without the dialect it is retried");
+}
+
+/// Past the dialect's retention window an unknown key is not re-sent: FetchFailure::KeyExpired.
+#[wasm_bindgen_test]
+async fn dialect_no_re_send_past_the_retention_window() {
+    let s = Scenario::new(r#"[{"status":503,"delayMs":60}]"#).await;
+    let base = Dialect::builtin("checkout").unwrap();
+    let short = Dialect::custom(Dialect {
+        retention_ms: 30.0,
+        ..base
+    })
+    .unwrap();
+    let opts = options()
+        .idempotency_key(IdempotencyKey::Key("k-old".into()))
+        .dialect(short);
+    match fetch(&s.request("POST"), &opts).await {
+        Err(Error::Operation(FetchFailure::KeyExpired { retention_ms, .. })) => {
+            assert_eq!(retention_ms, 30.0)
+        }
+        other => panic!("expected KeyExpired, got {other:?}"),
+    }
+    assert_eq!(s.log().await.len(), 1, "nothing re-sent");
 }

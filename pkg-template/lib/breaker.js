@@ -2,20 +2,37 @@
 // machine (rate window or consecutive failures, one half-open probe, stale outcomes ignored) is
 // the Rust core's; this class asks it for a permit, runs the call, and reports the outcome.
 
-import { CircuitOpenError, rejectSoon } from './errors.js';
+import { CircuitOpenError, isSteadfastError, rejectSoon } from './errors.js';
 import * as o from './options.js';
 import { emit, listening } from './events.js';
 import { NOT_CLOSED, STATES, TRANSITION, readBreakerOptions } from './breaker-options.js';
 import { deferred } from './deferred.js';
 
 const always = () => true;
+const never = () => false;
+
+/**
+ * A refusal that never ran the call (a bulkhead that was full, an inner breaker that was open)
+ * says nothing about the dependency: always excluded, whatever `isExcluded` says.
+ */
+const neverRan = (error) => isSteadfastError(error, 'BULKHEAD_REJECTED') || isSteadfastError(error, 'CIRCUIT_OPEN');
+
+/** Verdict codes of the core's recordTimed. */
+const SUCCESS = 0;
+const FAILURE = 1;
+const EXCLUDED = 2;
 
 export class CircuitBreaker {
   #core;
   #clock;
   #onStateChange;
   #isFailure;
+  #isExcluded;
+  #slowCallDurationMs;
   #kind;
+  /** The last state reported to listeners, and the timer that reports the end of a cooldown. */
+  #reported;
+  #cancelCooldownTimer;
   /** The permit the cached outcome handlers below were made for. */
   #permit = -1;
   #onValue;
@@ -24,7 +41,10 @@ export class CircuitBreaker {
   /**
    * @param {object} options rate shape `{ windowSize, failureRateThreshold, openDurationMs,
    *   probesToClose = 1, minimumCalls = windowSize }` or consecutive shape `{ failureThreshold,
-   *   openDurationMs, probesToClose = 1 }`; plus `clock`, `onStateChange`, `isFailure`, `state`.
+   *   openDurationMs, probesToClose = 1 }`; plus `clock`, `onStateChange`, `isFailure`, `state`,
+   *   `isExcluded` (errors that count as neither success nor failure; default none, and a refusal
+   *   that never ran — BulkheadRejectedError, an inner CircuitOpenError — always) and
+   *   `slowCallDurationMs` (a success that took at least this long counts as a failure; default none).
    */
   constructor(options) {
     const where = 'CircuitBreaker';
@@ -35,9 +55,15 @@ export class CircuitBreaker {
     this.#clock = o.clock(opts, where);
     this.#onStateChange = o.fn(opts, 'onStateChange', where);
     this.#isFailure = o.fn(opts, 'isFailure', where) ?? always;
+    this.#isExcluded = o.fn(opts, 'isExcluded', where) ?? never;
+    const slowCallDurationMs = o.num(opts, 'slowCallDurationMs', where);
     const { core, config } = readBreakerOptions(opts, where);
     this.#kind = config.kind;
     this.#core = core;
+    if (slowCallDurationMs !== undefined) {
+      o.core(where, { slowCallDurationMs }, () => core.setSlowCallDurationMs(slowCallDurationMs));
+      this.#slowCallDurationMs = slowCallDurationMs;
+    }
     const state = o.own(opts, 'state');
     if (state !== undefined) this.#restore(state);
   }
@@ -100,6 +126,7 @@ export class CircuitBreaker {
 
   /** Run `fn` under `permit` and report its outcome. */
   #run(fn, permit) {
+    if (this.#slowCallDurationMs !== undefined) return this.#runTimed(fn, permit);
     let p;
     try {
       p = fn();
@@ -124,6 +151,40 @@ export class CircuitBreaker {
     return Promise.resolve(p).then(this.#onValue, this.#onError);
   }
 
+  /** `#run` with a slow-call threshold: the core judges the call by its duration too. */
+  #runTimed(fn, permit) {
+    const started = this.#clock();
+    const report = (verdict) => {
+      const now = this.#clock();
+      const t = this.#core.recordTimed(permit, verdict, now - started, now);
+      if (t !== 0) this.#emit(t);
+    };
+    const onError = (error) => {
+      report(this.#verdictOf(error));
+      throw error;
+    };
+    let p;
+    try {
+      p = Promise.resolve(fn());
+    } catch (error) {
+      try {
+        return Promise.reject(onError(error));
+      } catch (e) {
+        return Promise.reject(e);
+      }
+    }
+    return p.then((value) => {
+      report(SUCCESS);
+      return value;
+    }, onError);
+  }
+
+  /** How a thrown error counts: excluded, a failure, or (isFailure said no) a success. */
+  #verdictOf(error) {
+    if (neverRan(error) || this.#isExcluded(error) === true) return EXCLUDED;
+    return this.#isFailure(error) === true ? FAILURE : SUCCESS;
+  }
+
   #thrower(permit) {
     return (error) => {
       throw this.#failed(error, permit);
@@ -132,14 +193,49 @@ export class CircuitBreaker {
 
   /** Record a thrown error against `permit` (if it counts as a failure); returns it to rethrow. */
   #failed(error, permit) {
-    const t = this.#isFailure(error) === true ? this.#core.recordFailure(permit, this.#clock()) : this.#core.recordSuccess(permit);
+    const verdict = this.#verdictOf(error);
+    const t =
+      verdict === EXCLUDED
+        ? this.#core.recordExcluded(permit)
+        : verdict === FAILURE
+          ? this.#core.recordFailure(permit, this.#clock())
+          : this.#core.recordSuccess(permit);
     if (t !== 0) this.#emit(t);
     return error;
   }
 
   #emit(code) {
-    if (this.#onStateChange !== undefined) this.#onStateChange(STATES[code - 1]);
-    if (listening.breakerState) emit('breakerState', { breaker: this, state: STATES[code - 1] });
+    const state = STATES[code - 1];
+    // Reported by the cooldown timer already: the next call's lazy transition is not news.
+    if (state === 'half-open' && this.#reported === 'half-open') return;
+    this.#reported = state;
+    this.#cancelCooldownTimer?.();
+    this.#cancelCooldownTimer = undefined;
+    if (state === 'open') this.#reportCooldownEnd();
+    if (this.#onStateChange !== undefined) this.#onStateChange(state);
+    if (listening.breakerState) emit('breakerState', { breaker: this, state });
+  }
+
+  /**
+   * `currentState` reads 'half-open' once the cooldown is over, with or without a call; listeners
+   * hear it then too (as opossum's timer does), not only at the next call. Only when someone
+   * listens; the timer never keeps a Node process alive. With a clock of your own, the core's
+   * state is checked when the real cooldown has passed (and the next call reports it otherwise).
+   */
+  #reportCooldownEnd() {
+    if (this.#onStateChange === undefined && !listening.breakerState) return;
+    const [s, openUntil] = this.#core.snapshot();
+    const ms = openUntil - this.#clock();
+    if (s !== 1 || !(ms <= 2_147_483_647)) return; // longer than a timer can wait: the next call reports it
+    const handle = globalThis.setTimeout(
+      () => {
+        this.#cancelCooldownTimer = undefined;
+        if (this.#core.state(this.#clock()) === 2) this.#emit(3);
+      },
+      Math.max(0, ms) + 1,
+    );
+    handle?.unref?.();
+    this.#cancelCooldownTimer = () => globalThis.clearTimeout(handle);
   }
 
   /** Hold the circuit open until `reset()` (maintenance, a known-bad deploy). */

@@ -10,7 +10,8 @@
 import { failedVerdictWaitMs } from '../steadfast_core.js';
 import { RetryBudget } from './budget.js';
 import { IdempotencyStore, newIdempotencyKey } from './idempotency.js';
-import { CircuitOpenError, IdempotencyKeyReuseError, OfflineError, OutcomeUnknownError, SteadfastError, named } from './errors.js';
+import { CircuitOpenError, IdempotencyKeyExpiredError, IdempotencyKeyReuseError, OfflineError, OutcomeUnknownError, SteadfastError, named } from './errors.js';
+import { compileDialect, defaultDialectName } from './dialect.js';
 import { fetchWithState, provablyNotSent, settleWindowFor, BreakerRegistry, compile as checkFetchOptions, originOf } from './fetch.js';
 import { VERDICT, historyVerdict, rememberHistory, statusOf } from './classify.js';
 import * as o from './options.js';
@@ -136,7 +137,10 @@ export function createCheckoutClient(options) {
   // the caller's own bound on how late its gateway may still process a request.
   const settleAfterMs = o.num(opts, 'settleAfterMs', where) ?? settleWindowFor(attemptTimeoutMs, deadlineMs);
   if (!(settleAfterMs >= 0)) throw o.rangeError(where, 'settleAfterMs', 'a number >= 0', settleAfterMs);
+  // How the gateway speaks idempotency: the key's header and syntax, in progress, reuse, replay, retention.
+  const dialect = compileDialect(o.own(opts, 'dialect') ?? defaultDialectName(), where);
   const fetchOptions = {
+    dialect,
     retry: opts.retry,
     budget,
     breaker: registry ?? false,
@@ -145,6 +149,7 @@ export function createCheckoutClient(options) {
     settleAfterMs,
     rateLimiter: opts.rateLimiter,
     adaptive: opts.adaptive,
+    attemptHeader: o.own(opts, 'attemptHeader'),
   };
   checkFetchOptions(fetchOptions);
   const inFlight = new Map();
@@ -166,13 +171,13 @@ export function createCheckoutClient(options) {
       onAttempt?.({ attempt: sent.attempts + state.attempts, key, url: String(url) });
       return counted(req, init);
     };
-    const state = { history: sent.history };
+    const state = { history: sent.history, key, keyFirstUsedAt: sent.firstUsedAt };
     const before = historyVerdict(sent.history) === VERDICT.UNKNOWN;
     try {
       const breaker = breakerFor(url);
       const response = await fetchWithState(
         url,
-        { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': key }, body, signal },
+        { method: 'POST', headers: { 'content-type': 'application/json', [dialect.header]: dialect.headerValue(key, 'charge') }, body, signal },
         { ...fetchOptions, breaker: breaker ?? false, fetch },
         state,
         true,
@@ -181,6 +186,7 @@ export function createCheckoutClient(options) {
     } finally {
       sent.maybeSent ||= state.maybeSent === true;
       sent.attempts += state.attempts ?? 0;
+      sent.replayed = state.replayed === true;
       if (typeof state.history === 'number') sent.history = state.history;
       if (state.lastAttemptAt !== undefined) sent.lastAttemptAt = state.lastAttemptAt;
       if (!before && historyVerdict(sent.history) === VERDICT.UNKNOWN) sent.endpoint = String(url);
@@ -231,10 +237,18 @@ export function createCheckoutClient(options) {
    * sent to the primary may have been processed (a key the primary may hold is never sent
    * elsewhere). Every error it throws carries the charge's history for the store.
    */
-  const attemptCharge = async (charge, key, signal, only) => {
+  const attemptCharge = async (charge, key, signal, only, firstUsedAt) => {
     const body = JSON.stringify(charge);
     const startedAt = Date.now();
-    const sent = { maybeSent: false, attempts: 0, lastAttemptAt: undefined, history: 0, endpoint: undefined };
+    const sent = {
+      maybeSent: false,
+      attempts: 0,
+      lastAttemptAt: undefined,
+      history: 0,
+      endpoint: undefined,
+      firstUsedAt: firstUsedAt ?? startedAt,
+      replayed: false,
+    };
     try {
       return await answerOf(await send(body, key, signal, only, sent), key, startedAt, sent);
     } catch (e) {
@@ -266,13 +280,18 @@ export function createCheckoutClient(options) {
       sent.thrown = e;
       throw e;
     };
-    if (response.ok) return { status: 'succeeded', reference: String(data?.reference ?? data?.id ?? ''), key };
+    if (response.ok) {
+      const outcome = { status: 'succeeded', reference: String(data?.reference ?? data?.id ?? ''), key };
+      // The gateway's replay marker: this success was charged earlier (a UI must not count it twice).
+      if (sent.replayed) outcome.replayed = true;
+      return outcome;
+    }
     // An earlier attempt may have been processed: this answer (a 404 from a load balancer, a 409
     // while the gateway still runs the key, a 401 from a proxy) says nothing about it.
     if (verdict === VERDICT.UNKNOWN) fail(unknown(key, startedAt, sent, undefined));
     const err = data?.error ?? {};
     if (response.status === 402 || err.type === 'card_error') fail(new Declined(String(err.decline_code ?? err.code ?? 'declined')));
-    if (response.status === 422 && err.type === 'idempotency_error') fail(new IdempotencyKeyReuseError(key));
+    if (dialect.isReuse(response.status, data, response.headers?.get?.('content-type'))) fail(new IdempotencyKeyReuseError(key));
     if (verdict === VERDICT.NOT_PROCESSED) fail(new Unavailable('rate-limited', retryAfterOf(response) ?? UNAVAILABLE_RETRY_MS));
     if (response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400)) {
       fail(new CheckoutRequestError(response.status, data, 'redirected: a charge is never followed through a redirect'));
@@ -333,13 +352,18 @@ export function createCheckoutClient(options) {
     if (typeof store.resubmit !== 'function') {
       throw o.typeError('reconcile', 'store', 'a store with resubmit() (IdempotencyStore, createSharedIdempotencyStore)', store);
     }
+    // Past the gateway's retention window the same key is a NEW charge there: never re-sent.
+    if (dialect.keyExpired(record.startedAt, Date.now())) {
+      const error = new IdempotencyKeyExpiredError(key, { firstUsedAt: record.startedAt, retentionMs: dialect.retentionMs, dialect: dialect.name });
+      return { status: 'unknown', key, reason: 'key-expired', retryAfterMs: Infinity, error };
+    }
     const windowMs = record.settleAfterMs ?? settleAfterMs;
     const last = record.lastAttemptAt ?? record.startedAt;
     const afterWindow = failedVerdictWaitMs(Date.now(), last, windowMs) <= 0;
     const only = record.endpoint === secondary && secondary !== undefined ? secondary : endpoint;
     let outcome;
     try {
-      outcome = await store.resubmit(key, () => attemptCharge(body, key, undefined, only), {
+      outcome = await store.resubmit(key, () => attemptCharge(body, key, undefined, only, record.startedAt), {
         fingerprint: canonicalCharge(body, volatile, 'reconcile'),
         startedAt: record.startedAt,
         settleAfterMs,
@@ -390,6 +414,13 @@ export function createCheckoutClient(options) {
     /** The store holding this client's keys (for reconciliation). */
     store,
     /**
+     * The text a charge's key is bound to, as this client computes it (canonical JSON of the charge
+     * without its volatile fields): what `persistentCheckoutKey` compares a resumed cart against.
+     */
+    fingerprint(charge) {
+      return canonicalCharge(checkCharge(charge, 'fingerprint'), volatile, 'fingerprint');
+    },
+    /**
      * Charge once per key. A second call with the same key while the first is in flight returns
      * the same promise (a double click charges once); after it settles, a succeeded key replays
      * and an unknown key answers unknown without sending anything.
@@ -404,6 +435,11 @@ export function createCheckoutClient(options) {
       const co = o.object(chargeOptions, 'charge', true);
       const key = o.own(co, 'idempotencyKey') ?? newIdempotencyKey();
       if (typeof key !== 'string') return Promise.reject(o.typeError('charge', 'idempotencyKey', 'a string', key));
+      try {
+        dialect.headerValue(key, 'charge'); // the gateway's key rule, before anything is stored or sent
+      } catch (e) {
+        return Promise.reject(e);
+      }
       let fingerprint;
       try {
         fingerprint = canonicalCharge(c, volatile, 'charge');
@@ -487,6 +523,9 @@ function clientBeforeCore(options) {
       const unavailable = coreUnavailable('createCheckoutClient.store');
       if (unavailable !== undefined) throw unavailable;
       return client().store;
+    },
+    fingerprint(charge) {
+      return client().fingerprint(charge);
     },
     charge(charge, chargeOptions) {
       if (coreUnavailable('charge') === undefined) return now((c) => c.charge(charge, chargeOptions));

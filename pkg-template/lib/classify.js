@@ -16,10 +16,13 @@ import {
 import * as o from './options.js';
 import { isSteadfastError } from './errors.js';
 
-/** @internal The HTTP status an error carries (`status`, `statusCode`, `response.status`), or undefined. */
+/**
+ * @internal The HTTP status an error carries (`status`, `statusCode`, `response.status`, or AWS SDK
+ * v3's `$metadata.httpStatusCode`), or undefined.
+ */
 export function statusOf(e) {
   if (e === null || typeof e !== 'object') return undefined;
-  const s = e.status ?? e.statusCode ?? e.response?.status;
+  const s = e.status ?? e.statusCode ?? e.response?.status ?? e.$metadata?.httpStatusCode;
   return typeof s === 'number' ? s : undefined;
 }
 
@@ -197,6 +200,25 @@ export function answerOf(error, retryable) {
     if (hasCode(e, isTransientCode) || isFetchNetworkError(e)) return ANSWER.NO_ANSWER;
   }
   return retryable() ? ANSWER.NO_ANSWER : ANSWER.REFUSED;
+}
+
+/** Error names `boundedErrorType` reports as themselves: the platform's own, a fixed set. */
+const ERROR_NAMES = new Set(['Error', 'TypeError', 'RangeError', 'SyntaxError', 'AbortError', 'TimeoutError']);
+
+/**
+ * @internal A low-cardinality `error.type` for telemetry: a steadfast error's code, a known network
+ * code (the core's transient and not-sent codes), an HTTP status, a platform error name — else
+ * `'_OTHER'` (OpenTelemetry's value for the rest), so a hostile server's invented codes cannot
+ * make unbounded metric series.
+ */
+export function boundedErrorType(error) {
+  if (error === null || typeof error !== 'object') return typeof error;
+  const e = /** @type {any} */ (error);
+  if (isSteadfastError(e) && typeof e.code === 'string') return e.code;
+  if (typeof e.code === 'string' && (isTransientCode(e.code) || provesNotSent(e.code))) return e.code;
+  const status = statusOf(e);
+  if (Number.isInteger(status) && status >= 100 && status <= 599) return String(status);
+  return typeof e.name === 'string' && ERROR_NAMES.has(e.name) ? e.name : '_OTHER';
 }
 
 /** @internal Answer codes of `answerOf` that are not statuses. */

@@ -137,6 +137,31 @@ export class IdempotencyKeyReuseError extends SteadfastError {
 }
 named(IdempotencyKeyReuseError, 'IdempotencyKeyReuseError');
 
+/**
+ * A re-send with this key was refused: the key is older than the gateway's retention window
+ * (its dialect's `retentionMs`), so the gateway may have forgotten it and would take the re-send
+ * as a NEW charge. An earlier attempt may have been processed: settle the charge by looking it up
+ * at the gateway (`reconcile(store, lookup)`), never by re-sending.
+ */
+export class IdempotencyKeyExpiredError extends SteadfastError {
+  /**
+   * @param {string} key
+   * @param {{ firstUsedAt: number, retentionMs: number, dialect: string, cause?: unknown }} info
+   */
+  constructor(key, info) {
+    super(
+      `Idempotency key ${key} is past the ${info.dialect} retention window (${info.retentionMs} ms): not re-sent; reconcile by lookup`,
+      'IDEMPOTENCY_KEY_EXPIRED',
+      info.cause === undefined ? undefined : { cause: info.cause },
+    );
+    this.key = key;
+    this.firstUsedAt = info.firstUsedAt;
+    this.retentionMs = info.retentionMs;
+    this.dialect = info.dialect;
+  }
+}
+named(IdempotencyKeyExpiredError, 'IdempotencyKeyExpiredError');
+
 export class RetryBudgetExhaustedError extends SteadfastError {
   constructor(cause, attempt) {
     super('Retry budget exhausted: failing fast instead of adding load', 'RETRY_BUDGET_EXHAUSTED', { cause });

@@ -5,7 +5,7 @@
 
 import { brand } from './errors.js';
 
-const TYPES = ['retry', 'giveUp', 'breakerState', 'budgetRefused', 'idempotency'];
+const TYPES = ['retry', 'giveUp', 'breakerState', 'budgetRefused', 'idempotency', 'hedge'];
 
 /** type -> listeners (copied on change, so emitting needs no copy). */
 const listeners = Object.create(null);
@@ -72,4 +72,11 @@ export const events = Object.freeze({
   onBudgetRefused: (listener) => subscribe('budgetRefused', listener, 'onBudgetRefused'),
   /** An IdempotencyStore decided or settled a key: `{ store, key, outcome }`. */
   onIdempotency: (listener) => subscribe('idempotency', listener, 'onIdempotency'),
+  /**
+   * A hedged attempt: `{ kind: 'started', attempt, copy, delayMs }` (a copy beyond the first went out),
+   * `{ kind: 'won', attempt, copy, copies }` (a race of several copies was answered), `{ kind:
+   * 'cancelled', attempt, copy }` (a losing copy was aborted), `{ kind: 'refused', attempt, copy }`
+   * (the budget refused a copy; those running go on).
+   */
+  onHedge: (listener) => subscribe('hedge', listener, 'onHedge'),
 });

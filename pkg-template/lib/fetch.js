@@ -16,7 +16,8 @@ import { CircuitBreaker } from './breaker.js';
 import { RetryBudget } from './budget.js';
 import { RetryQuota } from './quota.js';
 import { RateLimiter } from './limiter.js';
-import { OfflineError, OutcomeUnknownError } from './errors.js';
+import { IdempotencyKeyExpiredError, OfflineError, OutcomeUnknownError } from './errors.js';
+import { compileDialect } from './dialect.js';
 import { ANSWER, VERDICT, historyVerdict, isTransientError, isTransientResponse, hasCode } from './classify.js';
 import { withRetry } from './retry.js';
 import { newIdempotencyKey } from './idempotency.js';
@@ -25,6 +26,7 @@ import { deferred } from './deferred.js';
 import { after } from './clock.js';
 import { fetchDefaults, JITTERS } from './defaults.js';
 import { evictOldest } from './bounded.js';
+import { compileHedge, copyInit, hedgeForRequest } from './hedge.js';
 
 const KEYED = new Set(['POST', 'PATCH']);
 
@@ -179,6 +181,11 @@ export function compile(options) {
   if (key !== undefined && typeof key !== 'string') throw o.typeError(where, 'idempotencyKey', "a string or 'auto'", key);
   const settleAfterMs = o.num(opts, 'settleAfterMs', where);
   if (settleAfterMs !== undefined && !(settleAfterMs >= 0)) throw o.rangeError(where, 'settleAfterMs', 'a number >= 0', settleAfterMs);
+  const dialect = compileDialect(o.own(opts, 'dialect'), where);
+  const attemptHeader = o.own(opts, 'attemptHeader');
+  if (attemptHeader !== undefined && (typeof attemptHeader !== 'string' || !/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(attemptHeader))) {
+    throw (typeof attemptHeader === 'string' ? o.rangeError : o.typeError)(where, 'attemptHeader', 'an HTTP header name', attemptHeader);
+  }
   const bufferBody = opts.bufferBody ?? false;
   if (typeof bufferBody !== 'boolean') throw o.typeError(where, 'bufferBody', 'a boolean', bufferBody);
   return {
@@ -193,7 +200,10 @@ export function compile(options) {
     key,
     settleAfterMs,
     bufferBody,
+    dialect,
+    attemptHeader,
     onRetry: o.fn(opts, 'onRetry', where),
+    hedge: o.own(opts, 'hedge') === undefined ? undefined : compileHedge(o.own(opts, 'hedge'), where),
   };
 }
 
@@ -261,6 +271,10 @@ export async function fetchWithState(input, init, options, state, readBody = fal
   // A caller may carry a history in (the checkout client's failover: one charge, two endpoints).
   state.history = typeof state.history === 'number' ? state.history : 0;
   state.bodyText = undefined;
+  state.replayed = false;
+  // The key's first use, for the retention window: the caller's (a checkout charge started
+  // earlier), else this call's first attempt.
+  state.firstAttemptAt = state.keyFirstUsedAt;
   const c = compile(options);
   const url = urlOf(input);
   const doFetch = c.fetch ?? globalThis.fetch;
@@ -269,8 +283,16 @@ export async function fetchWithState(input, init, options, state, readBody = fal
   const method = String(reqInit.method ?? base?.method ?? 'GET').toUpperCase();
   const headers = new Headers(base?.headers);
   new Headers(reqInit.headers).forEach((v, k) => headers.set(k, v));
-  if (c.key !== undefined) headers.set('Idempotency-Key', c.key === 'auto' ? newIdempotencyKey() : c.key);
-  const key = headers.get('Idempotency-Key') ?? undefined;
+  // The key's header is the dialect's (Idempotency-Key when none is named), in its syntax.
+  const keyHeader = c.dialect?.header ?? 'Idempotency-Key';
+  let key;
+  if (c.key !== undefined) {
+    key = c.key === 'auto' ? newIdempotencyKey() : c.key;
+    headers.set(keyHeader, c.dialect === undefined ? key : c.dialect.headerValue(key, 'resilientFetch'));
+  } else {
+    // The raw key when the caller (the checkout client) set the header itself in the dialect's syntax.
+    key = headers.has(keyHeader) ? (state.key ?? headers.get(keyHeader)) : undefined;
+  }
   checkRequest(url, method, headers);
   // A ReadableStream body can be read once: it is sent once, unless bufferBody reads it into
   // memory first (then every attempt sends the same bytes).
@@ -308,14 +330,32 @@ export async function fetchWithState(input, init, options, state, readBody = fal
     }
     // Offline before sending: nothing can leave, so nothing is sent (and nothing may be charged).
     if (globalThis.navigator?.onLine === false) throw new OfflineError();
+    // Past the gateway's retention window a re-send would be a NEW charge: refused, when an
+    // earlier attempt may have been processed (reconcile by lookup instead).
+    if (
+      keyed &&
+      c.dialect !== undefined &&
+      state.firstAttemptAt !== undefined &&
+      historyVerdict(state.history) === VERDICT.UNKNOWN &&
+      c.dialect.keyExpired(state.firstAttemptAt, Date.now())
+    ) {
+      throw new IdempotencyKeyExpiredError(key, { firstUsedAt: state.firstAttemptAt, retentionMs: c.dialect.retentionMs, dialect: c.dialect.name });
+    }
     const cancelTimer = c.attemptTimeoutMs === undefined ? undefined : after(c.attemptTimeoutMs, () => controller.abort(attemptTimeout(c.attemptTimeoutMs)));
     try {
       const req = base !== undefined ? base.clone() : url.href;
       let response;
       state.attempts += 1;
       state.lastAttemptAt = Date.now();
+      state.firstAttemptAt ??= state.lastAttemptAt;
       try {
-        response = await doFetch(req, { ...fetchInit, signal: controller.signal });
+        const sendInit = { ...copyInit(ctx, fetchInit, base?.cache), signal: controller.signal };
+        if (c.attemptHeader !== undefined) {
+          // Opt-in: the attempt number on the wire (1 = first), e.g. for the server's own resend_count.
+          sendInit.headers = new Headers(sendInit.headers);
+          sendInit.headers.set(c.attemptHeader, String(state.attempts));
+        }
+        response = await doFetch(req, sendInit);
       } catch (e) {
         // fetch rejects with a generic AbortError; report the reason we aborted with.
         if (controller.signal.aborted) {
@@ -334,7 +374,9 @@ export async function fetchWithState(input, init, options, state, readBody = fal
         throw e;
       }
       state.maybeSent = true;
-      const transient = !response.ok && isTransientResponse(response.status, response.headers.get('stripe-should-retry') ?? undefined);
+      // A replayed error is the gateway's stored answer for this key: final, not transient.
+      state.replayed = c.dialect?.isReplay(response.headers) ?? false;
+      const transient = !response.ok && !state.replayed && isTransientResponse(response.status, response.headers.get('stripe-should-retry') ?? undefined);
       if (readBody && !transient) {
         // Read inside the attempt: its timeout and the deadline abort a body that stalls. A body
         // that does not arrive is no answer (a 2xx without its reference may still be a debit).
@@ -350,7 +392,7 @@ export async function fetchWithState(input, init, options, state, readBody = fal
           throw e;
         }
       }
-      state.history = historyRecord(state.history, response.status);
+      state.history = historyRecord(state.history, c.dialect === undefined ? response.status : c.dialect.answerCode(response.status));
       if (response.ok) return response;
       if (transient) throw new RetryableResponse(response);
       return response;
@@ -379,6 +421,15 @@ export async function fetchWithState(input, init, options, state, readBody = fal
   };
   if (policy.random === undefined) delete policy.random;
   if (policy.rateLimiter === undefined) delete policy.rateLimiter;
+  // Hedging (lib/hedge.js): every copy is an `attempt` (same headers, same key, same history); a
+  // cancelled copy may have reached the server, and is folded in the moment it is let go.
+  if (c.hedge !== undefined) {
+    policy.hedge = hedgeForRequest(c.hedge, retryable, method, () => {
+      state.maybeSent = true;
+      state.history = historyRecord(state.history, ANSWER.NO_ANSWER);
+      state.lastAttemptAt = Date.now();
+    });
+  }
 
   // A keyed POST/PATCH whose history says some attempt may have been processed ends unknown,
   // whatever its last answer was: a 404 or 401 after a dropped attempt proves nothing about it.
@@ -396,6 +447,7 @@ export async function fetchWithState(input, init, options, state, readBody = fal
     response = await (breaker === undefined ? run() : breaker.execute(run));
   } catch (e) {
     const callerAbort = callerSignal?.aborted && e === callerSignal.reason;
+    if (e instanceof IdempotencyKeyExpiredError) throw e;
     if (!callerAbort && mayHaveBeenProcessed()) throw unknown(e);
     if (e instanceof RetryableResponse) return e.response;
     throw e;

@@ -42,6 +42,8 @@ export class RateLimiter {
     FIELDS.forEach((name, i) => (values[name] = o.num(opts, name, where) ?? p[i + 1]));
     const clock = opts.clock === undefined ? monotonic : o.clock(opts, where);
     const core = o.core(where, values, () => new LimiterCore(p[0], ...FIELDS.map((name) => values[name]), p[8] === 1));
+    // The AWS preset counts time from the limiter's creation, as AWS's DefaultRateLimiter (the core ignores it otherwise).
+    core.start(clock());
     const observe = (error, sentAt) => {
       const now = clock();
       const throttled = quotaErrorClass(statusOf(error) ?? NaN) === 1;

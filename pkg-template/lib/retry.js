@@ -13,6 +13,7 @@ import { sleep, raceAbort, after } from './clock.js';
 import { budgetCore } from './budget.js';
 import { RateLimiter, limiterDriver } from './limiter.js';
 import { JITTERS } from './defaults.js';
+import { compileHedge, checkHedgeSafe, foldHedgeEvidence, hedged } from './hedge.js';
 
 /**
  * RetryCore.afterFailure's stop codes: a negative answer is `-Stop::id()` (src/core/retry.rs,
@@ -79,6 +80,11 @@ function compile(policy = DEFAULT_RETRY_POLICY) {
     maxElapsedMs: values.maxElapsedMs,
     core: o.core(where, values, () => new RetryCore(values.maxAttempts, values.baseDelayMs, values.maxDelayMs, jitter, values.maxElapsedMs)),
   };
+  // Hedging (lib/hedge.js): each attempt may race copies of itself, paid from the same budget.
+  if (p.hedge !== undefined) {
+    c.hedge = compileHedge(p.hedge, where);
+    checkHedgeSafe(c.hedge, where);
+  }
   c.first = Object.freeze({ attempt: 1, signal: undefined });
   // A quota is refunded on success (a RetryBudget is not: it has no recordSuccess).
   const refund = c.budget?.recordSuccess;
@@ -126,7 +132,14 @@ function checkingResults(fn, c, signal) {
     return p !== null && typeof p === 'object' && typeof p.then === 'function' ? p.then(check) : check(p);
   };
   // A rate limiter or a quota refund needs the full driver on every attempt, the first included.
-  if (signal !== undefined || c.signal !== undefined || c.maxElapsedMs !== undefined || c.limiter !== undefined || c.firstOk !== undefined) {
+  if (
+    signal !== undefined ||
+    c.signal !== undefined ||
+    c.maxElapsedMs !== undefined ||
+    c.limiter !== undefined ||
+    c.firstOk !== undefined ||
+    c.hedge !== undefined
+  ) {
     return run(checked, c, signal).catch(unwrapResult);
   }
   // No signal, no deadline: the first attempt's result is checked in the same reaction that
@@ -169,6 +182,10 @@ function run(fn, c, outerSignal) {
     // Every attempt, the first included, waits for the limiter and reports its outcome to it.
     const user = fn;
     fn = (ctx) => c.limiter.run(user, ctx);
+  }
+  if (c.hedge !== undefined) {
+    const single = fn;
+    fn = (ctx) => hedged(single, ctx, c);
   }
   if (outerSignal === undefined && c.signal === undefined && c.maxElapsedMs === undefined) {
     let p;
@@ -255,7 +272,7 @@ async function attempts(fn, c, error, start, signal, state, setHistory) {
       // An async classifier is awaited (never read as "no"); the deadline and signal still apply.
       retryable = await (signal === undefined ? retryable : raceAbort(() => retryable, undefined, signal));
     }
-    history = recordAttempt(history, error instanceof ResultRetry ? undefined : error, () => retryable === true);
+    history = recordAttempt(foldHedgeEvidence(history, error), error instanceof ResultRetry ? undefined : error, () => retryable === true);
     setHistory(history);
     const now = c.clock();
     const unit = c.random === undefined ? NaN : c.random();
@@ -268,7 +285,7 @@ async function attempts(fn, c, error, start, signal, state, setHistory) {
         delay === STOP.DEADLINE_EXCEEDED ? new DeadlineExceededError(c.maxElapsedMs, error, attempt) : error instanceof PermanentError ? error.cause : error;
       if (listening.giveUp) {
         const reason =
-          delay === STOP.DEADLINE_EXCEEDED ? 'deadline' : isPermanent(error) ? 'permanent' : attempt >= c.core.maxAttempts ? 'attempts' : 'not-retryable';
+          delay === STOP.DEADLINE_EXCEEDED ? 'deadline' : isPermanent(error) ? 'permanent' : delay === STOP.ATTEMPTS_EXHAUSTED ? 'attempts' : 'not-retryable';
         emit('giveUp', final instanceof ResultRetry ? { attempt, result: final.value, reason } : { attempt, error: final, reason });
       }
       throw final;

@@ -4,7 +4,17 @@
 // chart. Every rule and every default of the outage model lives in Rust (src/core/sim); the
 // option layout comes from the core too (simOutageLayout), so there is no list here to drift.
 
-import { simHistogram, simJitter, simOutage, simOutageLayout, simOutageDefaults, simHistogramDefaults, simJitterDefaults } from '../steadfast_sim.js';
+import {
+  simHistogram,
+  simJitter,
+  simOutage,
+  simOutageLayout,
+  simOutageDefaults,
+  simHistogramDefaults,
+  simJitterDefaults,
+  simTail,
+  simTailDefaults,
+} from '../steadfast_sim.js';
 
 // The core's defaults (src/core/sim: `Default` impls), read once on first use.
 let histogramDefaults;
@@ -20,6 +30,38 @@ const JITTER_ROWS = ['full', 'equal', 'decorrelated', 'decorrelatedChained', 'no
 function read(opts, where, names, values = {}) {
   for (const name of names) values[name] = o.num(opts, name, where);
   return values;
+}
+
+const TAIL_FIELDS = ['requests', 'latencyMs', 'tailProbability', 'tailLatencyMs', 'arrivalMs', 'seed'];
+const HEDGE_FIELDS = ['delayMs', 'quantile', 'windowSize', 'minDelayMs', 'maxDelayMs', 'maxHedges', 'maxInFlight'];
+const TAIL_RUN = ['p50Ms', 'p99Ms', 'p999Ms', 'copiesPerRequest', 'refused'];
+
+/**
+ * The tail-latency experiment: `requests` requests against a server that answers in `latencyMs ·
+ * (0.5 + u)`, or with probability `tailProbability` in `tailLatencyMs · (0.5 + u)`; the same draws
+ * without and with the shipped hedge (`hedge`: HedgeOptions, default the hedge's defaults) and,
+ * with `budgetRatio`, a ratio budget paying for the hedges. Defaults: `requests = 100000`,
+ * `latencyMs = 20`, `tailProbability = 0.02`, `tailLatencyMs = 1000`, `arrivalMs = 1`, `seed = 1`.
+ * Returns `{ ...options, plain, hedged }`, each `{ p50Ms, p99Ms, p999Ms, copiesPerRequest, refused }`.
+ */
+export function simulateTail(options) {
+  const where = 'simulateTail';
+  const opts = o.object(options, where, true);
+  const v = read(opts, where, TAIL_FIELDS);
+  const hedgeOpts = o.object(opts.hedge, `${where} hedge`, true);
+  const h = read(hedgeOpts, where, HEDGE_FIELDS);
+  const budgetRatio = o.num(opts, 'budgetRatio', where);
+  const defaults = simTailDefaults();
+  const values = Object.fromEntries(TAIL_FIELDS.map((name, i) => [name, v[name] ?? defaults[i]]));
+  const out = o.core(where, { ...values, ...h, ratio: budgetRatio }, () =>
+    simTail(
+      TAIL_FIELDS.map((name) => values[name]),
+      HEDGE_FIELDS.map((name) => h[name] ?? NaN),
+      budgetRatio ?? NaN,
+    ),
+  );
+  const run = (at) => Object.fromEntries(TAIL_RUN.map((name, i) => [name, out[at + i]]));
+  return { ...values, plain: run(0), hedged: run(TAIL_RUN.length) };
 }
 
 /**

@@ -13,10 +13,23 @@ interface BreakerCommon {
   readonly probesToClose?: number;
   /** Clock (ms). Default `Date.now`, read at call time. */
   readonly clock?: () => number;
-  /** Called on every transition ('half-open' | 'open' | 'closed' | 'isolated'). */
+  /** Called on every transition ('half-open' | 'open' | 'closed' | 'isolated'); 'half-open' when the cooldown ends, with or without a call. */
   readonly onStateChange?: (state: BreakerState) => void;
   /** Which errors count against the dependency. Default: every error. */
   readonly isFailure?: (error: unknown) => boolean;
+  /**
+   * Errors that count as neither success nor failure (e.g. a 409 "still processing", a 429, a
+   * decline, the caller's own abort): nothing is recorded, and a half-open probe gives its slot
+   * back. Checked before `isFailure`. Default: none — but a refusal that never ran the call (a full
+   * `bulkhead`, an inner breaker's `CircuitOpenError`) is always excluded.
+   */
+  readonly isExcluded?: (error: unknown) => boolean;
+  /**
+   * A call that succeeds but takes at least this long (ms, > 0) counts as a failure, in both trip
+   * kinds. Costs two clock reads per call. Default: none (no call is slow). Not carried by shared
+   * (Redis/tab) breakers.
+   */
+  readonly slowCallDurationMs?: number;
   /** Restore a snapshot from `toJSON()` of a breaker with the same options. */
   readonly state?: BreakerSnapshot;
 }

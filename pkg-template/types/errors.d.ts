@@ -2,12 +2,14 @@
 
 import type { CheckoutRequestError } from './http.js';
 import type { StateStoreUnavailableError, StoreAmnesiaError, StoreFullError } from './shared.js';
+import type { HedgeNotSafeError } from './hedge.js';
 
 export type SteadfastErrorCode =
   | 'CIRCUIT_OPEN'
   | 'DUPLICATE_IN_FLIGHT'
   | 'OUTCOME_UNKNOWN'
   | 'KEY_REUSED'
+  | 'IDEMPOTENCY_KEY_EXPIRED'
   | 'RETRY_BUDGET_EXHAUSTED'
   | 'DEADLINE_EXCEEDED'
   | 'KEY_NOT_FOUND'
@@ -18,6 +20,7 @@ export type SteadfastErrorCode =
   | 'CHECKOUT_REJECTED'
   | 'STORE_UNAVAILABLE'
   | 'OFFLINE'
+  | 'HEDGE_NOT_SAFE'
   | 'STORE_FULL'
   | 'STORE_AMNESIA'
   | 'WASM_UNAVAILABLE'
@@ -75,6 +78,21 @@ export class IdempotencyKeyReuseError extends SteadfastError {
   constructor(key: string);
   readonly code: 'KEY_REUSED';
   readonly key: string;
+}
+/**
+ * A re-send was refused: the key is older than the gateway's retention window, so the gateway may
+ * have forgotten it and would charge again. An earlier attempt may have been processed: settle the
+ * charge by lookup (`reconcile(store, lookup)`), never by re-sending.
+ */
+export class IdempotencyKeyExpiredError extends SteadfastError {
+  constructor(key: string, info: { firstUsedAt: number; retentionMs: number; dialect: string; cause?: unknown });
+  readonly code: 'IDEMPOTENCY_KEY_EXPIRED';
+  readonly key: string;
+  /** When the key was first used (ms since the epoch). */
+  readonly firstUsedAt: number;
+  readonly retentionMs: number;
+  /** The dialect's name. */
+  readonly dialect: string;
 }
 export class RetryBudgetExhaustedError extends SteadfastError {
   constructor(cause: unknown, attempt: number);
@@ -154,6 +172,7 @@ export interface SteadfastErrorsByCode {
   DUPLICATE_IN_FLIGHT: DuplicateRequestError;
   OUTCOME_UNKNOWN: OutcomeUnknownError;
   KEY_REUSED: IdempotencyKeyReuseError;
+  IDEMPOTENCY_KEY_EXPIRED: IdempotencyKeyExpiredError;
   RETRY_BUDGET_EXHAUSTED: RetryBudgetExhaustedError;
   DEADLINE_EXCEEDED: DeadlineExceededError;
   OFFLINE: OfflineError;
@@ -170,6 +189,7 @@ export interface SteadfastErrorsByCode {
   TIMEOUT: TimeoutError;
   BULKHEAD_REJECTED: BulkheadRejectedError;
   PERMANENT: PermanentError;
+  HEDGE_NOT_SAFE: HedgeNotSafeError;
 }
 
 /**

@@ -3,6 +3,7 @@
 import type { BreakerState, CircuitBreaker } from './breaker.js';
 import type { IdempotencyStore } from './idempotency.js';
 import type { RetryInfo } from './retry.js';
+import type { HedgeEvent } from './hedge.js';
 
 /** Removes the listener it was returned for (idempotent). */
 export type Unsubscribe = () => void;
@@ -48,5 +49,7 @@ export interface SteadfastEvents {
   onBudgetRefused(listener: (event: BudgetRefusedEvent) => void): Unsubscribe;
   /** An IdempotencyStore decided or settled a key. */
   onIdempotency(listener: (event: IdempotencyEvent) => void): Unsubscribe;
+  /** A hedged attempt started a copy, was won by one, cancelled a loser, or had a copy refused by the budget. */
+  onHedge(listener: (event: HedgeEvent) => void): Unsubscribe;
 }
 export const events: SteadfastEvents;

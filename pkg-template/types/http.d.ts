@@ -1,8 +1,9 @@
 /** HTTP: `resilientFetch` and the checkout client. */
 
 import type { CircuitBreaker, CircuitBreakerOptions } from './breaker.js';
+import type { HedgeOptions } from './hedge.js';
 import type { RetryBudget } from './budget.js';
-import type { SteadfastError } from './errors.js';
+import type { IdempotencyKeyExpiredError, SteadfastError } from './errors.js';
 import type { IdempotencyStore, ReconcilableStore } from './idempotency.js';
 import type { Executor, IdempotencyRunner } from './pipeline.js';
 import type { AbortSignalLike, FetchFn, FetchInit, FetchInput, FetchResponse } from './platform.js';
@@ -48,6 +49,18 @@ export interface ResilientFetchOptions {
   /** Send this Idempotency-Key (or make one with 'auto', once, before the first attempt). */
   readonly idempotencyKey?: string | 'auto';
   /**
+   * The gateway's idempotency dialect: `idempotencyKey` goes in its header and syntax, its
+   * in-progress answer counts as "may have been processed", a replayed error is final (not
+   * retried), and a re-send past its retention window rejects with `IdempotencyKeyExpiredError`.
+   * Default: none (the key as `Idempotency-Key`, raw; the statuses as they are).
+   */
+  readonly dialect?: DialectName | CustomDialect;
+  /**
+   * Opt-in: send the attempt number (1 for the first attempt, 2 for the first re-send…) in this
+   * request header, e.g. `'X-Attempt'`. Default: none.
+   */
+  readonly attemptHeader?: string;
+  /**
    * The settle window an `OutcomeUnknownError` carries (how long after its last attempt your
    * server may still process a request, ms). Default: 2 × the smaller of `attemptTimeoutMs` and
    * `deadlineMs` (120,000 when neither is set).
@@ -60,6 +73,13 @@ export interface ResilientFetchOptions {
    */
   readonly bufferBody?: boolean;
   readonly onRetry?: (info: RetryInfo) => void;
+  /**
+   * Race copies of a slow request (see `HedgeOptions`). Only for a request that may be repeated: a
+   * GET/HEAD/OPTIONS/PUT/DELETE/QUERY, or a POST/PATCH with an Idempotency-Key (the same on every
+   * copy); else `HedgeNotSafeError`, before anything is sent. Each copy beyond the first is paid from
+   * `budget`, like a retry; a cancelled copy counts as possibly processed. Default: none.
+   */
+  readonly hedge?: HedgeOptions;
 }
 
 /**
@@ -95,11 +115,67 @@ export class BreakerRegistry {
   origins(): string[];
 }
 
+/** A built-in gateway dialect (the contract doc's table lists what each one means). */
+export type DialectName = 'stripe' | 'ietf' | 'adyen' | 'paypal' | 'checkout';
+
+/** A dialect of your own: every field defaults to `base`'s. An object is read once, at its first use (later changes to it are not seen). */
+export interface CustomDialect {
+  /** The built-in dialect the other fields default to. Default 'stripe'. */
+  readonly base?: DialectName;
+  /** Shown in errors. Default `custom(<base>)`. */
+  readonly name?: string;
+  /** The request header that carries the key (an HTTP token). */
+  readonly header?: string;
+  /** `'sf-string'`: the key quoted as an RFC 9651 string (IETF draft); `'raw'`: as is. */
+  readonly syntax?: 'raw' | 'sf-string';
+  /** The longest key the gateway accepts, 1 to 255 characters. */
+  readonly maxKeyLength?: number;
+  /** How long the gateway keeps a key from its first use, ms (> 0, or Infinity: no limit). */
+  readonly retentionMs?: number;
+  /** The status meaning "a request with this key is in progress" (400 to 599, 0 for none). */
+  readonly inProgressStatus?: number;
+  /** Up to two statuses meaning "key reused for another request" (400 to 599). */
+  readonly reuseStatuses?: readonly number[];
+  /** The error type a reuse status must carry (problem+json `type`, else `error.type`); '' for none. */
+  readonly reuseErrorType?: string;
+  /** The response header whose value `true` marks a replay; '' for none. */
+  readonly replayHeader?: string;
+}
+
+/** A dialect as resolved by the core (`gatewayDialect`). */
+export interface GatewayDialect {
+  readonly name: string;
+  readonly header: string;
+  readonly syntax: 'raw' | 'sf-string';
+  readonly maxKeyLength: number;
+  /** Infinity when the gateway does not publish one. */
+  readonly retentionMs: number;
+  readonly inProgressStatus: number | undefined;
+  readonly reuseStatuses: readonly number[];
+  readonly reuseErrorType: string | undefined;
+  readonly replayHeader: string | undefined;
+}
+
+/** Resolve and validate a dialect (TypeError/RangeError naming the field). Default 'stripe'. */
+export function gatewayDialect(dialect?: DialectName | CustomDialect): GatewayDialect;
+
+/** Whether a Response carries the dialect's replay marker (e.g. `Idempotent-Replayed: true`). Default dialect 'stripe'. */
+export function isReplayed(response: FetchResponse, dialect?: DialectName | CustomDialect): boolean;
+
 export type ChargeOutcome =
-  | { readonly status: 'succeeded'; readonly reference: string; readonly key: string }
+  /** `replayed`: the gateway marked this answer a replay of an earlier charge with the key (count it once). */
+  | { readonly status: 'succeeded'; readonly reference: string; readonly key: string; readonly replayed?: true }
   | { readonly status: 'declined'; readonly reason: string; readonly key: string }
   /** It may have been processed: show "we're checking", never "try again"; the key refuses a blind retry until reconciled. */
   | { readonly status: 'unknown'; readonly key: string; readonly retryAfterMs?: number }
+  /** The key is past the dialect's retention window: not re-sent (it would be a new charge); settle it by lookup. */
+  | {
+      readonly status: 'unknown';
+      readonly key: string;
+      readonly reason: 'key-expired';
+      readonly retryAfterMs: number;
+      readonly error: IdempotencyKeyExpiredError;
+    }
   /**
    * Provably nothing was sent — an open circuit, offline, a refused connection (Node), a shared store
    * that could not record the start. The key is free: charge again with it after `retryAfterMs` (the
@@ -149,6 +225,17 @@ export interface CheckoutClientOptions<S extends CheckoutStore = IdempotencyStor
   readonly adaptive?: boolean;
   /** Default: a new IdempotencyStore per client. */
   readonly store?: S;
+  /**
+   * How the charge endpoint speaks idempotency: the key's header and syntax, its limit, which
+   * answers mean "in progress" and "key reused", the replay marker (→ `outcome.replayed`), and the
+   * retention window (past it an unknown key is never re-sent). Default 'stripe'.
+   */
+  readonly dialect?: DialectName | CustomDialect;
+  /**
+   * Opt-in: send the attempt number (1 for the first attempt, 2 for the first re-send…) in this
+   * request header, e.g. `'X-Attempt'`. Default: none.
+   */
+  readonly attemptHeader?: string;
   /** Default 10,000 ms. With `deadlineMs`, sets the settle window an unknown keeps (2 × the smaller). */
   readonly attemptTimeoutMs?: number;
   readonly deadlineMs?: number;
@@ -171,6 +258,12 @@ export interface ChargeRequest {
 
 export interface CheckoutClient<S extends CheckoutStore = IdempotencyStore<ChargeOutcome>> {
   readonly store: S;
+  /**
+   * The text a charge's key is bound to, as this client computes it: the canonical JSON of the charge
+   * without `idempotencyKey` and the client's `volatileFields`. `persistentCheckoutKey` keeps its
+   * digest to refuse a changed cart under an old key.
+   */
+  fingerprint(charge: ChargeRequest): string;
   /**
    * One logical charge per key (default: a new key per call). A second call with the same key while
    * the first is in flight returns the same promise. Resolves for everything the network or the

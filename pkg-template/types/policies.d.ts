@@ -3,6 +3,7 @@
 import type { Executor, IdempotencyRunner } from './pipeline.js';
 import type { AbortSignalLike, PlatformAbortSignal } from './platform.js';
 import type { RetryPolicy } from './retry.js';
+import type { HedgePolicyOptions } from './hedge.js';
 
 /** What each stage of a policy passes to the function it runs. */
 export interface PolicyContext {
@@ -46,13 +47,15 @@ export interface PipelineStages<F = never> {
   readonly breaker?: Executor;
   /** A retry policy (its `budget` included), or `retry(policy)`. */
   readonly retry?: RetryPolicy | Policy;
-  /** Per attempt: ms, or `timeout(ms)`. */
+  /** Copies of each attempt: `hedge(options)`, or its options. */
+  readonly hedge?: HedgePolicyOptions | Policy;
+  /** Per attempt (per copy, with a hedge): ms, or `timeout(ms)`. */
   readonly timeout?: number | Policy;
 }
 
 /**
  * The documented order whatever order the stages are written in: fallback → idempotency → bulkhead →
- * breaker → retry (budget) → timeout per attempt → fn. Omitted stages are skipped.
+ * breaker → retry (budget) → hedge → timeout per attempt → fn. Omitted stages are skipped.
  */
 export function pipeline<F = never>(stages: PipelineStages<F>): Policy<F>;
 

@@ -1,6 +1,7 @@
 /** Jitter, error classification and `withRetry`. */
 
 import type { RetryBudget } from './budget.js';
+import type { CallHedgeOptions } from './hedge.js';
 import type { AbortSignalLike, PlatformAbortSignal } from './platform.js';
 import type { RateLimiter, RetryQuota } from './throttling.js';
 
@@ -102,6 +103,12 @@ export interface RetryPolicy {
   readonly random?: () => number;
   /** Clock for `maxElapsedMs` (ms). Default `Date.now`, read at call time. */
   readonly clock?: () => number;
+  /**
+   * Race copies of each attempt when it is slow (see `CallHedgeOptions`: it must say `safe: true` or
+   * carry an `idempotencyKey`, else `HedgeNotSafeError`). Each copy beyond the first is paid from
+   * `budget`, like a retry. Default: none.
+   */
+  readonly hedge?: CallHedgeOptions;
 }
 
 /**

@@ -46,7 +46,8 @@ export interface RateLimiterOptions {
   /**
    * `'cubic'` (default): CUBIC with the AWS SDK's constants plus our rules (one cut per burst of
    * 429s; a throttle before the first half-second is measured, not taken as rate 0).
-   * `'aws'`: the AWS SDK's `DefaultRateLimiter` exactly. `'aimd'`: additive increase,
+   * `'aws'`: the AWS SDK's `DefaultRateLimiter` exactly, time counted from the limiter's creation
+   * (its rate before the first throttle is `min(0.4 · t³, 2 · measured)`). `'aimd'`: additive increase,
    * multiplicative decrease, `{ beta: 0.5, increasePerSec: 10 }`. The fields below override the preset.
    */
   readonly preset?: 'cubic' | 'aws' | 'aimd';

@@ -64,11 +64,27 @@ pub enum Opt {
     LimiterGroups,
     RetryAfterMs,
     BurstMs,
+    DelayMs,
+    Quantile,
+    MinDelayMs,
+    MaxHedges,
+    MaxInFlight,
+    Requests,
+    TailProbability,
+    TailLatencyMs,
+    ArrivalMs,
+    Header,
+    MaxKeyLength,
+    RetentionMs,
+    InProgressStatus,
+    ReuseStatuses,
+    ReplayHeader,
+    SlowCallDurationMs,
 }
 
 /// The one table of option names: id (the index), variant, and the name users write (camelCase,
 /// units in the name). Error messages name options from here.
-pub const OPTIONS: [(Opt, &str); 52] = [
+pub const OPTIONS: [(Opt, &str); 68] = [
     (Opt::MaxAttempts, "maxAttempts"),
     (Opt::BaseDelayMs, "baseDelayMs"),
     (Opt::MaxDelayMs, "maxDelayMs"),
@@ -121,6 +137,22 @@ pub const OPTIONS: [(Opt, &str); 52] = [
     (Opt::LimiterGroups, "limiterGroups"),
     (Opt::RetryAfterMs, "retryAfterMs"),
     (Opt::BurstMs, "burstMs"),
+    (Opt::DelayMs, "delayMs"),
+    (Opt::Quantile, "quantile"),
+    (Opt::MinDelayMs, "minDelayMs"),
+    (Opt::MaxHedges, "maxHedges"),
+    (Opt::MaxInFlight, "maxInFlight"),
+    (Opt::Requests, "requests"),
+    (Opt::TailProbability, "tailProbability"),
+    (Opt::TailLatencyMs, "tailLatencyMs"),
+    (Opt::ArrivalMs, "arrivalMs"),
+    (Opt::Header, "header"),
+    (Opt::MaxKeyLength, "maxKeyLength"),
+    (Opt::RetentionMs, "retentionMs"),
+    (Opt::InProgressStatus, "inProgressStatus"),
+    (Opt::ReuseStatuses, "reuseStatuses"),
+    (Opt::ReplayHeader, "replayHeader"),
+    (Opt::SlowCallDurationMs, "slowCallDurationMs"),
 ];
 
 impl Opt {
@@ -179,6 +211,10 @@ pub enum Expect {
         /// Whether 0 is accepted.
         zero: bool,
     },
+    /// An HTTP header name (an RFC 9110 token).
+    Token,
+    /// An HTTP error status (400 to 599), or 0 for none.
+    ErrorStatus,
 }
 
 /// The longest duration (TTL, lease, window, cooldown) any option accepts: 10 years of 365 days.
@@ -204,6 +240,8 @@ impl Expect {
             Expect::OpenUnitInterval => 10,
             Expect::FractionAboveZero => 11,
             Expect::Duration { .. } => 12,
+            Expect::Token => 13,
+            Expect::ErrorStatus => 14,
         }
     }
 }
@@ -230,6 +268,8 @@ pub enum Error {
     StoreFull,
     /// The key's record was made for a different request (fingerprint mismatch).
     KeyReused,
+    /// The key is longer than the gateway's dialect accepts (`maxKeyLength`).
+    KeyTooLong,
 }
 
 impl Error {
@@ -242,6 +282,7 @@ impl Error {
             Error::WrongState => "KEY_WRONG_STATE",
             Error::StoreFull => "STORE_FULL",
             Error::KeyReused => "KEY_REUSED",
+            Error::KeyTooLong => "KEY_TOO_LONG",
         }
     }
 
@@ -291,6 +332,12 @@ impl Expect {
             Expect::Duration { zero: true } => {
                 ("a number of ms from 0 to 315360000000 (10 years)", None, "")
             }
+            Expect::Token => (
+                "an HTTP header name (letters, digits and !#$%&'*+-.^_`|~)",
+                None,
+                "",
+            ),
+            Expect::ErrorStatus => ("an HTTP status from 400 to 599, or 0 for none", None, ""),
         }
     }
 }
@@ -333,6 +380,9 @@ impl fmt::Display for Error {
             Error::WrongState => f.write_str("the record is not in a state that allows this"),
             Error::StoreFull => f.write_str("the store holds maxRecords live records"),
             Error::KeyReused => f.write_str("the idempotency key was used for a different request"),
+            Error::KeyTooLong => {
+                f.write_str("the idempotency key is longer than the dialect accepts")
+            }
         }
     }
 }

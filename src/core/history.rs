@@ -34,6 +34,10 @@ pub enum Answer {
     /// An HTTP answer with this status (`0`: a filtered/opaque redirect, which a charge never
     /// follows).
     Status(u16),
+    /// The gateway's own "a request with this key is still being processed" (its dialect's
+    /// in-progress status, [`crate::core::dialect::Dialect::answer`]: `409` at most gateways,
+    /// `429` at Checkout.com): the gateway holds the key, the charge may have been processed.
+    InProgress,
 }
 
 /// What one attempt says about whether the charge was processed.
@@ -57,6 +61,7 @@ pub fn seen(answer: Answer) -> Seen {
         Answer::NotSent => Seen::NotProcessed,
         Answer::NoAnswer => Seen::MaybeProcessed,
         Answer::Refused => Seen::Refused,
+        Answer::InProgress => Seen::MaybeProcessed,
         Answer::Status(s) => match s {
             200..=299 => Seen::Processed,
             429 => Seen::NotProcessed,
@@ -151,13 +156,15 @@ impl History {
 }
 
 /// The answer code the boundary uses for [`Answer`]: `-1` not sent, `-2` no answer, `-3` refused,
-/// any other number an HTTP status (`0` to `999`; anything else reads as no answer — the safe
+/// `-4` in progress (the dialect's in-progress answer), any other number an HTTP status (`0` to `999`; anything else reads as no answer — the safe
 /// reading of a code nobody defined).
 pub fn answer_from_code(code: f64) -> Answer {
     if code == -1.0 {
         Answer::NotSent
     } else if code == -3.0 {
         Answer::Refused
+    } else if code == -4.0 {
+        Answer::InProgress
     } else if (0.0..=999.0).contains(&code) && code.fract() == 0.0 {
         Answer::Status(code as u16)
     } else {
@@ -207,6 +214,17 @@ mod tests {
     }
 
     #[test]
+    fn an_in_progress_answer_holds_the_key_whatever_its_status() {
+        // Checkout.com answers 429 while it still processes the key: not "throttled, nothing done".
+        assert_eq!(seen(Answer::InProgress), Seen::MaybeProcessed);
+        assert_eq!(history(&[Answer::InProgress]).verdict(), Verdict::Unknown);
+        assert_eq!(
+            history(&[Answer::Status(429)]).verdict(),
+            Verdict::NotProcessed
+        );
+    }
+
+    #[test]
     fn verdicts_of_histories_without_a_maybe() {
         assert_eq!(History::default().verdict(), Verdict::NotProcessed);
         assert_eq!(history(&[Answer::NotSent]).verdict(), Verdict::NotProcessed);
@@ -246,9 +264,10 @@ mod tests {
         assert_eq!(answer_from_code(-1.0), Answer::NotSent);
         assert_eq!(answer_from_code(-2.0), Answer::NoAnswer);
         assert_eq!(answer_from_code(-3.0), Answer::Refused);
+        assert_eq!(answer_from_code(-4.0), Answer::InProgress);
         assert_eq!(answer_from_code(404.0), Answer::Status(404));
         assert_eq!(answer_from_code(0.0), Answer::Status(0));
-        for odd in [f64::NAN, 1000.0, 404.5, -4.0, f64::INFINITY] {
+        for odd in [f64::NAN, 1000.0, 404.5, -5.0, f64::INFINITY] {
             assert_eq!(answer_from_code(odd), Answer::NoAnswer, "{odd}");
         }
     }

@@ -234,6 +234,21 @@ impl RateLimiter {
         })
     }
 
+    /// The limiter was made at `now_ms`. With `awsExact` (the AWS preset) time counts from here,
+    /// as in AWS's `DefaultRateLimiter`: its first rate bucket and its "last throttle" start at
+    /// creation, so the rate before any throttle is `min(C · (t − created)³, 2 · measured)` (not
+    /// `2 · measured`), and a first throttle 0.5 s after creation measures one answer per half
+    /// second. Without `awsExact` (ours) it changes nothing: a limiter made long before its first
+    /// request must not read its idle time as a rate. Call it once, before any other call.
+    pub fn start(&mut self, now_ms: f64) {
+        if self.c.aws_exact && now_ms.is_finite() && self.last_bucket_s.is_none() {
+            let t = now_ms / 1000.0;
+            self.last_throttle_s = t;
+            self.last_bucket_s = Some((t * 2.0).floor() / 2.0);
+            self.first_record_s = t;
+        }
+    }
+
     /// The parameters.
     pub fn config(&self) -> LimiterConfig {
         self.c

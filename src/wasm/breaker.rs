@@ -109,6 +109,47 @@ impl BreakerCore {
         )
     }
 
+    /// Set the slow-call threshold (`core::breaker::BreakerConfig::with_slow_call_duration_ms`),
+    /// once, right after construction.
+    #[wasm_bindgen(js_name = setSlowCallDurationMs)]
+    pub fn set_slow_call_duration_ms(&mut self, ms: f64) -> Result<(), JsValue> {
+        let config = self
+            .breaker
+            .config()
+            .with_slow_call_duration_ms(ms)
+            .map_err(throw)?;
+        self.breaker = Breaker::new(config);
+        Ok(())
+    }
+
+    /// Report a call that took `duration_ms`: `verdict` 0 success, 1 failure, 2 excluded (counts
+    /// as neither); the core applies the slow-call threshold. Returns 0, or the new state's id + 1.
+    #[wasm_bindgen(js_name = recordTimed)]
+    pub fn record_timed(
+        &mut self,
+        permit: f64,
+        verdict: u32,
+        duration_ms: f64,
+        now_ms: f64,
+    ) -> u32 {
+        let failed = match verdict {
+            0 => Some(false),
+            1 => Some(true),
+            _ => None,
+        };
+        let outcome = self.breaker.config().outcome(failed, duration_ms);
+        transition(self.breaker.record(to_permit(permit), outcome, now_ms))
+    }
+
+    /// Report a call that counts as neither success nor failure. Returns 0 (nothing changes state).
+    #[wasm_bindgen(js_name = recordExcluded)]
+    pub fn record_excluded(&mut self, permit: f64) -> u32 {
+        transition(
+            self.breaker
+                .record(to_permit(permit), Outcome::Excluded, 0.0),
+        )
+    }
+
     /// State id at `now_ms`: 0 closed, 1 open, 2 half-open, 3 isolated.
     pub fn state(&self, now_ms: f64) -> u32 {
         self.breaker.state(now_ms).id()

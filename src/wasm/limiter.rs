@@ -65,6 +65,12 @@ impl LimiterCore {
             .map_err(throw)
     }
 
+    /// The limiter was made at `now_ms` (`core::limiter::RateLimiter::start`: the AWS preset counts
+    /// time from here). Once, right after construction.
+    pub fn start(&mut self, now_ms: f64) {
+        self.limiter.start(now_ms);
+    }
+
     /// Ask to send at `now_ms`: `x >= 0` a token is taken, send after `x` ms; `x < 0` nothing is
     /// taken, ask again after `-x` ms.
     pub fn acquire(&mut self, now_ms: f64) -> f64 {

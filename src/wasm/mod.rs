@@ -11,12 +11,13 @@
 
 use wasm_bindgen::prelude::*;
 
-use crate::core::error::Error;
-
 mod breaker;
 mod budget;
 mod classify;
 mod defaults;
+mod dialect;
+mod error;
+mod hedge;
 mod idempotency;
 mod limiter;
 mod quota;
@@ -34,6 +35,9 @@ pub use classify::{
     SHOULD_RETRY_FALSE, SHOULD_RETRY_NONE, SHOULD_RETRY_TRUE,
 };
 pub use defaults::fetch_defaults;
+pub use dialect::{dialect_names, DialectCore};
+pub(crate) use error::throw;
+pub use hedge::{hedge_defaults, HedgeCore};
 pub use idempotency::{fingerprint_words, key_rule, store_defaults, StoreCore};
 pub use limiter::{limiter_preset, LimiterCore};
 pub use quota::{quota_error_class, quota_preset, QuotaCore};
@@ -56,20 +60,4 @@ pub use sim::*;
 #[wasm_bindgen]
 pub fn version() -> String {
     env!("CARGO_PKG_VERSION").into()
-}
-
-/// Encode a core error as the thrown value (see the module docs).
-pub(crate) fn throw(e: Error) -> JsValue {
-    let mut s = String::new();
-    match e {
-        Error::InvalidOption { option, expected } => {
-            s.push_str(option.name());
-            s.push('\u{1}');
-            expected.describe(&mut s);
-        }
-        other => {
-            s.push_str(other.code());
-        }
-    }
-    JsValue::from_str(&s)
 }

@@ -12,11 +12,12 @@ use super::throw;
 use crate::core::breaker::BreakerConfig;
 use crate::core::budget::{RatioBudget, RetryBudget, TokenBucket};
 use crate::core::error::Error;
+use crate::core::hedge::{Hedge, HedgeOptions};
 use crate::core::limiter::LimiterConfig;
 use crate::core::quota::QuotaConfig;
 use crate::core::sim::{
-    jitter_table, simulate_histogram, simulate_outage, HistogramOptions, JitterOptions,
-    OutageOptions, Strategy,
+    jitter_table, simulate_histogram, simulate_outage, simulate_tail, HistogramOptions,
+    JitterOptions, OutageOptions, Strategy, TailOptions,
 };
 
 /// Retries per bucket for N clients retrying once: `[bucketMs, peak, peakIndex, total,
@@ -391,4 +392,68 @@ pub fn sim_outage(options_in: &[f64]) -> Result<Vec<f64>, JsValue> {
         out.extend(series.iter().map(|&c| f64::from(c)));
     }
     Ok(out)
+}
+
+/// The tail model's defaults (the core's `TailOptions::default()`), in [`sim_tail`]'s argument
+/// order: requests, latencyMs, tailProbability, tailLatencyMs, arrivalMs, seed.
+#[wasm_bindgen(js_name = simTailDefaults)]
+pub fn sim_tail_defaults() -> Vec<f64> {
+    let d = TailOptions::default();
+    vec![
+        d.requests,
+        d.latency_ms,
+        d.tail_probability,
+        d.tail_latency_ms,
+        d.arrival_ms,
+        d.seed,
+    ]
+}
+
+/// Run the tail-latency model with the hedge `h` (NaN = its default, as `HedgeCore`'s
+/// arguments: delayMs, quantile, windowSize, minDelayMs, maxDelayMs, maxHedges, maxInFlight)
+/// and, when `budget_ratio` is not NaN, a ratio budget (`budget_ratio`, no floor, 10 s window).
+/// Returns `[p50, p99, p999, copiesPerRequest, refused]` without, then with hedging.
+#[wasm_bindgen(js_name = simTail)]
+pub fn sim_tail(tail: &[f64], h: &[f64], budget_ratio: f64) -> Result<Vec<f64>, JsValue> {
+    let d = sim_tail_defaults();
+    let at = |i: usize| tail.get(i).or(d.get(i)).copied().unwrap_or(f64::NAN);
+    let options = TailOptions {
+        requests: at(0),
+        latency_ms: at(1),
+        tail_probability: at(2),
+        tail_latency_ms: at(3),
+        arrival_ms: at(4),
+        seed: at(5),
+    };
+    let hv = |i: usize| h.get(i).copied().filter(|v| !v.is_nan());
+    let hedge = Hedge::new(HedgeOptions {
+        delay_ms: hv(0),
+        quantile: hv(1),
+        window_size: hv(2),
+        min_delay_ms: hv(3),
+        max_delay_ms: hv(4),
+        max_hedges: hv(5),
+        max_in_flight: hv(6),
+    })
+    .map_err(throw)?;
+    let budget = if budget_ratio.is_nan() {
+        None
+    } else {
+        Some(RetryBudget::Ratio(
+            RatioBudget::new(budget_ratio, 0.0, 10_000.0).map_err(throw)?,
+        ))
+    };
+    let r = simulate_tail(&options, &hedge, budget).map_err(throw)?;
+    Ok([r.plain, r.hedged]
+        .iter()
+        .flat_map(|x| {
+            [
+                x.p50_ms,
+                x.p99_ms,
+                x.p999_ms,
+                x.copies_per_request,
+                x.refused,
+            ]
+        })
+        .collect())
 }

@@ -10,25 +10,9 @@ use std::future::Future;
 use std::rc::Rc;
 
 use super::error::{Classify, Error};
-use super::runtime::Clock;
+use super::runtime::{default_clock, Clock};
 use super::shapes::BreakerSnapshot;
-use crate::core::breaker::{Acquire, Breaker, BreakerConfig, Outcome, State, Trip};
-
-/// The platform clock: `Date.now()` on wasm32, the system clock natively.
-pub(crate) fn default_clock() -> Clock {
-    #[cfg(target_arch = "wasm32")]
-    {
-        Rc::new(js_sys::Date::now)
-    }
-    #[cfg(not(target_arch = "wasm32"))]
-    {
-        Rc::new(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
-        })
-    }
-}
+use crate::core::breaker::{Acquire, Breaker, BreakerConfig, RateOptions, State, Trip};
 
 /// Which errors count against the dependency.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -78,7 +62,151 @@ impl std::fmt::Debug for CircuitBreaker {
     }
 }
 
+/// Builds a [`CircuitBreaker`] by named options, each with a default (instead of
+/// [`BreakerConfig::rate`]'s five positional numbers). Start from [`CircuitBreaker::builder`].
+///
+/// # Default
+/// A rate breaker with the per-origin defaults of `fetch` and the JS `resilientFetch`
+/// ([`RateOptions`]): `window_size 20`, `minimum_calls 10`, `failure_rate_threshold 0.5`,
+/// `open_duration_ms 30_000`; `probes_to_close 1`; [`Counts::Every`]; the platform clock.
+/// [`CircuitBreakerBuilder::consecutive`] switches to a consecutive-failures breaker (its
+/// `failure_threshold`, same open duration and probes).
+///
+/// ```
+/// use steadfast::web::{CircuitBreaker, Counts, State};
+/// let gateway = CircuitBreaker::builder()
+///     .window_size(50)
+///     .failure_rate_threshold(0.25)
+///     .counts(Counts::Transient) // a declined card is not the gateway failing
+///     .build()
+///     .unwrap();
+/// assert_eq!(gateway.state(), State::Closed);
+/// let strict = CircuitBreaker::builder().consecutive(3).open_duration_ms(5_000.0).build().unwrap();
+/// assert_eq!(strict.snapshot().kind, "consecutive");
+/// let bad = CircuitBreaker::builder().failure_rate_threshold(1.5).build().unwrap_err();
+/// assert_eq!(bad.to_string(), "failureRateThreshold must be a number from 0 to 1");
+/// ```
+#[derive(Clone)]
+#[must_use]
+pub struct CircuitBreakerBuilder {
+    window_size: u32,
+    failure_rate_threshold: f64,
+    minimum_calls: u32,
+    failure_threshold: Option<u32>,
+    open_duration_ms: f64,
+    probes_to_close: u32,
+    counts: Counts,
+    clock: Option<Clock>,
+    on_state_change: Option<Rc<dyn Fn(State)>>,
+}
+
+impl std::fmt::Debug for CircuitBreakerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CircuitBreakerBuilder")
+            .field("config", &self.config())
+            .field("counts", &self.counts)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CircuitBreakerBuilder {
+    /// Outcomes in the rolling window (rate breaker; an integer from 1 to 100,000).
+    pub fn window_size(mut self, n: u32) -> Self {
+        self.window_size = n;
+        self
+    }
+
+    /// Trip at this failure rate over the window (rate breaker; from 0 to 1).
+    pub fn failure_rate_threshold(mut self, rate: f64) -> Self {
+        self.failure_rate_threshold = rate;
+        self
+    }
+
+    /// Outcomes needed before the rate is judged (rate breaker; at most `window_size`).
+    pub fn minimum_calls(mut self, n: u32) -> Self {
+        self.minimum_calls = n;
+        self
+    }
+
+    /// A consecutive-failures breaker instead: trip after `failure_threshold` failures in a row.
+    pub fn consecutive(mut self, failure_threshold: u32) -> Self {
+        self.failure_threshold = Some(failure_threshold);
+        self
+    }
+
+    /// How long the circuit stays open before a probe (ms, > 0).
+    pub fn open_duration_ms(mut self, ms: f64) -> Self {
+        self.open_duration_ms = ms;
+        self
+    }
+
+    /// Probe successes that close a half-open circuit (an integer ≥ 1).
+    pub fn probes_to_close(mut self, n: u32) -> Self {
+        self.probes_to_close = n;
+        self
+    }
+
+    /// Which errors count as failures ([`CircuitBreaker::counts`]).
+    pub fn counts(mut self, counts: Counts) -> Self {
+        self.counts = counts;
+        self
+    }
+
+    /// Use `clock` (ms) instead of the platform clock.
+    pub fn clock(mut self, clock: Clock) -> Self {
+        self.clock = Some(clock);
+        self
+    }
+
+    /// Called after every state change ([`CircuitBreaker::on_state_change`]).
+    pub fn on_state_change(mut self, f: impl Fn(State) + 'static) -> Self {
+        self.on_state_change = Some(Rc::new(f));
+        self
+    }
+
+    /// The validated config alone (the core's checks, the JS option names in the error).
+    pub fn config(&self) -> Result<BreakerConfig, crate::core::Error> {
+        let probes = Some(f64::from(self.probes_to_close));
+        match self.failure_threshold {
+            Some(n) => BreakerConfig::consecutive(f64::from(n), self.open_duration_ms, probes),
+            None => BreakerConfig::rate(
+                f64::from(self.window_size),
+                self.failure_rate_threshold,
+                Some(f64::from(self.minimum_calls)),
+                self.open_duration_ms,
+                probes,
+            ),
+        }
+    }
+
+    /// The breaker, closed; an invalid option is `INVALID_OPTION` naming it.
+    pub fn build(self) -> Result<CircuitBreaker, crate::core::Error> {
+        let mut b = CircuitBreaker::new(self.config()?).counts(self.counts);
+        if let Some(clock) = self.clock {
+            b = b.clock(clock);
+        }
+        b.on_state_change = self.on_state_change;
+        Ok(b)
+    }
+}
+
 impl CircuitBreaker {
+    /// A builder with every option defaulted (see [`CircuitBreakerBuilder`]'s `# Default`).
+    pub fn builder() -> CircuitBreakerBuilder {
+        let d = RateOptions::default();
+        CircuitBreakerBuilder {
+            window_size: d.window_size,
+            failure_rate_threshold: d.failure_rate_threshold,
+            minimum_calls: d.minimum_calls,
+            failure_threshold: None,
+            open_duration_ms: d.open_duration_ms,
+            probes_to_close: 1,
+            counts: Counts::Every,
+            clock: None,
+            on_state_change: None,
+        }
+    }
+
     /// A closed breaker with a validated config ([`BreakerConfig::rate`] or
     /// [`BreakerConfig::consecutive`]) and the platform clock.
     pub fn new(config: BreakerConfig) -> Self {
@@ -122,7 +250,9 @@ impl CircuitBreaker {
     }
 
     /// Run `f` if the breaker admits it; otherwise fail fast with [`Error::CircuitOpen`]
-    /// without calling `f`.
+    /// without calling `f`. `f` returns `Error<E>`, not `E` as [`crate::web::retry`]'s attempts
+    /// do, so that a retry nests inside (`breaker.execute(|| retry(&policy, f).into_future())`);
+    /// `?` on your own `E` inside it gives [`Error::Operation`].
     pub async fn execute<T, E, Fut>(&self, f: impl FnOnce() -> Fut) -> Result<T, Error<E>>
     where
         Fut: Future<Output = Result<T, Error<E>>>,
@@ -136,7 +266,7 @@ impl CircuitBreaker {
             }),
             Acquire::Granted { permit, transition } => {
                 self.emit(transition);
-                self.finish(permit, f().await)
+                self.finish(permit, now, f().await)
             }
         }
     }
@@ -173,7 +303,7 @@ impl CircuitBreaker {
             Acquire::Rejected { .. } => fallback().await,
             Acquire::Granted { permit, transition } => {
                 self.emit(transition);
-                self.finish(permit, f().await)
+                self.finish(permit, now, f().await)
             }
         }
     }
@@ -181,14 +311,18 @@ impl CircuitBreaker {
     fn finish<T, E: Classify>(
         &self,
         permit: crate::core::breaker::Permit,
+        started: f64,
         result: Result<T, Error<E>>,
     ) -> Result<T, Error<E>> {
-        let outcome = match &result {
-            Ok(_) => Outcome::Success,
-            Err(e) if self.counts_as_failure(e) => Outcome::Failure,
-            Err(_) => Outcome::Success,
+        let failed = match &result {
+            Ok(_) => Some(false),
+            // An inner breaker's refusal never ran: it says nothing about this dependency.
+            Err(Error::CircuitOpen { .. }) => None,
+            Err(e) => Some(self.counts_as_failure(e)),
         };
         let now = (self.clock)();
+        // The core's rule: excluded counts as neither; a success past the slow-call threshold fails.
+        let outcome = self.core.borrow().config().outcome(failed, now - started);
         let t = self.core.borrow_mut().record(permit, outcome, now);
         self.emit(t);
         result

@@ -2,8 +2,8 @@
 //! charge), breaker in the middle (refuse a known-dead gateway before any retry starts), retry
 //! inside (absorb transient noise). The gateway sees the same key on every attempt.
 
+use super::error::NoOperation;
 use std::cell::Cell;
-use std::convert::Infallible;
 use std::fmt::Debug;
 use std::future::Future;
 
@@ -56,7 +56,7 @@ impl Charge {
         idempotency_key: &str,
         amount_cents: u64,
         currency: &str,
-    ) -> Result<Self, Error<Infallible>> {
+    ) -> Result<Self, Error<NoOperation>> {
         validate_key(idempotency_key).map_err(|_| Error::InvalidKey {
             key: idempotency_key.into(),
         })?;
@@ -112,7 +112,7 @@ impl Charge {
     ///     r#"{"amountCents":4999,"cart":{"items":[{"qty":2,"sku":"A-1"}]},"currency":"usd","customer":"cus_1"}"#
     /// );
     /// ```
-    pub fn field(self, name: &str, value: impl Into<Json>) -> Result<Self, Error<Infallible>> {
+    pub fn field(self, name: &str, value: impl Into<Json>) -> Result<Self, Error<NoOperation>> {
         self.push(name, value.into(), false)
     }
 
@@ -122,11 +122,11 @@ impl Charge {
         self,
         name: &str,
         value: impl Into<Json>,
-    ) -> Result<Self, Error<Infallible>> {
+    ) -> Result<Self, Error<NoOperation>> {
         self.push(name, value.into(), true)
     }
 
-    fn push(mut self, name: &str, value: Json, volatile: bool) -> Result<Self, Error<Infallible>> {
+    fn push(mut self, name: &str, value: Json, volatile: bool) -> Result<Self, Error<NoOperation>> {
         let taken = OWN_FIELDS.contains(&name)
             || (name == "customer" && self.customer.is_some())
             || (name == "order" && self.order.is_some())

@@ -69,8 +69,43 @@ impl Classify for std::convert::Infallible {
     }
 }
 
+/// The `E` of an [`Error`] with no operation behind it: what building a [`crate::web::Charge`]
+/// or [`crate::web::new_idempotency_key`] can return. It has no values, so `Error<NoOperation>`
+/// is always one of steadfast's own refusals, and it converts into any `Error<E>` with `?`.
+///
+/// Why not [`std::convert::Infallible`]: `Error<Infallible>` is also what an operation that cannot
+/// fail returns, and a conversion `Error<Infallible> → Error<E>` would collide with the identity
+/// conversion at `E = Infallible`. This type implements no [`Classify`], so the conversion is
+/// unambiguous.
+///
+/// ```
+/// use steadfast::web::{Charge, Classify, Error};
+/// #[derive(Debug)]
+/// struct Gateway;
+/// impl Classify for Gateway {
+///     fn is_transient(&self) -> bool { true }
+/// }
+/// fn order(amount_cents: u64) -> Result<Charge, Error<Gateway>> {
+///     let charge = Charge::new("order-42", amount_cents, "usd")?; // Error<NoOperation> → Error<Gateway>
+///     let _policy = steadfast::web::RetryPolicy::builder().max_attempts(3).build()?; // core::Error too
+///     Ok(charge)
+/// }
+/// assert!(order(4999).is_ok());
+/// assert_eq!(order(0).unwrap_err().code(), Some("INVALID_OPTION"));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoOperation {}
+
+impl fmt::Display for NoOperation {
+    fn fmt(&self, _: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {}
+    }
+}
+
+impl std::error::Error for NoOperation {}
+
 /// What went wrong, as the JS package's errors say it. `E` is your operation's error.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 #[non_exhaustive]
 pub enum Error<E> {
     /// Your operation's own error: it was permanent, or the attempts ran out. (In JS the error
@@ -147,6 +182,75 @@ pub enum Error<E> {
         /// What it must be.
         expected: &'static str,
     },
+    /// A refusal of the core, as it came (its [`crate::core::Error::code`] is this error's code):
+    /// an invalid policy or breaker option (`INVALID_OPTION`, naming the option), or a
+    /// reconciliation the store refused (`KEY_NOT_FOUND`, `KEY_WRONG_STATE`). What `?` makes of a
+    /// `core::Error` in a function returning `Error<E>`.
+    Core(crate::core::Error),
+}
+
+/// As `#[derive(Debug)]` would print it, except [`Error::Core`], printed as its code and message:
+/// the derived `Debug` of the core's option and expectation enums made the example app's module
+/// 0.6 KB gzipped larger (examples/rust-checkout/build.sh: 59.4 → 58.8 KB), for text its
+/// `Display` already gives.
+impl<E: fmt::Debug> fmt::Debug for Error<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Operation(e) => f.debug_tuple("Operation").field(e).finish(),
+            Error::CircuitOpen { retry_after_ms } => f
+                .debug_struct("CircuitOpen")
+                .field("retry_after_ms", retry_after_ms)
+                .finish(),
+            Error::DuplicateInFlight { key, started_at_ms } => f
+                .debug_struct("DuplicateInFlight")
+                .field("key", key)
+                .field("started_at_ms", started_at_ms)
+                .finish(),
+            Error::OutcomeUnknown {
+                key,
+                started_at_ms,
+                cause,
+            } => f
+                .debug_struct("OutcomeUnknown")
+                .field("key", key)
+                .field("started_at_ms", started_at_ms)
+                .field("cause", cause)
+                .finish(),
+            Error::KeyReused { key } => f.debug_struct("KeyReused").field("key", key).finish(),
+            Error::StoreFull { key, max_records } => f
+                .debug_struct("StoreFull")
+                .field("key", key)
+                .field("max_records", max_records)
+                .finish(),
+            Error::RetryBudgetExhausted {
+                attempt,
+                last_error,
+            } => f
+                .debug_struct("RetryBudgetExhausted")
+                .field("attempt", attempt)
+                .field("last_error", last_error)
+                .finish(),
+            Error::DeadlineExceeded {
+                max_elapsed_ms,
+                attempt,
+                last_error,
+            } => f
+                .debug_struct("DeadlineExceeded")
+                .field("max_elapsed_ms", max_elapsed_ms)
+                .field("attempt", attempt)
+                .field("last_error", last_error)
+                .finish(),
+            Error::Aborted => f.write_str("Aborted"),
+            Error::InvalidKey { key } => f.debug_struct("InvalidKey").field("key", key).finish(),
+            Error::RandomUnavailable => f.write_str("RandomUnavailable"),
+            Error::InvalidOption { option, expected } => f
+                .debug_struct("InvalidOption")
+                .field("option", option)
+                .field("expected", expected)
+                .finish(),
+            Error::Core(e) => write!(f, "Core({}: {e})", e.code()),
+        }
+    }
 }
 
 impl<E> Error<E> {
@@ -173,6 +277,7 @@ impl<E> Error<E> {
             Error::InvalidKey { .. } => "INVALID_KEY",
             Error::RandomUnavailable => "RANDOM_UNAVAILABLE",
             Error::InvalidOption { .. } => "INVALID_OPTION",
+            Error::Core(e) => e.code(),
         })
     }
 
@@ -240,13 +345,42 @@ impl<E> Error<E> {
             Error::InvalidKey { key } => Error::InvalidKey { key },
             Error::RandomUnavailable => Error::RandomUnavailable,
             Error::InvalidOption { option, expected } => Error::InvalidOption { option, expected },
+            Error::Core(e) => Error::Core(e),
         }
     }
 }
 
-impl<E> From<E> for Error<E> {
+/// `?` on your operation's error inside a closure that returns `Error<E>` (a store run, a breaker
+/// call): it becomes [`Error::Operation`].
+impl<E: Classify> From<E> for Error<E> {
     fn from(e: E) -> Self {
         Error::Operation(e)
+    }
+}
+
+/// `?` on [`crate::web::Charge::new`] or [`crate::web::new_idempotency_key`] in a function that
+/// returns `Error<E>`: the refusal keeps its variant and code.
+impl<E: Classify> From<Error<NoOperation>> for Error<E> {
+    fn from(e: Error<NoOperation>) -> Self {
+        e.map(|n| match n {})
+    }
+}
+
+/// `?` on a builder or a reconciliation (`RetryPolicy::builder().build()`, `BreakerConfig`,
+/// `IdempotencyStore::resolve`) in a function that returns `Error<E>`: [`Error::Core`].
+///
+/// ```
+/// use steadfast::web::{Error, RetryPolicy};
+/// fn policy() -> Result<RetryPolicy, Error<std::convert::Infallible>> {
+///     Ok(RetryPolicy::builder().base_delay_ms(-1.0).build()?)
+/// }
+/// let e = policy().unwrap_err();
+/// assert_eq!(e.code(), Some("INVALID_OPTION"));
+/// assert_eq!(e.to_string(), "baseDelayMs must be a finite number >= 0");
+/// ```
+impl<E: Classify> From<crate::core::Error> for Error<E> {
+    fn from(e: crate::core::Error) -> Self {
+        Error::Core(e)
     }
 }
 
@@ -324,8 +458,25 @@ impl<E: fmt::Display> fmt::Display for Error<E> {
                 f.write_str("no crypto.getRandomValues: cannot make an unguessable key")
             }
             Error::InvalidOption { option, expected } => write!(f, "{option} must be {expected}"),
+            Error::Core(e) => e.fmt(f),
         }
     }
 }
 
-impl<E: fmt::Debug + fmt::Display> std::error::Error for Error<E> {}
+/// `source()` follows the chain: an unknown outcome's cause, a budget's or a deadline's last
+/// error; your own error's source for [`Error::Operation`] (whose message is already yours).
+impl<E: std::error::Error + 'static> std::error::Error for Error<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Operation(e) => e.source(),
+            Error::OutcomeUnknown { cause: Some(c), .. } => Some(&**c),
+            Error::RetryBudgetExhausted { last_error, .. }
+            | Error::DeadlineExceeded {
+                last_error: Some(last_error),
+                ..
+            } => Some(last_error),
+            Error::Core(e) => e.source(),
+            _ => None,
+        }
+    }
+}

@@ -8,31 +8,20 @@
 //! Why here and not in JS: a Rust app should need no JS of its own. Every rule is the core's
 //! ([`crate::core::classify`]); this module only builds requests, awaits and aborts.
 
-use std::cell::{Cell, RefCell};
-use std::convert::Infallible;
-use std::rc::Rc;
+use std::cell::RefCell;
 
-use js_sys::{Promise, Reflect};
-use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::JsFuture;
-use web_sys::{AbortSignal, Headers, Request, RequestInit, RequestRedirect, Response, Url};
+use web_sys::{Request, Response};
 
 use super::breaker::{CircuitBreaker, Counts};
 use super::error::{Classify, Error};
-use super::js::new_idempotency_key;
-use super::retry::{retry, Attempt, RetryBudget, RetryPolicy};
-use super::runtime::{Scope, Stopped};
-use crate::core::breaker::{BreakerConfig, RateOptions, Registry, DEFAULT_MAX_ORIGINS};
-use crate::core::budget::RatioOptions;
-use crate::core::classify::{is_transient_response, method_is_retryable, parse_retry_after};
-use crate::core::history::{proves_not_sent, Answer, History, Verdict};
-use crate::core::idempotency::validate_key;
+use super::retry::{Attempt, RetryBudget, RetryPolicy};
+use super::runtime::Signal;
+use crate::core::breaker::{Registry, DEFAULT_MAX_ORIGINS};
+use crate::core::dialect::Dialect;
+use crate::core::history::{proves_not_sent, Answer};
 
-#[wasm_bindgen]
-extern "C" {
-    #[wasm_bindgen(js_name = fetch, catch)]
-    fn global_fetch(request: &Request) -> Result<Promise, JsValue>;
-}
+#[cfg(target_arch = "wasm32")]
+use platform::{fetch_on_wasm, send_on_wasm};
 
 /// Why an attempt failed (the `E` of [`Error`] for [`fetch`]).
 #[derive(Debug, Clone)]
@@ -67,11 +56,28 @@ pub enum FetchFailure {
         /// The platform's message.
         message: String,
     },
+    /// There is no `fetch` here: [`fetch`] and [`send`] compile off wasm32 (a crate that also
+    /// builds for the server needs no `cfg` at each call) and return this without sending.
+    Unsupported,
+    /// `IDEMPOTENCY_KEY_EXPIRED` in JS: a re-send was refused because the key is past the
+    /// dialect's retention window (the gateway may have forgotten it and would charge again) and
+    /// an earlier attempt may have been processed. Nothing was sent; settle the charge by lookup.
+    KeyExpired {
+        /// When the key was first sent (ms since the epoch).
+        first_used_at_ms: f64,
+        /// The dialect's retention window.
+        retention_ms: f64,
+    },
 }
 
 impl Classify for FetchFailure {
     fn is_transient(&self) -> bool {
-        !matches!(self, FetchFailure::Request { .. })
+        !matches!(
+            self,
+            FetchFailure::Request { .. }
+                | FetchFailure::Unsupported
+                | FetchFailure::KeyExpired { .. }
+        )
     }
 
     fn retry_after_ms(&self, _now_ms: f64) -> Option<f64> {
@@ -87,7 +93,9 @@ impl Classify for FetchFailure {
         match self {
             FetchFailure::Status { status, .. } => Answer::Status(*status),
             FetchFailure::Network { code: Some(c), .. } if proves_not_sent(c) => Answer::NotSent,
-            FetchFailure::Request { .. } => Answer::NotSent,
+            FetchFailure::Request { .. }
+            | FetchFailure::Unsupported
+            | FetchFailure::KeyExpired { .. } => Answer::NotSent,
             FetchFailure::Network { .. } | FetchFailure::AttemptTimeout { .. } => Answer::NoAnswer,
         }
     }
@@ -100,9 +108,16 @@ impl std::fmt::Display for FetchFailure {
             FetchFailure::AttemptTimeout { ms } => write!(f, "attempt timed out after {ms} ms"),
             FetchFailure::Status { status, .. } => write!(f, "HTTP {status}"),
             FetchFailure::Request { message } => write!(f, "bad request: {message}"),
+            FetchFailure::Unsupported => f.write_str("no fetch on this platform (not wasm32)"),
+            FetchFailure::KeyExpired { retention_ms, .. } => write!(
+                f,
+                "the idempotency key is past the gateway's retention window ({retention_ms} ms): not re-sent"
+            ),
         }
     }
 }
+
+impl std::error::Error for FetchFailure {}
 
 /// Which Idempotency-Key to send on every attempt.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -138,7 +153,8 @@ pub struct FetchOptions {
     breaker: Choice<CircuitBreaker>,
     budget: Choice<RetryBudget>,
     key: Option<IdempotencyKey>,
-    signal: Option<AbortSignal>,
+    signal: Option<Signal>,
+    dialect: Option<Dialect>,
 }
 
 impl FetchOptions {
@@ -195,8 +211,18 @@ impl FetchOptions {
         self
     }
 
+    /// Speak this gateway dialect (`core::dialect`, e.g. `Dialect::builtin("ietf")`): the key in
+    /// its header and syntax (checked against its length limit), its in-progress answer folded
+    /// into the history as "may have been processed", a replayed error final (not retried), and
+    /// no re-send past its retention window ([`FetchFailure::KeyExpired`]). Default: none (the key
+    /// as `Idempotency-Key`, raw).
+    pub fn dialect(mut self, dialect: Dialect) -> Self {
+        self.dialect = Some(dialect);
+        self
+    }
+
     /// Stop when `signal` aborts ([`Error::Aborted`]); the request in flight is aborted too.
-    pub fn signal(mut self, signal: &AbortSignal) -> Self {
+    pub fn signal(mut self, signal: &Signal) -> Self {
         self.signal = Some(signal.clone());
         self
     }
@@ -227,20 +253,9 @@ pub fn pin_origin(origin: &str) -> Option<CircuitBreaker> {
     shared_breaker(origin, true)
 }
 
-fn default_origin_config() -> Option<BreakerConfig> {
-    let d = RateOptions::default();
-    BreakerConfig::rate(
-        f64::from(d.window_size),
-        d.failure_rate_threshold,
-        Some(f64::from(d.minimum_calls)),
-        d.open_duration_ms,
-        None,
-    )
-    .ok()
-}
-
 fn shared_breaker(origin: &str, pin: bool) -> Option<CircuitBreaker> {
-    let config = default_origin_config()?;
+    // The builder's defaults are the per-origin ones (core::breaker::RateOptions).
+    let config = CircuitBreaker::builder().config().ok()?;
     let make = move || CircuitBreaker::new(config).counts(Counts::Transient);
     let holds = |b: &CircuitBreaker| b.holds_protection();
     BREAKERS.with(|cell| {
@@ -253,7 +268,9 @@ fn shared_breaker(origin: &str, pin: bool) -> Option<CircuitBreaker> {
     })
 }
 
+#[cfg(target_arch = "wasm32")]
 fn shared_budget() -> Option<RetryBudget> {
+    use crate::core::budget::RatioOptions;
     BUDGET.with(|cell| {
         let mut b = cell.borrow_mut();
         if b.is_none() {
@@ -262,59 +279,6 @@ fn shared_budget() -> Option<RetryBudget> {
         }
         b.clone()
     })
-}
-
-fn message_of(e: &JsValue) -> String {
-    Reflect::get(e, &JsValue::from_str("message"))
-        .ok()
-        .and_then(|m| m.as_string())
-        .or_else(|| e.as_string())
-        .unwrap_or_default()
-}
-
-/// The first string `code` on `e` or its `cause` chain (four levels, like the JS `hasCode`).
-fn code_of(e: &JsValue) -> Option<String> {
-    let mut cur = e.clone();
-    for _ in 0..4 {
-        if !cur.is_object() {
-            return None;
-        }
-        if let Some(code) = Reflect::get(&cur, &JsValue::from_str("code"))
-            .ok()
-            .and_then(|c| c.as_string())
-        {
-            return Some(code);
-        }
-        cur = Reflect::get(&cur, &JsValue::from_str("cause")).ok()?;
-    }
-    None
-}
-
-fn invalid(option: &'static str, expected: &'static str) -> Error<FetchFailure> {
-    Error::InvalidOption { option, expected }
-}
-
-fn request_error(e: &JsValue) -> Error<FetchFailure> {
-    Error::Operation(FetchFailure::Request {
-        message: message_of(e),
-    })
-}
-
-/// Free the connection of a response nobody will read.
-fn cancel_body(response: &Response) {
-    let cancel = Reflect::get(response, &JsValue::from_str("body"))
-        .ok()
-        .filter(JsValue::is_object)
-        .and_then(|body| {
-            let f = Reflect::get(&body, &JsValue::from_str("cancel")).ok()?;
-            let f: js_sys::Function = f.dyn_into().ok()?;
-            f.call0(&body).ok()
-        });
-    if let Some(p) = cancel.and_then(|p| p.dyn_into::<Promise>().ok()) {
-        wasm_bindgen_futures::spawn_local(async move {
-            let _ = JsFuture::from(p).await;
-        });
-    }
 }
 
 /// `fetch(request)` with retries, a per-origin breaker, a shared budget, timeouts and an
@@ -343,141 +307,14 @@ pub async fn fetch(
     request: &Request,
     options: &FetchOptions,
 ) -> Result<Response, Error<FetchFailure>> {
-    let started_at = js_sys::Date::now();
-    if let Some(ms) = options.attempt_timeout_ms {
-        if ms.is_nan() || ms <= 0.0 {
-            return Err(invalid("attemptTimeoutMs", "a number > 0"));
-        }
+    #[cfg(target_arch = "wasm32")]
+    {
+        fetch_on_wasm(request, options).await
     }
-    if let Some(ms) = options.deadline_ms {
-        if ms.is_nan() || ms <= 0.0 {
-            return Err(invalid("deadlineMs", "a number > 0"));
-        }
-    }
-    if let Some(signal) = &options.signal {
-        if signal.aborted() {
-            return Err(Error::Aborted);
-        }
-    }
-    let method = request.method().to_ascii_uppercase();
-    let headers = Headers::new_with_headers(&request.headers()).map_err(|e| request_error(&e))?;
-    let key = match &options.key {
-        None => None,
-        Some(IdempotencyKey::Auto) => Some(new_idempotency_key().map_err(|e| e.map(infallible))?),
-        Some(IdempotencyKey::Key(k)) => {
-            validate_key(k).map_err(|_| Error::InvalidKey { key: k.clone() })?;
-            Some(k.clone())
-        }
-    };
-    if let Some(k) = &key {
-        headers
-            .set("Idempotency-Key", k)
-            .map_err(|e| request_error(&e))?;
-    }
-    let key = key.or_else(|| headers.get("Idempotency-Key").ok().flatten());
-    let keyed_method = method == "POST" || method == "PATCH";
-    let retryable = method_is_retryable(&method, key.is_some());
-
-    let base = match &options.policy {
-        Some(p) => p.clone(),
-        None => RetryPolicy::builder()
-            .build()
-            .map_err(|_| invalid("retry", "a valid policy"))?,
-    };
-    let budget = match &options.budget {
-        Choice::Shared => shared_budget(),
-        Choice::Given(b) => Some(b.clone()),
-        Choice::Off => None,
-    };
-    let discarded: Rc<RefCell<Option<Response>>> = Rc::new(RefCell::new(None));
-    let policy = base
-        .with_max_attempts(if retryable { u32::MAX } else { 1 })
-        .with_deadline(options.deadline_ms)
-        .with_budget(budget);
-    let breaker = match &options.breaker {
-        Choice::Shared => {
-            let origin = Url::new(&request.url())
-                .map(|u| u.origin())
-                .map_err(|e| request_error(&e))?;
-            shared_breaker(&origin, false)
-        }
-        Choice::Given(b) => Some(b.clone()),
-        Choice::Off => None,
-    };
-
-    // The call's history (core::history): every attempt folded in, and one still running when
-    // the call stopped (deadline, abort) counted as unanswered.
-    let history = Rc::new(Cell::new(History::default()));
-    let running = Rc::new(Cell::new(false));
-    // A redirect would turn a keyed POST into a GET whose 200 charged nothing: never followed.
-    let manual = keyed_method && key.is_some();
-    let attempt = |ctx: Attempt| {
-        let (method, headers, discarded) = (method.clone(), headers.clone(), Rc::clone(&discarded));
-        let (history, running) = (Rc::clone(&history), Rc::clone(&running));
-        let timeout = options.attempt_timeout_ms;
-        async move {
-            if let Some(r) = discarded.borrow_mut().take() {
-                cancel_body(&r);
-            }
-            running.set(true);
-            let result =
-                one_attempt(request, &method, &headers, ctx, timeout, &discarded, manual).await;
-            running.set(false);
-            let answer = match &result {
-                Ok(response) => Answer::Status(response.status()),
-                Err(e) => e.answer(),
-            };
-            history.set(history.get().record(answer));
-            result
-        }
-    };
-    let run = || async {
-        let mut call = retry(&policy, attempt);
-        if let Some(s) = &options.signal {
-            call = call.signal(s);
-        }
-        call.await
-    };
-    let result = match &breaker {
-        Some(b) => b.execute(run).await,
-        None => run().await,
-    };
-    if running.get() {
-        history.set(history.get().record(Answer::NoAnswer));
-    }
-    if options.signal.as_ref().is_some_and(AbortSignal::aborted) && result.is_err() {
-        return Err(Error::Aborted);
-    }
-    // A keyed POST/PATCH whose history says an attempt may have been processed ends unknown,
-    // whatever its last answer: a 404 or 401 after a dropped attempt proves nothing about it.
-    let unknown = keyed_method && key.is_some() && history.get().verdict() == Verdict::Unknown;
-    let error = match (result, &key) {
-        (Ok(response), _) if response.ok() || !unknown => return Ok(response),
-        (Ok(response), Some(key)) => {
-            cancel_body(&response);
-            return Err(Error::OutcomeUnknown {
-                key: key.clone(),
-                started_at_ms: started_at,
-                cause: Some(Box::new(Error::Operation(FetchFailure::Status {
-                    status: response.status(),
-                    retry_after_ms: None,
-                    response,
-                }))),
-            });
-        }
-        (Ok(response), None) => return Ok(response),
-        (Err(Error::Operation(FetchFailure::Status { response, .. })), _) if !unknown => {
-            return Ok(response)
-        }
-        (Err(e), _) => e,
-    };
-    match key {
-        Some(key) if unknown => Err(Error::OutcomeUnknown {
-            key,
-            started_at_ms: started_at,
-            cause: Some(Box::new(error)),
-        }),
-        _ => Err(error),
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let _ = (request, options);
+        Err(Error::Operation(FetchFailure::Unsupported))
     }
 }
 
@@ -499,7 +336,7 @@ pub async fn fetch(
 ///     request.headers().set("Idempotency-Key", &charge.idempotency_key).unwrap();
 ///     async move {
 ///         let response = send(&request, &attempt, Some(5_000.0)).await?;
-///         Ok(response.status().to_string())
+///         Ok::<_, steadfast::web::FetchFailure>(response.status().to_string())
 ///     }
 /// })
 /// .await;
@@ -510,80 +347,369 @@ pub async fn send(
     attempt: &Attempt,
     timeout_ms: Option<f64>,
 ) -> Result<Response, FetchFailure> {
-    let bad = |e: JsValue| FetchFailure::Request {
-        message: message_of(&e),
-    };
-    let headers = Headers::new_with_headers(&request.headers()).map_err(bad)?;
-    let unused = RefCell::new(None);
-    one_attempt(
-        request,
-        &request.method(),
-        &headers,
-        attempt.clone(),
-        timeout_ms,
-        &unused,
-        false,
-    )
-    .await
-}
-
-fn infallible(e: Infallible) -> FetchFailure {
-    match e {}
-}
-
-async fn one_attempt(
-    request: &Request,
-    method: &str,
-    headers: &Headers,
-    ctx: Attempt,
-    timeout_ms: Option<f64>,
-    discarded: &RefCell<Option<Response>>,
-    manual_redirect: bool,
-) -> Result<Response, FetchFailure> {
-    let bad = |e: JsValue| FetchFailure::Request {
-        message: message_of(&e),
-    };
-    // This attempt's signal: the call's (caller's abort, deadline) plus the attempt timeout.
-    let scope = super::js::attempt_scope(ctx.signal.as_ref(), timeout_ms);
-    let init = RequestInit::new();
-    init.set_method(method);
-    init.set_headers(headers);
-    init.set_signal(scope.signal().as_ref());
-    if manual_redirect {
-        init.set_redirect(RequestRedirect::Manual);
+    #[cfg(target_arch = "wasm32")]
+    {
+        send_on_wasm(request, attempt, timeout_ms).await
     }
-    let copy = request.clone().map_err(bad)?;
-    let req = Request::new_with_request_and_init(&copy, &init).map_err(bad)?;
-    let sent = global_fetch(&req).map_err(bad)?;
-    let response: Response = match JsFuture::from(sent).await {
-        Ok(r) => r.dyn_into().map_err(bad)?,
-        Err(e) => {
-            return Err(match (scope.stopped(), timeout_ms) {
-                (Some(Stopped::Deadline), Some(ms)) => FetchFailure::AttemptTimeout { ms },
-                _ => FetchFailure::Network {
-                    message: message_of(&e),
-                    code: code_of(&e),
-                },
-            })
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let _ = (request, attempt, timeout_ms);
+        Err(FetchFailure::Unsupported)
+    }
+}
+
+/// The effects on wasm32: build each attempt's `Request`, call the global `fetch`, await, abort.
+#[cfg(target_arch = "wasm32")]
+mod platform {
+    use std::cell::{Cell, RefCell};
+    use std::rc::Rc;
+
+    use js_sys::{Promise, Reflect};
+    use wasm_bindgen::prelude::*;
+    use wasm_bindgen_futures::JsFuture;
+    use web_sys::{AbortSignal, Headers, Request, RequestInit, RequestRedirect, Response, Url};
+
+    use super::super::error::{Classify, Error};
+    use super::super::js::new_idempotency_key;
+    use super::super::retry::{retry, Attempt, RetryPolicy};
+    use super::super::runtime::{Scope, Stopped};
+    use super::{
+        shared_breaker, shared_budget, Choice, FetchFailure, FetchOptions, IdempotencyKey,
+    };
+    use crate::core::classify::{is_transient_response, method_is_retryable, parse_retry_after};
+    use crate::core::dialect::Dialect;
+    use crate::core::history::{Answer, History, Verdict};
+    use crate::core::idempotency::validate_key;
+
+    #[wasm_bindgen]
+    extern "C" {
+        #[wasm_bindgen(js_name = fetch, catch)]
+        fn global_fetch(request: &Request) -> Result<Promise, JsValue>;
+    }
+
+    fn message_of(e: &JsValue) -> String {
+        Reflect::get(e, &JsValue::from_str("message"))
+            .ok()
+            .and_then(|m| m.as_string())
+            .or_else(|| e.as_string())
+            .unwrap_or_default()
+    }
+
+    /// The first string `code` on `e` or its `cause` chain (four levels, like the JS `hasCode`).
+    fn code_of(e: &JsValue) -> Option<String> {
+        let mut cur = e.clone();
+        for _ in 0..4 {
+            if !cur.is_object() {
+                return None;
+            }
+            if let Some(code) = Reflect::get(&cur, &JsValue::from_str("code"))
+                .ok()
+                .and_then(|c| c.as_string())
+            {
+                return Some(code);
+            }
+            cur = Reflect::get(&cur, &JsValue::from_str("cause")).ok()?;
         }
-    };
-    if response.ok() {
-        return Ok(response);
+        None
     }
-    let h = response.headers();
-    let should_retry = h.get("stripe-should-retry").ok().flatten();
-    if !is_transient_response(f64::from(response.status()), should_retry.as_deref()) {
-        return Ok(response);
+
+    fn invalid(option: &'static str, expected: &'static str) -> Error<FetchFailure> {
+        Error::InvalidOption { option, expected }
     }
-    let retry_after_ms = h
-        .get("retry-after")
-        .ok()
-        .flatten()
-        .and_then(|v| parse_retry_after(&v, js_sys::Date::now()));
-    *discarded.borrow_mut() = Some(Clone::clone(&response));
-    Err(FetchFailure::Status {
-        status: response.status(),
-        retry_after_ms,
-        response,
-    })
+
+    fn request_error(e: &JsValue) -> Error<FetchFailure> {
+        Error::Operation(FetchFailure::Request {
+            message: message_of(e),
+        })
+    }
+
+    /// Free the connection of a response nobody will read.
+    fn cancel_body(response: &Response) {
+        let cancel = Reflect::get(response, &JsValue::from_str("body"))
+            .ok()
+            .filter(JsValue::is_object)
+            .and_then(|body| {
+                let f = Reflect::get(&body, &JsValue::from_str("cancel")).ok()?;
+                let f: js_sys::Function = f.dyn_into().ok()?;
+                f.call0(&body).ok()
+            });
+        if let Some(p) = cancel.and_then(|p| p.dyn_into::<Promise>().ok()) {
+            wasm_bindgen_futures::spawn_local(async move {
+                let _ = JsFuture::from(p).await;
+            });
+        }
+    }
+
+    pub(super) async fn fetch_on_wasm(
+        request: &Request,
+        options: &FetchOptions,
+    ) -> Result<Response, Error<FetchFailure>> {
+        let started_at = js_sys::Date::now();
+        if let Some(ms) = options.attempt_timeout_ms {
+            if ms.is_nan() || ms <= 0.0 {
+                return Err(invalid("attemptTimeoutMs", "a number > 0"));
+            }
+        }
+        if let Some(ms) = options.deadline_ms {
+            if ms.is_nan() || ms <= 0.0 {
+                return Err(invalid("deadlineMs", "a number > 0"));
+            }
+        }
+        if let Some(signal) = &options.signal {
+            if signal.aborted() {
+                return Err(Error::Aborted);
+            }
+        }
+        let method = request.method().to_ascii_uppercase();
+        let headers =
+            Headers::new_with_headers(&request.headers()).map_err(|e| request_error(&e))?;
+        let key = match &options.key {
+            None => None,
+            Some(IdempotencyKey::Auto) => Some(new_idempotency_key()?),
+            Some(IdempotencyKey::Key(k)) => {
+                validate_key(k)
+                    .map_err(|_| Error::<FetchFailure>::InvalidKey { key: k.clone() })?;
+                Some(k.clone())
+            }
+        };
+        let dialect = options.dialect.as_ref();
+        let key_header = dialect.map_or("Idempotency-Key", |d| d.header.as_str());
+        if let Some(k) = &key {
+            let value = match dialect {
+                None => k.clone(),
+                Some(d) => d
+                    .header_value(k)
+                    .map_err(|_| Error::<FetchFailure>::InvalidKey { key: k.clone() })?,
+            };
+            headers
+                .set(key_header, &value)
+                .map_err(|e| request_error(&e))?;
+        }
+        let key = key.or_else(|| headers.get(key_header).ok().flatten());
+        // A method the core retries only with a key (POST, PATCH): its fate can be unknown.
+        let keyed_method =
+            method_is_retryable(&method, true) && !method_is_retryable(&method, false);
+        let retryable = method_is_retryable(&method, key.is_some());
+
+        let base = match &options.policy {
+            Some(p) => p.clone(),
+            None => RetryPolicy::builder()
+                .build()
+                .map_err(|_| invalid("retry", "a valid policy"))?,
+        };
+        let budget = match &options.budget {
+            Choice::Shared => shared_budget(),
+            Choice::Given(b) => Some(b.clone()),
+            Choice::Off => None,
+        };
+        let discarded: Rc<RefCell<Option<Response>>> = Rc::new(RefCell::new(None));
+        let policy = base
+            .with_max_attempts(if retryable { u32::MAX } else { 1 })
+            .with_deadline(options.deadline_ms)
+            .with_budget(budget);
+        let breaker = match &options.breaker {
+            Choice::Shared => {
+                let origin = Url::new(&request.url())
+                    .map(|u| u.origin())
+                    .map_err(|e| request_error(&e))?;
+                shared_breaker(&origin, false)
+            }
+            Choice::Given(b) => Some(b.clone()),
+            Choice::Off => None,
+        };
+
+        // The call's history (core::history): every attempt folded in, and one still running when
+        // the call stopped (deadline, abort) counted as unanswered.
+        let history = Rc::new(Cell::new(History::default()));
+        let running = Rc::new(Cell::new(false));
+        let first_sent_at: Rc<Cell<Option<f64>>> = Rc::new(Cell::new(None));
+        // The dialect's reading of a status: its in-progress answer holds the key.
+        let answer_of =
+            move |status: u16| dialect.map_or(Answer::Status(status), |d| d.answer(status));
+        // A redirect would turn a keyed POST into a GET whose 200 charged nothing: never followed.
+        let manual = keyed_method && key.is_some();
+        let attempt = |ctx: Attempt| {
+            let (method, headers, discarded) =
+                (method.clone(), headers.clone(), Rc::clone(&discarded));
+            let (history, running) = (Rc::clone(&history), Rc::clone(&running));
+            let first_sent_at = Rc::clone(&first_sent_at);
+            let timeout = options.attempt_timeout_ms;
+            async move {
+                if let Some(r) = discarded.borrow_mut().take() {
+                    cancel_body(&r);
+                }
+                // Past the retention window a re-send would be a new charge: refused when an
+                // earlier attempt may have been processed (settle by lookup instead).
+                let now = js_sys::Date::now();
+                if let (Some(d), Some(first)) = (dialect, first_sent_at.get()) {
+                    if manual
+                        && history.get().verdict() == Verdict::Unknown
+                        && d.key_expired(first, now)
+                    {
+                        return Err(FetchFailure::KeyExpired {
+                            first_used_at_ms: first,
+                            retention_ms: d.retention_ms,
+                        });
+                    }
+                }
+                if first_sent_at.get().is_none() {
+                    first_sent_at.set(Some(now));
+                }
+                running.set(true);
+                let result = one_attempt(
+                    request, &method, &headers, ctx, timeout, &discarded, manual, dialect,
+                )
+                .await;
+                running.set(false);
+                let answer = match &result {
+                    Ok(response) => answer_of(response.status()),
+                    Err(e) => match e.answer() {
+                        Answer::Status(s) => answer_of(s),
+                        other => other,
+                    },
+                };
+                history.set(history.get().record(answer));
+                result
+            }
+        };
+        let run = || async {
+            let mut call = retry(&policy, attempt);
+            if let Some(s) = &options.signal {
+                call = call.signal(s);
+            }
+            call.await
+        };
+        let result = match &breaker {
+            Some(b) => b.execute(run).await,
+            None => run().await,
+        };
+        if running.get() {
+            history.set(history.get().record(Answer::NoAnswer));
+        }
+        if options.signal.as_ref().is_some_and(AbortSignal::aborted) && result.is_err() {
+            return Err(Error::Aborted);
+        }
+        // A keyed POST/PATCH whose history says an attempt may have been processed ends unknown,
+        // whatever its last answer: a 404 or 401 after a dropped attempt proves nothing about it.
+        let unknown = keyed_method && key.is_some() && history.get().verdict() == Verdict::Unknown;
+        if let Err(e @ Error::Operation(FetchFailure::KeyExpired { .. })) = result {
+            return Err(e);
+        }
+        let error = match (result, &key) {
+            (Ok(response), _) if response.ok() || !unknown => return Ok(response),
+            (Ok(response), Some(key)) => {
+                cancel_body(&response);
+                return Err(Error::OutcomeUnknown {
+                    key: key.clone(),
+                    started_at_ms: started_at,
+                    cause: Some(Box::new(Error::Operation(FetchFailure::Status {
+                        status: response.status(),
+                        retry_after_ms: None,
+                        response,
+                    }))),
+                });
+            }
+            (Ok(response), None) => return Ok(response),
+            (Err(Error::Operation(FetchFailure::Status { response, .. })), _) if !unknown => {
+                return Ok(response)
+            }
+            (Err(e), _) => e,
+        };
+        match key {
+            Some(key) if unknown => Err(Error::OutcomeUnknown {
+                key,
+                started_at_ms: started_at,
+                cause: Some(Box::new(error)),
+            }),
+            _ => Err(error),
+        }
+    }
+
+    pub(super) async fn send_on_wasm(
+        request: &Request,
+        attempt: &Attempt,
+        timeout_ms: Option<f64>,
+    ) -> Result<Response, FetchFailure> {
+        let bad = |e: JsValue| FetchFailure::Request {
+            message: message_of(&e),
+        };
+        let headers = Headers::new_with_headers(&request.headers()).map_err(bad)?;
+        let unused = RefCell::new(None);
+        one_attempt(
+            request,
+            &request.method(),
+            &headers,
+            attempt.clone(),
+            timeout_ms,
+            &unused,
+            false,
+            None,
+        )
+        .await
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn one_attempt(
+        request: &Request,
+        method: &str,
+        headers: &Headers,
+        ctx: Attempt,
+        timeout_ms: Option<f64>,
+        discarded: &RefCell<Option<Response>>,
+        manual_redirect: bool,
+        dialect: Option<&Dialect>,
+    ) -> Result<Response, FetchFailure> {
+        let bad = |e: JsValue| FetchFailure::Request {
+            message: message_of(&e),
+        };
+        // This attempt's signal: the call's (caller's abort, deadline) plus the attempt timeout.
+        let scope = super::super::js::attempt_scope(ctx.signal.as_ref(), timeout_ms);
+        let init = RequestInit::new();
+        init.set_method(method);
+        init.set_headers(headers);
+        init.set_signal(scope.signal().as_ref());
+        if manual_redirect {
+            init.set_redirect(RequestRedirect::Manual);
+        }
+        let copy = request.clone().map_err(bad)?;
+        let req = Request::new_with_request_and_init(&copy, &init).map_err(bad)?;
+        let sent = global_fetch(&req).map_err(bad)?;
+        let response: Response = match JsFuture::from(sent).await {
+            Ok(r) => r.dyn_into().map_err(bad)?,
+            Err(e) => {
+                return Err(match (scope.stopped(), timeout_ms) {
+                    (Some(Stopped::Deadline), Some(ms)) => FetchFailure::AttemptTimeout { ms },
+                    _ => FetchFailure::Network {
+                        message: message_of(&e),
+                        code: code_of(&e),
+                    },
+                })
+            }
+        };
+        if response.ok() {
+            return Ok(response);
+        }
+        let h = response.headers();
+        // A replayed error is the gateway's stored answer for the key: final, not transient.
+        if let Some(d) = dialect.filter(|d| !d.replay_header.is_empty()) {
+            if d.is_replay(h.get(&d.replay_header).ok().flatten().as_deref()) {
+                return Ok(response);
+            }
+        }
+        let should_retry = h.get("stripe-should-retry").ok().flatten();
+        if !is_transient_response(f64::from(response.status()), should_retry.as_deref()) {
+            return Ok(response);
+        }
+        let retry_after_ms = h
+            .get("retry-after")
+            .ok()
+            .flatten()
+            .and_then(|v| parse_retry_after(&v, js_sys::Date::now()));
+        *discarded.borrow_mut() = Some(Clone::clone(&response));
+        Err(FetchFailure::Status {
+            status: response.status(),
+            retry_after_ms,
+            response,
+        })
+    }
 }

@@ -15,14 +15,13 @@ use std::rc::Rc;
 use serde::{Deserialize, Serialize};
 
 use super::error::{Classify, Error};
-use super::runtime::Clock;
-use std::collections::HashMap;
+use super::runtime::{default_clock, store_seed, Clock};
 
 use crate::core::history::History;
 use crate::core::idempotency::{
-    fingerprint as fingerprint_of, validate_key, Begin, Completion, Records,
-    Resolution as CoreResolution, Status, StoreConfig,
+    validate_key, Begin, Completion, Resolution as CoreResolution, Status, StoreConfig,
 };
+use crate::core::keyed::KeyedRecords;
 
 /// A record as the JS store's `peek()` returns it: `{ status: 'in-flight', startedAt }`,
 /// `{ status: 'done', result }` or `{ status: 'unknown', error, startedAt, lastAttemptAt?,
@@ -79,41 +78,44 @@ pub enum Resolution<T> {
 
 enum Stored<T> {
     Result(T),
-    /// The error text and when the failure was seen.
-    Error(String, f64),
+    /// An unknown record: its key (for the reconciliation worklist: the core keeps only a hash of
+    /// it), the error text and when the failure was seen.
+    Error {
+        key: String,
+        text: String,
+        at_ms: f64,
+    },
 }
 
+/// The store's whole state: the core's keyed records (key index and record state machine, the
+/// same [`KeyedRecords`] the npm package's in-process store runs on) and, by slot, what only this
+/// shell can hold: the results to replay and the unknown records' keys and errors.
 struct Inner<T> {
-    /// The record state machine, by slot (the core's).
-    records: Records,
-    /// key -> slot, and slot -> key (to list unknown keys and forget freed slots).
-    index: HashMap<String, u32>,
-    keys: Vec<Option<String>>,
-    /// slot -> the result (done) or the error text (unknown).
+    records: KeyedRecords,
+    /// slot -> the result (done) or the key and error (unknown).
     slots: Vec<Option<Stored<T>>>,
 }
 
-fn put_at<V>(v: &mut Vec<Option<V>>, slot: u32, value: V) {
-    let i = slot as usize;
-    if v.len() <= i {
-        v.resize_with(i + 1, || None);
-    }
-    if let Some(cell) = v.get_mut(i) {
-        *cell = Some(value);
-    }
-}
-
 impl<T> Inner<T> {
-    /// The core freed `slot`: drop its key and what was stored under it.
-    fn forget(&mut self, slot: u32) {
-        if let Some(key) = self.keys.get_mut(slot as usize).and_then(Option::take) {
-            if self.index.get(&key) == Some(&slot) {
-                self.index.remove(&key);
-            }
+    fn put(&mut self, slot: u32, value: Stored<T>) {
+        let i = slot as usize;
+        if self.slots.len() <= i {
+            self.slots.resize_with(i + 1, || None);
         }
+        if let Some(cell) = self.slots.get_mut(i) {
+            *cell = Some(value);
+        }
+    }
+
+    /// The core freed `slot` (its key already left the index): drop what was stored under it.
+    fn forget(&mut self, slot: u32) {
         if let Some(cell) = self.slots.get_mut(slot as usize) {
             *cell = None;
         }
+    }
+
+    fn stored(&self, slot: u32) -> Option<&Stored<T>> {
+        self.slots.get(slot as usize).and_then(Option::as_ref)
     }
 
     fn drain_expired(&mut self) {
@@ -125,25 +127,13 @@ impl<T> Inner<T> {
     }
 
     /// Returns whether the key is free now.
-    fn complete(
-        &mut self,
-        slot: u32,
-        completion: Completion,
-        stored: Option<Stored<T>>,
-        now: f64,
-    ) -> bool {
-        if let Some(v) = stored {
-            put_at(&mut self.slots, slot, v);
-        }
+    fn complete(&mut self, slot: u32, completion: Completion, stored: Stored<T>, now: f64) -> bool {
+        self.put(slot, stored);
         let freed = self.records.complete(slot, completion, now);
         if freed {
             self.forget(slot);
         }
         freed
-    }
-
-    fn peek(&self, key: &str, now: f64) -> Option<crate::core::idempotency::Peek> {
-        self.records.peek(*self.index.get(key)?, now)
     }
 }
 
@@ -180,7 +170,7 @@ impl<T> Clone for IdempotencyStore<T> {
 impl<T> Debug for IdempotencyStore<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("IdempotencyStore")
-            .field("len", &self.inner.borrow().records.len())
+            .field("len", &self.inner.borrow().records.records().len())
             .finish_non_exhaustive()
     }
 }
@@ -195,6 +185,7 @@ impl<T: Clone> Default for IdempotencyStore<T> {
 struct InFlight<'a, T> {
     inner: &'a RefCell<Inner<T>>,
     clock: &'a Clock,
+    key: &'a str,
     slot: u32,
     armed: bool,
 }
@@ -204,8 +195,12 @@ impl<T> Drop for InFlight<'_, T> {
         if self.armed {
             let now = (self.clock)();
             if let Ok(mut inner) = self.inner.try_borrow_mut() {
-                let text = Stored::Error("dropped before it completed".into(), now);
-                inner.complete(self.slot, Completion::Transient, Some(text), now);
+                let text = Stored::Error {
+                    key: self.key.into(),
+                    text: "dropped before it completed".into(),
+                    at_ms: now,
+                };
+                inner.complete(self.slot, Completion::Transient, text, now);
             }
         }
     }
@@ -252,12 +247,10 @@ impl<T: Clone> IdempotencyStore<T> {
     fn build(config: StoreConfig) -> Self {
         Self {
             inner: Rc::new(RefCell::new(Inner {
-                records: Records::new(config),
-                index: HashMap::new(),
-                keys: Vec::new(),
+                records: KeyedRecords::new(config, store_seed()),
                 slots: Vec::new(),
             })),
-            clock: super::breaker::default_clock(),
+            clock: default_clock(),
         }
     }
 
@@ -334,22 +327,16 @@ impl<T: Clone> IdempotencyStore<T> {
         let now = (self.clock)();
         let begin = {
             let mut inner = self.inner.borrow_mut();
-            let known = inner.index.get(key).copied();
-            let begin = inner
-                .records
-                .begin(known, fingerprint.map(fingerprint_of), now);
+            let fingerprint = fingerprint.map(|f| inner.records.fingerprint_of(f.as_bytes()));
+            let (begin, _) = inner.records.begin(key.as_bytes(), fingerprint, now);
             // Expiry may free a slot this very begin hands out again: drain it first.
             inner.drain_expired();
-            if let (Begin::Run { slot }, None) = (begin, known) {
-                inner.index.insert(key.into(), slot);
-                put_at(&mut inner.keys, slot, key.to_string());
-            }
             begin
         };
         let slot = match begin {
             Begin::Run { slot } => slot,
             Begin::Full => {
-                let max_records = self.inner.borrow().records.config().max_records;
+                let max_records = self.inner.borrow().records.records().config().max_records;
                 return Err(Error::StoreFull {
                     key: key.into(),
                     max_records,
@@ -357,8 +344,8 @@ impl<T: Clone> IdempotencyStore<T> {
             }
             Begin::Replay { slot } => {
                 let inner = self.inner.borrow();
-                return match inner.slots.get(slot as usize) {
-                    Some(Some(Stored::Result(v))) => Ok(v.clone()),
+                return match inner.stored(slot) {
+                    Some(Stored::Result(v)) => Ok(v.clone()),
                     // A done record without a result cannot happen; refusing is the safe answer.
                     _ => Err(Error::OutcomeUnknown {
                         key: key.into(),
@@ -385,6 +372,7 @@ impl<T: Clone> IdempotencyStore<T> {
         let mut guard = InFlight {
             inner: &self.inner,
             clock: &self.clock,
+            key,
             slot,
             armed: true,
         };
@@ -395,12 +383,7 @@ impl<T: Clone> IdempotencyStore<T> {
         let mut inner = self.inner.borrow_mut();
         let e = match result {
             Ok(v) => {
-                inner.complete(
-                    slot,
-                    Completion::Success,
-                    Some(Stored::Result(v.clone())),
-                    now,
-                );
+                inner.complete(slot, Completion::Success, Stored::Result(v.clone()), now);
                 return Ok(v);
             }
             Err(e) => e,
@@ -408,8 +391,12 @@ impl<T: Clone> IdempotencyStore<T> {
         // The whole history decides (the last answer folded in too): the core's verdict, then
         // its sticky rule for a record that may have been processed before.
         let verdict = history.get().record(e.answer()).verdict();
-        let text = Stored::Error(format!("{e:?}"), now);
-        if inner.complete(slot, Completion::of(verdict), Some(text), now) {
+        let text = Stored::Error {
+            key: key.into(),
+            text: format!("{e:?}"),
+            at_ms: now,
+        };
+        if inner.complete(slot, Completion::of(verdict), text, now) {
             return Err(e);
         }
         Err(Error::OutcomeUnknown {
@@ -423,17 +410,17 @@ impl<T: Clone> IdempotencyStore<T> {
     pub fn peek(&self, key: &str) -> Option<Record<T>> {
         let now = (self.clock)();
         let inner = self.inner.borrow();
-        let p = inner.peek(key, now)?;
-        let stored = inner.slots.get(p.slot as usize).and_then(Option::as_ref);
+        let p = inner.records.peek(key.as_bytes(), now)?;
+        let stored = inner.stored(p.slot);
         Some(match (p.status, stored) {
             (Status::InFlight, _) => Record::InFlight {
                 started_at_ms: p.started_at_ms.unwrap_or(f64::NAN),
             },
             (Status::Done, Some(Stored::Result(v))) => Record::Done { result: v.clone() },
-            (Status::Unknown, Some(Stored::Error(e, at))) => Record::Unknown {
-                error: e.clone(),
+            (Status::Unknown, Some(Stored::Error { text, at_ms, .. })) => Record::Unknown {
+                error: text.clone(),
                 started_at_ms: p.started_at_ms.unwrap_or(f64::NAN),
-                last_attempt_at_ms: Some(*at),
+                last_attempt_at_ms: Some(*at_ms),
                 attempts: None,
                 settle_after_ms: None,
             },
@@ -476,10 +463,9 @@ impl<T: Clone> IdempotencyStore<T> {
             Resolution::Failed => (CoreResolution::Failed, None),
         };
         validate_key(key)?;
-        let slot = *inner.index.get(key).ok_or(crate::core::Error::UnknownKey)?;
-        inner.records.resolve(slot, core, None, now)?;
+        let slot = inner.records.resolve(key.as_bytes(), core, None, now)?;
         match result {
-            Some(v) => put_at(&mut inner.slots, slot, Stored::Result(v)),
+            Some(v) => inner.put(slot, Stored::Result(v)),
             None => inner.forget(slot),
         }
         Ok(())
@@ -490,9 +476,13 @@ impl<T: Clone> IdempotencyStore<T> {
         let inner = self.inner.borrow();
         inner
             .records
+            .records()
             .unknown_slots()
             .into_iter()
-            .filter_map(|(slot, _)| inner.keys.get(slot as usize)?.clone())
+            .filter_map(|(slot, _)| match inner.stored(slot)? {
+                Stored::Error { key, .. } => Some(key.clone()),
+                Stored::Result(_) => None,
+            })
             .collect()
     }
 
@@ -502,7 +492,7 @@ impl<T: Clone> IdempotencyStore<T> {
         let mut inner = self.inner.borrow_mut();
         inner.records.sweep(now);
         inner.drain_expired();
-        inner.records.len()
+        inner.records.records().len()
     }
 
     /// Whether no record is held.

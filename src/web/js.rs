@@ -5,8 +5,8 @@
 //! Node; `setTimeout`/`clearTimeout` exist on every global object (Node's return an object,
 //! browsers' a number: both are kept as a `JsValue`).
 
+use super::error::NoOperation;
 use std::cell::{Cell, RefCell};
-use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
@@ -264,7 +264,7 @@ impl Drop for WebScope {
 /// A new UUID v4 from the platform CSPRNG (`crypto.getRandomValues`): make it once per logical
 /// charge and reuse it on every attempt and click. [`Error::RandomUnavailable`] when the platform
 /// has no CSPRNG (never a guessable fallback).
-pub fn new_idempotency_key() -> Result<String, Error<Infallible>> {
+pub fn new_idempotency_key() -> Result<String, Error<NoOperation>> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).map_err(|_| Error::RandomUnavailable)?;
     Ok(uuid_v4(bytes))

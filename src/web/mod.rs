@@ -16,6 +16,10 @@
 //! steadfast = { git = "…", default-features = false, features = ["web"] }
 //! ```
 //!
+//! `fetch` and `send` compile on every target, so a crate that also builds for the server (SSR)
+//! needs no `cfg` around its calls: off wasm32 they send nothing and return
+//! [`FetchFailure::Unsupported`].
+//!
 //! On `wasm32` the default [`Runtime`] is `WebRuntime`: `setTimeout` and `Date.now` of the
 //! global object (Window, WorkerGlobalScope or Node), randomness from `crypto.getRandomValues`
 //! (seeded once). Natively the same engine runs on [`VirtualTime`], a deterministic virtual
@@ -29,7 +33,6 @@
 //!     charge_customer, Charge, ChargeDeps, CircuitBreaker, Classify, IdempotencyStore,
 //!     RetryPolicy, VirtualTime,
 //! };
-//! use steadfast::core::breaker::BreakerConfig;
 //!
 //! #[derive(Debug)]
 //! struct Http(u16);
@@ -42,8 +45,7 @@
 //! let time = VirtualTime::new(1);
 //! let deps = ChargeDeps {
 //!     store: IdempotencyStore::new().clock(time.clock()),
-//!     breaker: CircuitBreaker::new(BreakerConfig::rate(10.0, 0.5, None, 30_000.0, None).unwrap())
-//!         .clock(time.clock()),
+//!     breaker: CircuitBreaker::builder().window_size(10).clock(time.clock()).build().unwrap(),
 //!     policy: RetryPolicy::builder().max_attempts(4).runtime(time.runtime()).build().unwrap(),
 //! };
 //! let charge = Charge::new("order-42", 4999, "usd").unwrap();
@@ -69,24 +71,24 @@ mod runtime;
 mod shapes;
 mod virtual_time;
 
-#[cfg(target_arch = "wasm32")]
 mod fetch;
 #[cfg(target_arch = "wasm32")]
 mod js;
 
 pub use crate::core::canonical::Json;
-pub use breaker::{CircuitBreaker, Counts};
+pub use breaker::{CircuitBreaker, CircuitBreakerBuilder, Counts};
 pub use charge::{charge_customer, Charge, ChargeDeps};
-pub use error::{Classify, Error};
+pub use error::{Classify, Error, NoOperation};
 pub use idempotency::{IdempotencyStore, Record, Resolution};
 pub use retry::{
-    retry, Attempt, RetryBudget, RetryInfo, RetryPolicy, RetryPolicyBuilder, Retrying,
+    retry, retry_with, Attempt, ByClosure, ByTrait, Classifier, RetryBudget, RetryInfo,
+    RetryPolicy, RetryPolicyBuilder, Retrying,
 };
 pub use runtime::{Clock, Runtime, Scope, Signal, Stopped};
 pub use shapes::{BreakerSnapshot, ChargeOutcome};
 pub use virtual_time::{Stalled, VirtualTime};
 
-#[cfg(target_arch = "wasm32")]
+pub use crate::core::dialect::Dialect;
 pub use fetch::{
     fetch, origin_breaker, pin_origin, send, FetchFailure, FetchOptions, IdempotencyKey,
 };

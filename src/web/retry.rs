@@ -108,7 +108,7 @@ impl RetryBudget {
     fn wrap(core: CoreBudget) -> Self {
         Self {
             core: Rc::new(RefCell::new(core)),
-            clock: super::breaker::default_clock(),
+            clock: super::runtime::default_clock(),
         }
     }
 
@@ -332,15 +332,52 @@ fn default_runtime() -> Rc<dyn Runtime> {
     super::VirtualTime::new(0).runtime()
 }
 
-/// A retry call, not yet started: add a signal, then `.await` it.
+/// A retry call, not yet started: add a signal, then `.await` it. `C` is how its errors are
+/// classified: [`ByTrait`] for [`retry`], [`ByClosure`] for [`retry_with`].
 #[must_use = "a retry does nothing until awaited"]
-pub struct Retrying<'a, F> {
+pub struct Retrying<'a, F, C = ByTrait> {
     policy: &'a RetryPolicy,
     f: F,
     signal: Option<Signal>,
+    classify: C,
 }
 
-impl<F> Retrying<'_, F> {
+/// Classification by the error's [`Classify`] impl (what [`retry`] uses).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ByTrait;
+
+/// Classification by a closure `Fn(&E) -> bool` (`true`: transient, retry it), what
+/// [`retry_with`] uses.
+#[derive(Debug, Clone, Copy)]
+pub struct ByClosure<C>(C);
+
+/// How the retry loop asks whether an error is transient, and its Retry-After.
+pub trait Classifier<E> {
+    /// Whether `error` is worth another attempt.
+    fn is_transient(&self, error: &E) -> bool;
+    /// The server's Retry-After in ms from `now_ms` (a closure says none).
+    fn retry_after_ms(&self, error: &E, now_ms: f64) -> Option<f64>;
+}
+
+impl<E: Classify> Classifier<E> for ByTrait {
+    fn is_transient(&self, error: &E) -> bool {
+        error.is_transient()
+    }
+    fn retry_after_ms(&self, error: &E, now_ms: f64) -> Option<f64> {
+        error.retry_after_ms(now_ms)
+    }
+}
+
+impl<E, C: Fn(&E) -> bool> Classifier<E> for ByClosure<C> {
+    fn is_transient(&self, error: &E) -> bool {
+        (self.0)(error)
+    }
+    fn retry_after_ms(&self, _: &E, _: f64) -> Option<f64> {
+        None
+    }
+}
+
+impl<F, C> Retrying<'_, F, C> {
     /// Stop when `signal` aborts (`Error::Aborted`); each attempt gets a signal that aborts too.
     pub fn signal(mut self, signal: &Signal) -> Self {
         self.signal = Some(signal.clone());
@@ -379,33 +416,77 @@ where
         policy,
         f,
         signal: None,
+        classify: ByTrait,
     }
 }
 
-impl<'a, F, Fut, T, E> IntoFuture for Retrying<'a, F>
+/// [`retry`], with the errors classified by `is_transient` (`true`: retry it) instead of a
+/// [`Classify`] impl: an error type you do not own (a `JsValue`, a `reqwest::Error`, an `io::Error`)
+/// needs no newtype. A closure cannot report a Retry-After; implement [`Classify`] for that.
+///
+/// ```
+/// use steadfast::web::{retry_with, Error, RetryPolicy, VirtualTime};
+/// let time = VirtualTime::new(7);
+/// let policy = RetryPolicy::builder().max_attempts(5).runtime(time.runtime()).build().unwrap();
+/// let transient = |e: &std::io::Error| e.kind() == std::io::ErrorKind::TimedOut;
+/// let out = time.run(async {
+///     retry_with(&policy, transient, |attempt| async move {
+///         match attempt.number {
+///             1 => Err::<u32, _>(std::io::Error::from(std::io::ErrorKind::TimedOut)), // retried
+///             _ => Err(std::io::Error::from(std::io::ErrorKind::PermissionDenied)), // not
+///         }
+///     })
+///     .await
+/// });
+/// let Ok(Err(Error::Operation(e))) = out else { panic!() };
+/// assert_eq!(e.kind(), std::io::ErrorKind::PermissionDenied);
+/// ```
+pub fn retry_with<'a, F, Fut, T, E, C>(
+    policy: &'a RetryPolicy,
+    is_transient: C,
+    f: F,
+) -> Retrying<'a, F, ByClosure<C>>
 where
     F: FnMut(Attempt) -> Fut + 'a,
     Fut: Future<Output = Result<T, E>> + 'a,
-    E: Classify + 'a,
+    C: Fn(&E) -> bool + 'a,
+    E: 'a,
+    T: 'a,
+{
+    Retrying {
+        policy,
+        f,
+        signal: None,
+        classify: ByClosure(is_transient),
+    }
+}
+
+impl<'a, F, Fut, T, E, C> IntoFuture for Retrying<'a, F, C>
+where
+    F: FnMut(Attempt) -> Fut + 'a,
+    Fut: Future<Output = Result<T, E>> + 'a,
+    C: Classifier<E> + 'a,
+    E: 'a,
     T: 'a,
 {
     type Output = Result<T, Error<E>>;
     type IntoFuture = LocalBoxFuture<'a, Result<T, Error<E>>>;
 
     fn into_future(self) -> Self::IntoFuture {
-        Box::pin(run(self.policy, self.signal, self.f))
+        Box::pin(run(self.policy, self.signal, self.classify, self.f))
     }
 }
 
-async fn run<F, Fut, T, E>(
+async fn run<F, Fut, T, E, C>(
     policy: &RetryPolicy,
     signal: Option<Signal>,
+    classify: C,
     mut f: F,
 ) -> Result<T, Error<E>>
 where
     F: FnMut(Attempt) -> Fut,
     Fut: Future<Output = Result<T, E>>,
-    E: Classify,
+    C: Classifier<E>,
 {
     let rt = &policy.runtime;
     if let Some(b) = &policy.budget {
@@ -444,8 +525,8 @@ where
         let failure = Failure {
             attempt,
             elapsed_ms: now - start,
-            retryable: error.is_transient(),
-            retry_after_ms: error.retry_after_ms(now),
+            retryable: classify.is_transient(&error),
+            retry_after_ms: classify.retry_after_ms(&error, now),
             previous_delay_ms: previous,
         };
         let delay_ms = match policy.core.after_failure(failure, rt.random_unit()) {

@@ -13,6 +13,52 @@ use super::LocalBoxFuture;
 /// A clock in milliseconds (`Date.now` on wasm). Handles take one so tests can pass a fake.
 pub type Clock = Rc<dyn Fn() -> f64>;
 
+/// The platform clock: `Date.now()` on wasm32, the system clock natively.
+pub(crate) fn default_clock() -> Clock {
+    #[cfg(target_arch = "wasm32")]
+    {
+        Rc::new(js_sys::Date::now)
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        Rc::new(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+        })
+    }
+}
+
+/// A secret seed for an idempotency store's key hash ([`crate::core::keyed::KeyedRecords`]).
+/// On wasm32 it comes from `crypto.getRandomValues`; without one, `Math.random` (keys still work,
+/// the table only loses its resistance to keys crafted to collide). Natively it comes from std's
+/// `RandomState`, whose keys the OS randomness seeds once per thread (each `RandomState::new`
+/// steps them), hashed with a counter so every call differs.
+pub(crate) fn store_seed() -> [u64; 2] {
+    #[cfg(target_arch = "wasm32")]
+    {
+        let mut bytes = [0u8; 16];
+        if getrandom::fill(&mut bytes).is_err() {
+            for b in &mut bytes {
+                *b = (js_sys::Math::random() * 256.0) as u8;
+            }
+        }
+        let (lo, hi) = bytes.split_at(8);
+        let word = |b: &[u8]| b.iter().rev().fold(0u64, |w, &x| w << 8 | u64::from(x));
+        [word(lo), word(hi)]
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        use std::hash::{BuildHasher, Hasher};
+        let draw = |n: u64| {
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_u64(n);
+            h.finish()
+        };
+        [draw(0), draw(1)]
+    }
+}
+
 /// The caller's cancellation signal: [`web_sys::AbortSignal`] on wasm32.
 #[cfg(target_arch = "wasm32")]
 pub type Signal = web_sys::AbortSignal;

@@ -1,6 +1,7 @@
 // examples/rust-checkout (a Rust→wasm page on steadfast's async API, plain web-sys) in headless
 // Chromium: Pay clicked twice under two 503s and a slow success charges once, with one key on every
-// attempt, and a third click replays from the Rust IdempotencyStore without a request.
+// attempt, and a third click replays from the Rust IdempotencyStore without a request; declined
+// cards never open the page's circuit breaker.
 // The example is built here (examples/rust-checkout/build.sh: cargo + wasm-bindgen + wasm-opt).
 import { test } from 'node:test';
 import { execFile } from 'node:child_process';
@@ -63,12 +64,28 @@ test('Rust checkout: Pay clicked twice under two 503s and a slow success → one
     a.deepEqual(JSON.parse(await page.getAttribute('body', 'data-outcome')), { status: 'declined', reason: 'generic_decline', key: key2 });
     a.equal(keys.filter((k) => k === key2).length, 1);
     a.equal(ex.gateway.ledger().length, 1);
+    // Declines say nothing about the gateway's health: eleven more in a row (past the breaker's
+    // ten-call minimum at a 100 % "failure" rate) are each shown as declined, never as
+    // "unavailable" from an open circuit, and each reaches the gateway.
+    ex.gateway.forceNext('decline', 11);
+    const shown = [];
+    for (let i = 0; i < 11; i++) {
+      await page.evaluate(() => {
+        document.body.removeAttribute('data-outcome');
+        document.querySelector('#outcome').textContent = '';
+      });
+      await page.click('#pay');
+      await page.waitForFunction(() => /^(Declined|Payments are unavailable)/.test(document.querySelector('#outcome').textContent), null, { timeout: 20_000 });
+      shown.push(await page.textContent('#outcome'));
+    }
+    a.deepEqual(shown, Array(11).fill('Declined · generic_decline'));
+    a.equal(keys.filter((k) => k === key2).length, 12);
     // The only console noise is the browser reporting the injected 503s and the 402.
     a.deepEqual(
       browser.problems.filter((m) => !/status of (503|402)/.test(m)),
       [],
     );
-    a.done(15);
+    a.done(17);
   } finally {
     await browser.close();
     await ex.close();

@@ -147,3 +147,33 @@ test('persistentCheckoutKey: one key per cart across "reloads", settled outcomes
   first.clear();
   assert.notEqual((await persistentCheckoutKey({ cartId: 'c1', storage, locks: null })).key, first.key);
 });
+
+test("persistentCheckoutKey: a reload with a changed cart never resumes, replays or settles under the old cart's key", async () => {
+  const data = new Map();
+  const storage = { getItem: (k) => data.get(k) ?? null, setItem: (k, v) => data.set(k, String(v)), removeItem: (k) => data.delete(k) };
+  const cartA = { amountCents: 1000, currency: 'usd', items: ['a'] };
+  const cartB = { amountCents: 100000, currency: 'usd', items: ['a', 'tv'] };
+  const sent = [];
+  const lost = {
+    charge: async (charge, o) => {
+      sent.push(o.idempotencyKey);
+      throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+    },
+  };
+  const page1 = await persistentCheckoutKey({ cartId: 'cart-x', storage, locks: null });
+  await assert.rejects(page1.charge(lost, cartA));
+  assert.equal((await page1.state()).status, 'unknown');
+  // The page reloads; the cart now holds a TV.
+  const page2 = await persistentCheckoutKey({ cartId: 'cart-x', storage, locks: null });
+  assert.equal(page2.key, page1.key);
+  const honest = { charge: async (charge, o) => (sent.push(o.idempotencyKey), { status: 'succeeded', reference: 'ch_A', key: o.idempotencyKey }) };
+  await assert.rejects(page2.charge(honest, cartB, { resume: true }), (e) => e.code === 'KEY_REUSED' && e.key === page1.key);
+  assert.deepEqual(sent, [page1.key], "nothing was sent for cart B under cart A's key");
+  // The same cart resumes; then a changed cart is not answered with cart A's success either.
+  assert.equal((await page2.charge(honest, cartA, { resume: true })).status, 'succeeded');
+  await assert.rejects(page2.charge(honest, cartB), { code: 'KEY_REUSED' });
+  assert.equal((await page2.charge(honest, cartA)).replayed, true);
+  // A stored fingerprint that is not one is untrusted input: the entry is replaced, not believed.
+  data.set([...data.keys()][0], JSON.stringify({ ...JSON.parse([...data.values()][0]), fp: 'x' }));
+  assert.notEqual((await persistentCheckoutKey({ cartId: 'cart-x', storage, locks: null })).key, page1.key);
+});

@@ -39,6 +39,9 @@ const outageNames = simCore.simOutageLayout().split(';')[0].split(',');
 const outageVector = simCore.simOutageDefaults();
 const outage = Object.fromEntries(outageNames.map((name, i) => [name, outageVector[i]]));
 
+const [qQuantile, qWindow, qMin, qMax, qHedges] = core.hedgeDefaults();
+const tailNames = ['requests', 'latencyMs', 'tailProbability', 'tailLatencyMs', 'arrivalMs', 'seed'];
+const tailDefaults = simCore.simTailDefaults();
 const fields = (prefix, values) => Object.fromEntries(Object.entries(values).map(([k, v]) => [`${prefix}.${k}`, () => v]));
 
 /** key → the actual value (a function, so a failing one names its key). */
@@ -57,6 +60,10 @@ const CORE = {
   ...fields('CheckoutClientOptions.breaker', fetchBreaker),
   ...fields('CheckoutClientOptions.budget', fetchBudget),
   'CheckoutClientOptions.attemptTimeoutMs': () => checkoutAttemptTimeoutMs,
+  // The core's dialect table (src/core/dialect.rs BUILTIN): its first row is the default.
+  'CustomDialect.base': () => core.dialectNames().split(',')[0],
+  'CheckoutClientOptions.dialect': () => core.dialectNames().split(',')[0],
+  gatewayDialect: () => steadfast.gatewayDialect().name,
   'ResilientFetchOptions.settleAfterMs#unset': () => settleWhenUnbounded,
   'reconcile.settleAfterMs': () => settleWhenUnbounded,
   'IdempotencyStoreOptions.ttlMs': () => ttlMs,
@@ -68,6 +75,8 @@ const CORE = {
   'RateLimiterOptions.preset@aimd.increasePerSec': () => limiter.aimd.increasePerSec,
   ...fields('RateLimiterOptions', limiter.cubic),
   ...fields('HistogramOptions', { clients: hClients, baseDelayMs: hBase, maxDelayMs: hMax, attempt: hAttempt, bucketMs: hBucket, seed: hSeed }),
+  ...fields('HedgeOptions', { quantile: qQuantile, windowSize: qWindow, minDelayMs: qMin, maxDelayMs: qMax, maxHedges: qHedges }),
+  ...fields('TailOptions', Object.fromEntries(tailNames.map((n, i) => [n, tailDefaults[i]]))),
   ...fields('JitterStatsOptions', { samples: jSamples, attempt: jAttempt, baseDelayMs: jBase, maxDelayMs: jMax, seed: jSeed }),
   ...Object.fromEntries(outageNames.filter((n) => !n.includes('.')).map((n) => [`OutageOptions.${n}`, () => outage[n]])),
   'OutageOptions.strategy': () => sim.STRATEGIES[outage.strategy],
@@ -178,7 +187,12 @@ const RANGES = {
   ),
   'ConsecutiveBreakerOptions.failureThreshold': range('failureThreshold', (v) => new steadfast.CircuitBreaker({ failureThreshold: v, openDurationMs: 1 })),
   'RatioBudgetOptions.ratio': range('ratio', (v) => new steadfast.RetryBudget({ ratio: v }), 0.001),
+  'HedgeOptions.windowSize': range('windowSize', (v) => steadfast.hedge({ windowSize: v, safe: true })),
+  'HedgeOptions.maxHedges': range('maxHedges', (v) => steadfast.hedge({ maxHedges: v, delayMs: 1, safe: true })),
+  'TailOptions.tailProbability': range('tailProbability', (v) => sim.simulateTail({ tailProbability: v, requests: 10 }), 0.001),
   'RetryPolicy.maxAttempts': range('maxAttempts', (v) => steadfast.retry({ maxAttempts: v, baseDelayMs: 1, maxDelayMs: 1 })),
+  'CustomDialect.inProgressStatus': range('inProgressStatus', (v) => steadfast.gatewayDialect({ inProgressStatus: v })),
+  'CustomDialect.reuseStatuses': range('reuseStatuses', (v) => steadfast.gatewayDialect({ reuseStatuses: [v] })),
 };
 
 // Stated, and owned by the JS shell or the platform: not a core number, and not cheap to observe.
@@ -188,6 +202,7 @@ const SHELL = {
   'CheckoutClientOptions.adaptive': 'a flag, off unless set',
   'RetryPolicy.adaptive': 'a flag, off unless set',
   'ResilientFetchOptions.bufferBody': 'a flag, off unless set',
+  'CallHedgeOptions.safe': 'a flag, off unless set (refusal without it: tests/js/hedge.test.mjs)',
   memoryStateStore: 'the 10,000-name bound of the in-process state store: tests/js/shared-tamper.test.mjs',
   'RedisStoreOptions.timeoutMs': 'a bound on each Redis call, needs a Redis server: tests/js/shared-redis*.test.mjs',
   'RedisStoreOptions.buckets': 'how records spread over hash tags, needs a Redis server: tests/js/shared-redis-cluster.test.mjs, shared-redis-scale.test.mjs',

@@ -59,7 +59,10 @@ fn bad_options_throw_option_and_rule() {
     let (o, r) = option_error(BreakerCore::consecutive(3.0, -1.0, None));
     assert_eq!(
         (o.as_str(), r.as_str()),
-        ("openDurationMs", "a finite number >= 0")
+        (
+            "openDurationMs",
+            "a number of ms from 0 to 315360000000 (10 years)"
+        )
     );
     // still alive
     assert_eq!(consecutive(1.0).state(0.0), CLOSED);

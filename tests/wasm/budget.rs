@@ -54,7 +54,10 @@ fn bad_options_throw_option_and_rule() {
     let (o, r) = option_error(BudgetCore::ratio(0.1, 1.0, 0.0));
     assert_eq!(
         (o.as_str(), r.as_str()),
-        ("windowMs", "a finite number > 0")
+        (
+            "windowMs",
+            "a number of ms > 0 and at most 315360000000 (10 years)"
+        )
     );
     assert!(ok(BudgetCore::token_bucket(1.0, 0.0)).try_withdraw(0.0));
 }

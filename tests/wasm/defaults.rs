@@ -2,7 +2,7 @@
 //! core's `Default` impls, and the documented numbers (the README and index.d.ts state them; a
 //! change here is a change of public behaviour).
 use steadfast::core::backoff::Jitter;
-use steadfast::core::breaker::RateOptions;
+use steadfast::core::breaker::{RateOptions, DEFAULT_MAX_ORIGINS};
 use steadfast::core::budget::RatioOptions;
 use steadfast::core::reconcile::CHECKOUT_ATTEMPT_TIMEOUT_MS;
 use steadfast::core::retry::RetryOptions;
@@ -29,6 +29,7 @@ fn layout_is_the_core_defaults_in_order() {
         k.failure_rate_threshold,
         k.open_duration_ms,
         CHECKOUT_ATTEMPT_TIMEOUT_MS,
+        f64::from(DEFAULT_MAX_ORIGINS),
     ];
     assert_eq!(fetch_defaults(), want);
 }
@@ -37,7 +38,10 @@ fn layout_is_the_core_defaults_in_order() {
 fn documented_values_do_not_move() {
     assert_eq!(
         fetch_defaults(),
-        vec![0.2, 10.0, 10_000.0, 3.0, 100.0, 10_000.0, 0.0, 20.0, 10.0, 0.5, 30_000.0, 10_000.0]
+        vec![
+            0.2, 10.0, 10_000.0, 3.0, 100.0, 10_000.0, 0.0, 20.0, 10.0, 0.5, 30_000.0, 10_000.0,
+            1_000.0
+        ]
     );
     assert_eq!(Jitter::from_id(0).ok(), Some(Jitter::Full));
     for j in Jitter::ALL {

@@ -255,20 +255,31 @@ fn the_key_rule_and_the_defaults_are_data() {
     assert_eq!(key_rule(), vec![1, 255, 0x20, 0x7e, 0x21]);
     assert_eq!(
         store_defaults(),
-        vec![86_400_000.0, 1_000_000.0, 120_000.0, 2_592_000_000.0]
+        vec![
+            86_400_000.0,
+            1_000_000.0,
+            120_000.0,
+            2_592_000_000.0,
+            315_360_000_000.0
+        ]
     );
 }
 
 #[wasm_bindgen_test]
 fn limits_are_validated() {
-    for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+    // Every duration is bounded (10 years): 1e17 ms was accepted and then broke every completion.
+    for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, 315_360_000_001.0, 1e17] {
         let (o, r) = option_error(StoreCore::new(Some(bad), None));
         assert_eq!(
             (o.as_str(), r.as_str()),
-            ("ttlMs", "a finite number > 0"),
+            (
+                "ttlMs",
+                "a number of ms > 0 and at most 315360000000 (10 years)"
+            ),
             "{bad}"
         );
     }
+    assert!(StoreCore::new(Some(315_360_000_000.0), None).is_ok());
     for bad in [0.0, 1.5, f64::NAN, 2f64.powi(31)] {
         let (o, _) = option_error(StoreCore::new(None, Some(bad)));
         assert_eq!(o, "maxRecords", "{bad}");

@@ -4,7 +4,8 @@
 //   POST /scenario   body: [{ status, headers?, body?, delayMs?, drop? }, …]  →  { id }
 //   ANY  /s/<id>     answers with the scenario's next step (the last one repeats); `drop`
 //                    destroys the socket with no response (a network error after sending)
-//   GET  /log/<id>   → [{ method, key }, …] every request /s/<id> received, in order
+//   GET  /log/<id>   → [{ method, key }, …] every request /s/<id> received, in order (key: the
+//                    Idempotency-Key, Cko-Idempotency-Key or PayPal-Request-Id header as sent)
 //
 // CORS is open (the browser runs the tests from wasm-bindgen-test's own origin): preflights are
 // answered and never logged, and Retry-After / Stripe-Should-Retry are exposed to fetch.
@@ -14,11 +15,15 @@ import http from 'node:http';
 const scenarios = new Map();
 let next = 1;
 
+// `connection: close` on every answer: a browser silently re-sends a request whose REUSED
+// keep-alive connection dropped before any response byte (all three engines do it for such
+// connections), so a scripted drop is seen by the code under test only on a fresh connection.
 const CORS = {
+  connection: 'close',
   'access-control-allow-origin': '*',
   'access-control-allow-methods': 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS, QUERY',
-  'access-control-allow-headers': 'content-type, idempotency-key',
-  'access-control-expose-headers': 'retry-after, stripe-should-retry',
+  'access-control-allow-headers': 'content-type, idempotency-key, cko-idempotency-key, paypal-request-id',
+  'access-control-expose-headers': 'retry-after, stripe-should-retry, idempotent-replayed',
   'access-control-max-age': '600',
 };
 
@@ -58,7 +63,9 @@ const server = http.createServer(async (req, res) => {
       return;
     }
     await readBody(req);
-    s.log.push({ method: req.method, key: req.headers['idempotency-key'] ?? null });
+    // The key under whichever dialect's header carries it (Idempotency-Key, Cko-Idempotency-Key, PayPal-Request-Id).
+    const key = req.headers['idempotency-key'] ?? req.headers['cko-idempotency-key'] ?? req.headers['paypal-request-id'] ?? null;
+    s.log.push({ method: req.method, key });
     const step = s.steps[Math.min(s.log.length - 1, s.steps.length - 1)];
     if (step.delayMs) await new Promise((ok) => setTimeout(ok, step.delayMs));
     if (step.drop) {

@@ -9,8 +9,8 @@
 use std::rc::Rc;
 
 use steadfast::web::{
-    charge_customer, new_idempotency_key, send, BreakerConfig, Charge, ChargeDeps, ChargeOutcome,
-    CircuitBreaker, Classify, Error, FetchFailure, IdempotencyStore, RetryPolicy,
+    charge_customer, new_idempotency_key, send, Charge, ChargeDeps, ChargeOutcome, CircuitBreaker,
+    Classify, Counts, Error, FetchFailure, IdempotencyStore, RetryPolicy,
 };
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -168,9 +168,12 @@ pub fn start() -> Result<(), JsValue> {
         charge: Charge::new(&key, 4999, "usd").map_err(js_err)?,
         deps: ChargeDeps {
             store: IdempotencyStore::new(),
-            breaker: CircuitBreaker::new(
-                BreakerConfig::rate(20.0, 0.5, Some(10.0), 30_000.0, None).map_err(js_err)?,
-            ),
+            // The per-origin defaults (20 outcomes, 50 %, open 30 s); a declined card says
+            // nothing about the gateway's health, so only transient failures count against it.
+            breaker: CircuitBreaker::builder()
+                .counts(Counts::Transient)
+                .build()
+                .map_err(js_err)?,
             policy: RetryPolicy::builder()
                 .max_attempts(4)
                 .base_delay_ms(200.0)

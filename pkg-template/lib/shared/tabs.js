@@ -5,7 +5,8 @@
 
 import { CircuitBreaker } from '../breaker.js';
 import { newIdempotencyKey } from '../idempotency.js';
-import { fingerprintHex, validKey } from '../idempotency-key.js';
+import { canonicalCharge, fingerprintHex, validKey } from '../idempotency-key.js';
+import { IdempotencyKeyReuseError } from '../errors.js';
 import * as o from '../options.js';
 
 /**
@@ -162,6 +163,8 @@ function validEntry(v, now, maxAgeMs) {
   const createdAt = o.own(v, 'createdAt');
   if (typeof key !== 'string' || !validKey(key) || !STATUSES.has(status)) return false;
   if (!isTime(createdAt) || createdAt > now + 60_000 || now - createdAt > maxAgeMs) return false;
+  const fp = o.own(v, 'fp');
+  if (fp !== undefined && !(typeof fp === 'string' && /^[0-9a-f]{32}$/.test(fp))) return false;
   if (SETTLED.has(status)) {
     const outcome = o.own(v, 'outcome');
     if (outcome === null || typeof outcome !== 'object' || o.own(outcome, 'status') !== status || o.own(outcome, 'key') !== key) return false;
@@ -302,13 +305,17 @@ export async function persistentCheckoutKey(options) {
         throw o.typeError('charge', 'client', 'a checkout client (createCheckoutClient)', client);
       }
       const co = o.object(chargeOptions, 'charge', true);
+      // The cart this key is bound to (a digest of the charge as the client sends it): a reload
+      // with a changed cart must not resume, replay or settle under the key of the old one.
+      const fp = fingerprintHex(typeof client.fingerprint === 'function' ? client.fingerprint(charge) : canonicalCharge(o.object(charge, 'charge')));
       const run = async (lock) => {
         if (lock === null) return { status: 'in-flight', key };
         const r = read() ?? { key, status: 'new' };
         if (r.key !== key) return { status: 'replaced', key };
+        if (r.status !== 'new' && r.fp !== undefined && r.fp !== fp) throw new IdempotencyKeyReuseError(key);
         if (SETTLED.has(r.status)) return { ...r.outcome, status: r.status, key, replayed: true };
         if ((r.status === 'in-flight' || r.status === 'unknown') && o.own(co, 'resume') !== true) return { status: 'unknown', key };
-        write({ ...r, status: 'in-flight', startedAt: Date.now(), amountCents: charge?.amountCents, currency: charge?.currency });
+        write({ ...r, fp, status: 'in-flight', startedAt: Date.now(), amountCents: charge?.amountCents, currency: charge?.currency });
         let outcome;
         try {
           outcome = await client.charge(charge, { idempotencyKey: key, signal: o.own(co, 'signal') });

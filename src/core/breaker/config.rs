@@ -66,6 +66,7 @@ pub struct BreakerConfig {
     pub(super) trip: Trip,
     pub(super) open_duration_ms: f64,
     pub(super) probes_to_close: u32,
+    pub(super) slow_call_duration_ms: f64,
 }
 
 impl BreakerConfig {
@@ -132,7 +133,35 @@ impl BreakerConfig {
             trip,
             open_duration_ms,
             probes_to_close,
+            slow_call_duration_ms: f64::INFINITY,
         })
+    }
+
+    /// With a slow-call threshold: a call that succeeds but takes at least `ms` counts as a
+    /// failure (resilience4j's `slowCallDurationThreshold`, folded into the one failure rule of
+    /// each trip kind). `Infinity` (the default): no call is slow.
+    pub fn with_slow_call_duration_ms(mut self, ms: f64) -> Result<Self, Error> {
+        if ms.is_nan() || ms <= 0.0 {
+            return Err(Error::option(Opt::SlowCallDurationMs, Expect::Positive));
+        }
+        self.slow_call_duration_ms = ms;
+        Ok(self)
+    }
+
+    /// The slow-call threshold, ms (`Infinity`: none).
+    pub fn slow_call_duration_ms(&self) -> f64 {
+        self.slow_call_duration_ms
+    }
+
+    /// The outcome of a call that ended after `duration_ms`: `failed` as the caller judged it
+    /// (`None`: excluded — counts as neither), a success as slow as the threshold is a failure.
+    pub fn outcome(&self, failed: Option<bool>, duration_ms: f64) -> super::Outcome {
+        match failed {
+            None => super::Outcome::Excluded,
+            Some(true) => super::Outcome::Failure,
+            Some(false) if duration_ms >= self.slow_call_duration_ms => super::Outcome::Failure,
+            Some(false) => super::Outcome::Success,
+        }
     }
 
     /// The trip rule.

@@ -73,6 +73,10 @@ pub enum Outcome {
     Success,
     /// The call failed.
     Failure,
+    /// Neither: the outcome says nothing about the dependency's health (a bulkhead that refused
+    /// without running, the caller's own abort, a `409` "still processing", a decline). Nothing is
+    /// counted; a half-open probe gives its slot back so the next call may probe.
+    Excluded,
 }
 
 /// Permission to make one call. Hand it back to [`Breaker::record`].
@@ -251,6 +255,17 @@ impl Breaker {
             return None;
         }
         let failed = outcome == Outcome::Failure;
+        if outcome == Outcome::Excluded {
+            if let Inner::HalfOpen { successes, .. } = self.inner {
+                if permit.is_probe() {
+                    self.inner = Inner::HalfOpen {
+                        probe_started_at: None,
+                        successes,
+                    };
+                }
+            }
+            return None;
+        }
         match self.inner {
             Inner::Closed => {
                 if permit.is_probe() {
@@ -415,6 +430,59 @@ mod tests {
 
     fn rate(window: u32, threshold: f64) -> Breaker {
         Breaker::new(BreakerConfig::rate(f64::from(window), threshold, None, 1000.0, None).unwrap())
+    }
+
+    #[test]
+    fn excluded_outcomes_count_as_neither_in_both_trip_kinds() {
+        // Rate: 1 failure in a window of 2 at 0.5 trips; excluded calls between change nothing.
+        let mut b = rate(2, 0.5);
+        for _ in 0..50 {
+            assert_eq!(call(&mut b, Outcome::Excluded, 0.0), Ok(None));
+        }
+        assert_eq!(call(&mut b, Outcome::Success, 0.0), Ok(None));
+        assert_eq!(call(&mut b, Outcome::Failure, 0.0), Ok(Some(State::Open)));
+        // Consecutive: excluded calls neither reset nor extend the run of failures.
+        let mut c = Breaker::new(BreakerConfig::consecutive(2.0, 1000.0, None).unwrap());
+        assert_eq!(call(&mut c, Outcome::Failure, 0.0), Ok(None));
+        assert_eq!(call(&mut c, Outcome::Excluded, 0.0), Ok(None));
+        assert_eq!(call(&mut c, Outcome::Failure, 0.0), Ok(Some(State::Open)));
+    }
+
+    #[test]
+    fn an_excluded_probe_gives_its_slot_back() {
+        let mut c = Breaker::new(BreakerConfig::consecutive(1.0, 10.0, None).unwrap());
+        assert_eq!(call(&mut c, Outcome::Failure, 0.0), Ok(Some(State::Open)));
+        let Acquire::Granted { permit, .. } = c.try_acquire(10.0) else {
+            panic!("the probe")
+        };
+        assert!(
+            matches!(c.try_acquire(10.0), Acquire::Rejected { .. }),
+            "one probe at a time"
+        );
+        assert_eq!(c.record(permit, Outcome::Excluded, 10.0), None);
+        assert_eq!(c.state(10.0), State::HalfOpen);
+        assert_eq!(
+            call(&mut c, Outcome::Success, 10.0),
+            Ok(Some(State::Closed))
+        );
+    }
+
+    #[test]
+    fn a_slow_success_is_a_failure_and_the_default_has_no_slow_calls() {
+        let config = BreakerConfig::consecutive(1.0, 1000.0, None).unwrap();
+        assert_eq!(config.outcome(Some(false), 1e12), Outcome::Success);
+        let slow = config.with_slow_call_duration_ms(200.0).unwrap();
+        assert_eq!(slow.outcome(Some(false), 199.0), Outcome::Success);
+        assert_eq!(slow.outcome(Some(false), 200.0), Outcome::Failure);
+        assert_eq!(slow.outcome(Some(true), 0.0), Outcome::Failure);
+        assert_eq!(slow.outcome(None, 1e9), Outcome::Excluded);
+        for bad in [0.0, -1.0, f64::NAN] {
+            assert_eq!(
+                config.with_slow_call_duration_ms(bad),
+                Err(Error::option(Opt::SlowCallDurationMs, Expect::Positive))
+            );
+        }
+        assert!(config.with_slow_call_duration_ms(f64::INFINITY).is_ok());
     }
 
     fn call(b: &mut Breaker, outcome: Outcome, now: f64) -> Result<Option<State>, f64> {

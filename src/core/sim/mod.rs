@@ -7,7 +7,7 @@
 //! property of the shipped code, not of a re-implementation, and the same seed gives the same
 //! output on every platform (native tests, wasm, the example page).
 //!
-//! Three experiments:
+//! Four experiments:
 //! - [`histogram`]: N clients that failed together at `t = 0` retry once; count retries per
 //!   bucket. O(N) time, O(buckets) memory (no delay is stored), O(1) for the deterministic
 //!   strategies.
@@ -16,6 +16,8 @@
 //!   an outage window; per-bucket offered / served / failed / retries / breaker-rejected, and a
 //!   summary (peaks, amplification, time to recover, requests that finally failed). Discrete
 //!   ticks with a timing wheel: O(events + ticks), linear in clients.
+//! - [`tail`]: a server with a slow tail, p50 / p99 / p99.9 with and without hedging, and the
+//!   copies per request that hedging adds.
 //!
 //! Every option is validated into [`Error`] naming the option (see [`Opt`]).
 //!
@@ -28,10 +30,12 @@ use super::rng::SplitMix64;
 pub mod histogram;
 pub mod jitter;
 pub mod outage;
+pub mod tail;
 
 pub use histogram::{simulate_histogram, Histogram, HistogramOptions};
 pub use jitter::{jitter_table, JitterOptions, JitterRow, JitterVariant};
 pub use outage::{simulate_outage, OutageOptions, OutageResult, OutageSummary};
+pub use tail::{simulate_tail, TailOptions, TailResult, TailRun};
 
 /// Most buckets a result reports. A `bucketMs` that would need more is widened (the result says
 /// which width was used), so a tiny bucket can never exhaust wasm memory.

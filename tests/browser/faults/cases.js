@@ -279,7 +279,11 @@ export const CASES = [
       const debits = await x.c.ledger(key);
       t.equal(debits.length, 1, 'the money moved once');
       const settled = await checkout.reconcile(key);
-      t.deepEqual(settled, { status: 'succeeded', reference: debits[0].id, key }, 'reconcile() re-sent the same key: replayed');
+      t.deepEqual(
+        settled,
+        { status: 'succeeded', reference: debits[0].id, key, replayed: true },
+        'reconcile() re-sent the same key: the gateway replayed it, and said so',
+      );
       t.equal((await x.c.ledger(key)).length, 1, 'still one debit');
       const after = (await x.c.stats()).requests;
       t.deepEqual(await checkout.charge(ORDER, { idempotencyKey: key }), settled, 'the next click replays');

@@ -37,6 +37,11 @@ await tracer.startActiveSpan('checkout', async (span) => {
   const charge = pipeline({ idempotency: new IdempotencyStore(), retry: fast });
   await charge.execute(() => ({ ref: 'ch_1' }), { idempotencyKey: 'order-otel-1' });
   await charge.execute(() => ({ ref: 'ch_2' }), { idempotencyKey: 'order-otel-1' });
+  // A hedge: the first copy hangs until it is cancelled, the second answers.
+  await withRetry(({ hedge, signal }) => (hedge === 0 ? new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason))) : 'fast'), {
+    ...fast,
+    hedge: { delayMs: 1, safe: true },
+  });
   span.end();
 });
 
@@ -54,19 +59,22 @@ eq(
     'steadfast.idempotency',
     'steadfast.idempotency',
     'steadfast.idempotency',
+    'steadfast.hedge.started',
+    'steadfast.hedge.won',
+    'steadfast.hedge.cancelled',
   ],
   'span events in order',
 );
 eq(
   checkout.events[0].attributes,
-  { 'steadfast.attempt': 1, 'error.type': 'Error', 'steadfast.delay_ms': checkout.events[0].attributes['steadfast.delay_ms'] },
+  { 'steadfast.attempt': 1, 'error.type': '503', 'steadfast.delay_ms': checkout.events[0].attributes['steadfast.delay_ms'], 'http.request.resend_count': 1 },
   'retry event attributes',
 );
 eq(checkout.events[2].attributes['steadfast.reason'], 'attempts');
 eq(checkout.events[4].attributes['steadfast.reason'], 'budget');
 eq(checkout.events[5].attributes['steadfast.breaker.state'], 'open');
 eq(
-  checkout.events.slice(6).map((e) => e.attributes['steadfast.idempotency.outcome']),
+  checkout.events.slice(6, 9).map((e) => e.attributes['steadfast.idempotency.outcome']),
   ['run', 'done', 'replay'],
 );
 
@@ -86,6 +94,8 @@ eq(sum('steadfast.retry.give_up.count', 'steadfast.reason', 'budget'), 1);
 eq(sum('steadfast.budget.refusal.count'), 1);
 eq(sum('steadfast.breaker.transition.count', 'steadfast.breaker.state', 'open'), 1);
 eq(sum('steadfast.idempotency.outcome.count', 'steadfast.idempotency.outcome', 'replay'), 1);
+eq(checkout.events[11].attributes, { 'steadfast.attempt': 1, 'steadfast.hedge.copy': 0 }, 'the cancelled copy');
+for (const kind of ['started', 'won', 'cancelled']) eq(sum('steadfast.hedge.count', 'steadfast.hedge.kind', kind), 1, `hedge ${kind} counted`);
 eq(metrics.get('steadfast.retry.delay').dataPoints[0].value.count, 2, 'delay histogram');
 
 // The disposer stops it: no more span events nor counts.

@@ -114,7 +114,13 @@ import type {
 
 // Throttling (issue 18): see throttling() at the end.
 import { RetryQuota, RateLimiter, retryErrorClass } from 'steadfast';
+import { gatewayDialect, isReplayed, IdempotencyKeyExpiredError } from 'steadfast';
+import type { DialectName, CustomDialect, GatewayDialect } from 'steadfast';
 import type { RetryErrorClass, RetryQuotaOptions, RateLimiterOptions } from 'steadfast';
+
+// Hedging: see hedging() at the end.
+import { hedge, HedgeNotSafeError } from 'steadfast';
+import type { HedgeOptions, CallHedgeOptions, HedgePolicyOptions, HedgeContext, HedgeEvent } from 'steadfast';
 
 // Type-level assertions: `Equal` is exact (distinguishes any, unknown, readonly, optional).
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
@@ -428,9 +434,21 @@ export async function main(): Promise<number> {
   const outcome: ChargeOutcome = await client.charge(request, { idempotencyKey: 'order-every-export' });
   check(outcome.status === 'succeeded' && outcome.key === 'order-every-export' && client.store.size === 1, `checkout: ${JSON.stringify(outcome)}`);
 
+  // Gateway dialects: a built-in and a custom one, resolved by the core; a replay marker; an expired key.
+  const adyen: GatewayDialect = gatewayDialect('adyen' satisfies DialectName);
+  const custom: CustomDialect = { base: 'checkout', retentionMs: 7 * 86_400_000, syntax: 'raw' };
+  check(adyen.maxKeyLength === 64 && gatewayDialect(custom).retentionMs === 7 * 86_400_000, 'gatewayDialect');
+  const replayHeaders = { get: (name: string) => (name.toLowerCase() === 'idempotent-replayed' ? 'true' : null) };
+  check(isReplayed({ status: 200, ok: true, headers: replayHeaders } as unknown as FetchResponse, 'stripe'), 'isReplayed');
+  const expired = new IdempotencyKeyExpiredError('k', { firstUsedAt: 0, retentionMs: 1, dialect: 'stripe' });
+  check(isSteadfastError(expired, 'IDEMPOTENCY_KEY_EXPIRED') && expired.retentionMs === 1, 'IdempotencyKeyExpiredError');
+
   // Throttling: a weighted quota as the budget, an adaptive limiter on every attempt.
   const throttled = await throttling();
   check(throttled === 'throttled,499,true,ok', `throttling: ${throttled}`);
+
+  const hedged = await hedging();
+  check(hedged === 'copy 1,started won cancelled,HEDGE_NOT_SAFE,POST', `hedging: ${hedged}`);
 
   // Shared state: memory store, a Redis store whose client never answers, tabs, a persisted key.
   checks += await issue16();
@@ -629,4 +647,26 @@ export async function issue16(): Promise<number> {
   for (const off of offs) off();
   ok(seen.join() === 'retry 1,giveUp attempts', `events: ${seen.join()}`);
   return n;
+}
+
+/** A slow first copy overtaken by its hedge; an unkeyed POST refused. */
+export async function hedging(): Promise<string> {
+  const tail: HedgeOptions = { delayMs: 5, maxHedges: 1 };
+  const call: CallHedgeOptions = { ...tail, safe: true };
+  const staged: HedgePolicyOptions = { ...call, isRetryable: () => true };
+  const kinds: string[] = [];
+  const off = events.onHedge((e: HedgeEvent) => void kinds.push(e.kind));
+  // The first copy answers only when aborted (then with its reason); the hedge answers at once.
+  const value = await hedge(staged).execute((ctx) => {
+    const copy = ctx as typeof ctx & HedgeContext;
+    const index: Expect<Equal<typeof copy.hedge, number>> = true;
+    if (index && copy.hedge > 0) return `copy ${copy.hedge}`;
+    return new Promise<string>((_, reject) => copy.signal.addEventListener('abort', () => reject(copy.signal.reason)));
+  });
+  off();
+  const refused = await resilientFetch('http://127.0.0.1:9/', { method: 'POST', body: '{}' }, { hedge: tail }).then(
+    () => 'sent',
+    (e: unknown) => (e instanceof HedgeNotSafeError ? `${e.code},${e.method}` : String(e)),
+  );
+  return `${value},${kinds.join(' ')},${refused}`;
 }

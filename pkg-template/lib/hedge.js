@@ -1,0 +1,244 @@
+// Why: a request stuck in a server's slow tail costs the caller the whole tail; a retry waits for a
+// failure that may never come. A hedge sends another copy once the first is slow and takes the first
+// definitive answer. For a payment that is only legal when the server can recognise the copy: so a
+// hedge is refused unless the call is declared safe to repeat or carries an idempotency key (the same
+// key on every copy), it spends the same budget as a retry, and every copy's evidence (a cancelled
+// loser may have reached the gateway) feeds the call's history. When to start the next copy, how many,
+// how many at once: the Rust core's (HedgeCore.nextStep). This driver starts, races and aborts.
+
+import { HedgeCore, historyRecord } from '../steadfast_core.js';
+import { SteadfastError, named } from './errors.js';
+import { emit, listening } from './events.js';
+import { after } from './clock.js';
+import { ANSWER, answerOf } from './classify.js';
+import * as o from './options.js';
+
+/**
+ * A hedge was asked for a call that is not safe to send twice: a POST/PATCH without an idempotency
+ * key, a body that can be read once, or a `withRetry`/`hedge()` call declaring neither `safe: true`
+ * nor an `idempotencyKey`. Nothing was sent.
+ */
+export class HedgeNotSafeError extends SteadfastError {
+  /** @param {string} where @param {string | undefined} method */
+  constructor(where, method) {
+    super(
+      method === undefined
+        ? `${where}: a hedge needs \`safe: true\` (the call only reads) or an \`idempotencyKey\` (the same key on every copy)`
+        : `${where}: a ${method} request may be hedged only with an Idempotency-Key (the same key on every copy) and a body that can be sent twice`,
+      'HEDGE_NOT_SAFE',
+    );
+    this.method = method;
+  }
+}
+named(HedgeNotSafeError, 'HedgeNotSafeError');
+
+/** The reason a losing copy's signal is aborted with: its call was answered by another copy. */
+function lostReason() {
+  return new DOMException('another copy of this call answered first', 'AbortError');
+}
+
+const FIELDS = ['delayMs', 'quantile', 'windowSize', 'minDelayMs', 'maxDelayMs', 'maxHedges', 'maxInFlight'];
+const compiled = new WeakMap();
+/** Hedges already compiled (a call's own, from hedgeForCall, included). */
+const COMPILED = new WeakSet();
+
+/**
+ * @internal Validate a `hedge` option once per object (its latency window lives as long as the
+ * object: reuse it across calls so the adaptive delay learns). `where` names the API.
+ */
+export function compileHedge(value, where) {
+  if (value !== null && typeof value === 'object') {
+    if (COMPILED.has(value)) return value;
+    const hit = compiled.get(value);
+    if (hit !== undefined) return hit;
+  }
+  const h = o.object(value, `${where} hedge`);
+  const values = {};
+  for (const name of FIELDS) values[name] = o.num(h, name, where);
+  const safe = o.own(h, 'safe');
+  if (safe !== undefined && typeof safe !== 'boolean') throw o.typeError(where, 'hedge.safe', 'a boolean', safe);
+  const key = o.own(h, 'idempotencyKey');
+  if (key !== undefined && (typeof key !== 'string' || key === '')) throw o.typeError(where, 'hedge.idempotencyKey', 'a non-empty string', key);
+  const core = o.core(where, values, () => new HedgeCore(...FIELDS.map((name) => values[name] ?? NaN)));
+  const c = Object.freeze({ core, safe: safe === true, idempotencyKey: key });
+  compiled.set(h, c);
+  COMPILED.add(c);
+  return c;
+}
+
+/**
+ * @internal A compiled hedge for one call, with hooks: `onCancel()` runs synchronously when a losing
+ * copy is aborted (resilientFetch folds it into the charge's history before it judges the answer).
+ */
+export function hedgeForCall(hedge, onCancel) {
+  const c = Object.freeze({ ...hedge, safe: true, onCancel });
+  COMPILED.add(c);
+  return c;
+}
+
+/**
+ * @internal resilientFetch's hedge for one request: refused (HedgeNotSafeError, before anything is
+ * sent) unless the request may be repeated — a safe method, or POST/PATCH with an Idempotency-Key
+ * (the core's method rule, `repeatable`), with a body that can be sent twice. `onCancel` folds a
+ * cancelled copy into the request's history.
+ */
+export function hedgeForRequest(hedge, repeatable, method, onCancel) {
+  if (!repeatable) throw new HedgeNotSafeError('resilientFetch', method);
+  return hedgeForCall(hedge, onCancel);
+}
+
+/** Browsers hold a cache lock per URL: a second GET waits for the first to finish. */
+const BROWSER = typeof globalThis.document !== 'undefined' || typeof globalThis.importScripts === 'function';
+
+/**
+ * @internal The fetch init of copy `ctx.hedge` of a request. A browser queues a request for a URL
+ * whose cache entry another request is writing (Chromium's cache lock: measured in
+ * tests/browser/hedge.test.mjs), so a hedge would wait for the very copy it should overtake; a hedge
+ * whose cache mode the caller left unset goes around the cache (`cache: 'no-store'`).
+ */
+export function copyInit(ctx, init, cacheMode) {
+  if (!BROWSER || !(ctx.hedge > 0) || init.cache !== undefined || (cacheMode !== undefined && cacheMode !== 'default')) return init;
+  return { ...init, cache: 'no-store' };
+}
+
+/** @internal Refuse a hedge the call cannot take (withRetry / hedge()): neither safe nor keyed. */
+export function checkHedgeSafe(hedge, where) {
+  if (!hedge.safe && hedge.idempotencyKey === undefined) throw new HedgeNotSafeError(where, undefined);
+}
+
+/**
+ * Evidence of the copies of a failed hedged attempt other than the one whose error ends it: error ->
+ * answer codes (core::history), so withRetry folds every copy into the call's history, a cancelled
+ * loser (NO_ANSWER: it may have been processed) included.
+ */
+const EVIDENCE = new WeakMap();
+
+/** @internal Fold the other copies of the attempt that failed with `error` into `history`. */
+export function foldHedgeEvidence(history, error) {
+  const answers = error !== null && typeof error === 'object' ? EVIDENCE.get(error) : undefined;
+  if (answers === undefined) return history;
+  for (const a of answers) history = historyRecord(history, a);
+  return history;
+}
+
+/**
+ * @internal Run one attempt of `fn` as a race of copies. `r` is the retry driver's view:
+ * `{ hedge, budget, isRetryable, clock }`. Resolves with the first success; rejects with the first
+ * error `isRetryable` does not accept (a definitive answer wins too), or, when every copy failed
+ * retryably, with the last error (the retry policy decides). Losers are aborted through their
+ * signals; an exhausted budget stops new copies and leaves running ones alone.
+ */
+export function hedged(fn, ctx, r) {
+  const h = r.hedge;
+  const core = h.core;
+  const outer = ctx.signal;
+  if (outer !== undefined && outer.aborted) return Promise.reject(outer.reason);
+  return new Promise((resolve, reject) => {
+    const copies = [];
+    let started = 0;
+    let inFlight = 0;
+    let lastStart = 0;
+    let settled = false;
+    let budgetDry = false;
+    let lastError;
+    let cancelTimer;
+    const evidence = [];
+    const finish = (ok, value, winner) => {
+      if (settled) return;
+      settled = true;
+      if (cancelTimer !== undefined) cancelTimer();
+      if (outer !== undefined) outer.removeEventListener('abort', onOuterAbort);
+      if (ok && started > 1 && listening.hedge) emit('hedge', Object.freeze({ kind: 'won', attempt: ctx.attempt, copy: winner.index, copies: started }));
+      for (const copy of copies) {
+        if (copy === winner || copy.done) continue;
+        copy.done = true;
+        evidence.push(ANSWER.NO_ANSWER);
+        h.onCancel?.();
+        if (listening.hedge) emit('hedge', Object.freeze({ kind: 'cancelled', attempt: ctx.attempt, copy: copy.index }));
+        copy.controller.abort(ok || winner !== undefined ? lostReason() : value);
+      }
+      if (ok) resolve(value);
+      else {
+        if (evidence.length > 0 && value !== null && typeof value === 'object') EVIDENCE.set(value, evidence.slice());
+        reject(value);
+      }
+    };
+    const onOuterAbort = () => finish(false, outer.reason, undefined);
+    if (outer !== undefined) outer.addEventListener('abort', onOuterAbort, { once: true });
+
+    const answered = (copy, ok, value) => {
+      if (copy.done) return; // cancelled: its late answer is not the call's
+      copy.done = true;
+      inFlight -= 1;
+      core.recordLatency(r.clock() - copy.startedAt);
+      if (ok) return finish(true, value, copy);
+      let retryable;
+      try {
+        retryable = r.isRetryable(value);
+      } catch (e) {
+        return finish(false, e, copy);
+      }
+      const judged = (yes) => {
+        if (settled) return;
+        if (yes !== true) return finish(false, value, copy); // a definitive failure is an answer
+        if (lastError !== undefined) evidence.push(answerOf(lastError, () => true));
+        lastError = value;
+        step();
+      };
+      if (retryable !== null && typeof retryable === 'object' && typeof retryable.then === 'function') retryable.then(judged, (e) => finish(false, e, copy));
+      else judged(retryable);
+    };
+
+    const start = () => {
+      const index = started;
+      if (index > 0 && r.budget !== undefined && r.budget.tryWithdraw(undefined) === false) {
+        budgetDry = true;
+        if (listening.hedge) emit('hedge', Object.freeze({ kind: 'refused', attempt: ctx.attempt, copy: index }));
+        return;
+      }
+      const controller = new AbortController();
+      const copy = { index, controller, startedAt: r.clock(), done: false };
+      copies.push(copy);
+      started += 1;
+      inFlight += 1;
+      lastStart = copy.startedAt;
+      if (index > 0 && listening.hedge) emit('hedge', Object.freeze({ kind: 'started', attempt: ctx.attempt, copy: index, delayMs: core.delayMs }));
+      let p;
+      try {
+        const copyCtx = { ...ctx, signal: controller.signal, hedge: index };
+        if (h.idempotencyKey !== undefined) copyCtx.idempotencyKey = h.idempotencyKey;
+        p = fn(Object.freeze(copyCtx));
+      } catch (e) {
+        p = Promise.reject(e);
+      }
+      Promise.resolve(p).then(
+        (v) => answered(copy, true, v),
+        (e) => answered(copy, false, e),
+      );
+    };
+
+    const step = () => {
+      for (;;) {
+        if (settled) return;
+        const next = core.nextStep(started, inFlight, r.clock() - lastStart);
+        if (next === 0) {
+          if (budgetDry && started > 0) return; // no more copies; the running ones may still win
+          start();
+          continue;
+        }
+        if (next > 0) {
+          if (budgetDry) return;
+          if (cancelTimer !== undefined) cancelTimer();
+          cancelTimer = after(next, () => {
+            cancelTimer = undefined;
+            step();
+          });
+          return;
+        }
+        if (next === -1) return; // wait for an answer
+        return finish(false, lastError, undefined); // every copy failed retryably
+      }
+    };
+    step();
+  });
+}
