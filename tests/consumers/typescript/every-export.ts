@@ -132,6 +132,7 @@ type Not<T extends boolean> = T extends true ? false : true;
 import {
   StateStoreUnavailableError,
   StoreFullError,
+  StoreAmnesiaError,
   memoryStateStore,
   redisStateStore,
   SharedCircuitBreaker,
@@ -161,6 +162,9 @@ import type {
 } from 'steadfast';
 
 export type TypeChecks = [
+  Expect<Equal<StoreAmnesiaError['code'], 'STORE_AMNESIA'>>,
+  Expect<Equal<Awaited<ReturnType<SharedIdempotencyStore['unknownKeysPage']>>['cursor'], string | undefined>>,
+  Expect<Equal<Awaited<ReturnType<SharedIdempotencyStore['acknowledgeAmnesia']>>, { generation: number }>>,
   Expect<Equal<BreakerStoreState, 'closed' | 'open' | 'half-open' | 'isolated'>>,
   Expect<Equal<BreakerStoreTransition, 'none' | 'closed' | 'open' | 'half-open' | 'isolated'>>,
   Expect<Equal<Awaited<ReturnType<BreakerStoreHandle['state']>>['state'], BreakerStoreState>>,
@@ -522,6 +526,8 @@ export async function sharedState(): Promise<string[]> {
   out.push(full);
   const idem: SharedIdempotencyStore<{ id: string }> = createSharedIdempotencyStore<{ id: string }>(idemOptions);
   out.push((await idem.run('k', async () => ({ id: 'ch_1' }))).id, String(new SharedIdempotencyStore().constructor.name));
+  // Redis forgetting is a typed error of its own; a memory store never forgets.
+  if (StoreAmnesiaError.name !== 'StoreAmnesiaError' || (await idem.acknowledgeAmnesia()).generation !== 0) out.push('amnesia types');
   // Redis: a stand-in client that never answers (no server here): typed, bounded rejection.
   const client: RedisClientLike = { sendCommand: () => new Promise<unknown>(() => undefined) };
   const redisOptions: RedisStoreOptions = { client, prefix: 'ee', timeoutMs: 20 };
