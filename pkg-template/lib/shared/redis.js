@@ -307,8 +307,11 @@ export function redisStateStore(options) {
     checkedAt = Date.now();
     try {
       const nodes = await bounded(sender.nodes(), timeoutMs, 'config');
+      // One parameter per CONFIG GET: several in one call need Redis 7, and an error would leave
+      // the eviction policy unchecked on Redis 6.
+      const get = (node, name) => bounded(Promise.resolve(node(['CONFIG', 'GET', name])), timeoutMs, 'config').then(configPairs);
       const replies = await Promise.all(
-        nodes.map((node) => bounded(Promise.resolve(node(['CONFIG', 'GET', 'maxmemory-policy', 'appendonly', 'save'])), timeoutMs, 'config').then(configPairs)),
+        nodes.map(async (node) => Object.assign({}, ...(await Promise.all(['maxmemory-policy', 'appendonly', 'save'].map((name) => get(node, name)))))),
       );
       policy = replies.map((c) => c['maxmemory-policy']).find(evicts) ?? replies[0]?.['maxmemory-policy'];
       volatile = replies.filter((c) => c.appendonly !== 'yes' && (c.save ?? '') === '').length;
