@@ -307,7 +307,11 @@ export function createCheckoutClient(options) {
     // Unknown here, or parked earlier; or another tab/process is charging this key right now.
     if (e instanceof OutcomeUnknownError || e?.code === 'OUTCOME_UNKNOWN' || e?.code === 'DUPLICATE_IN_FLIGHT') return { status: 'unknown', key };
     // A shared store that cannot record the start never starts the charge: nothing was sent.
-    if (e?.code === 'STORE_UNAVAILABLE') return { status: 'unavailable', reason: 'store-unavailable', retryAfterMs: UNAVAILABLE_RETRY_MS, key };
+    // So does one that refuses because Redis lost its data (STORE_AMNESIA, until an operator
+    // acknowledges it): the charge did not start.
+    if (e?.code === 'STORE_UNAVAILABLE' || e?.code === 'STORE_AMNESIA') {
+      return { status: 'unavailable', reason: 'store-unavailable', retryAfterMs: UNAVAILABLE_RETRY_MS, key };
+    }
     // Every record is live (in flight, done within its TTL, or unknown): nothing was sent. The way
     // out is reconciliation (settle unknown keys) or a larger maxRecords; see the README.
     if (e?.code === 'STORE_FULL') return { status: 'unavailable', reason: 'store-full', retryAfterMs: UNAVAILABLE_RETRY_MS, key };
@@ -490,7 +494,7 @@ export function createCheckoutClient(options) {
             outcome = await resubmit(key, charge);
           } catch (e) {
             // A shared store that cannot answer: nothing was settled, the key stays as it was.
-            if (e?.code === 'STORE_UNAVAILABLE') return { status: 'unknown', key, retryAfterMs: UNAVAILABLE_RETRY_MS };
+            if (e?.code === 'STORE_UNAVAILABLE' || e?.code === 'STORE_AMNESIA') return { status: 'unknown', key, retryAfterMs: UNAVAILABLE_RETRY_MS };
             throw e;
           }
           if (outcome === undefined) throw o.typeError('reconcile', 'charge', `the charge sent with key ${key} (this client did not make it)`, charge);

@@ -447,6 +447,19 @@ describe('sequences one step off the path', () => {
     }
   });
 
+  test('a store that noticed Redis lost its data refuses to start the charge: unavailable, nothing sent', async () => {
+    const forgetful = {
+      run: async () => Promise.reject(Object.assign(new Error('Redis lost the store data'), { code: 'STORE_AMNESIA' })),
+      peek: async () => undefined,
+      resolve: async () => {},
+      unknownKeys: async () => [],
+    };
+    const client = createCheckoutClient({ endpoint: gw.url, retry: policy, breaker: false, store: forgetful });
+    const out = await client.charge({ amountCents: 1, currency: 'usd' }, { idempotencyKey: 'amnesia-1' });
+    assert.deepEqual([out.status, out.reason], ['unavailable', 'store-unavailable']);
+    assert.equal(gw.requests('amnesia-1'), 0);
+  });
+
   test('a store full of unknowns answers new customers unavailable (store-full), with the way out documented', async () => {
     const client = createCheckoutClient({ endpoint: gw.url, retry: policy, breaker: false, store: new IdempotencyStore({ maxRecords: 1 }) });
     assert.equal((await client.charge({ amountCents: 1, currency: 'usd' }, { idempotencyKey: 'co-404-full' })).status, 'unknown');
