@@ -94,6 +94,14 @@ function gatewayClient(url) {
 
 const policy = { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 };
 
+/** chargeCustomer's deps over `store`, against the hostile gateway (started below). */
+const depsFor = (store) => ({
+  store,
+  breaker: new CircuitBreaker({ windowSize: 10, failureRateThreshold: 0.5, openDurationMs: 30_000 }),
+  gateway: gatewayClient(gw.url),
+  policy,
+});
+
 let gw;
 before(async () => {
   gw = await hostileGateway((key, n) => {
@@ -114,12 +122,7 @@ describe('attempt 1 debits and loses its answer, attempt 2 answers X: the key st
     test(`chargeCustomer, then ${later}`, async () => {
       for (const [name, store] of stores()) {
         const key = `cc-${later}-${name.length}`;
-        const deps = {
-          store,
-          breaker: new CircuitBreaker({ windowSize: 10, failureRateThreshold: 0.5, openDurationMs: 30_000 }),
-          gateway: gatewayClient(gw.url),
-          policy,
-        };
+        const deps = depsFor(store);
         const charge = { idempotencyKey: key, amountCents: 1000, currency: 'usd' };
         const first = await chargeCustomer(charge, deps).then(
           () => assert.fail('resolved'),
@@ -288,12 +291,7 @@ describe('the Redis store', () => {
     test(`chargeCustomer over Redis, attempt 1 debits and drops, then ${later}: parked, one debit`, async () => {
       const store = createSharedIdempotencyStore({ store: redisStateStore({ client: conn.client, prefix: `hist${later}` }) });
       const key = `rd-${later}`;
-      const deps = {
-        store,
-        breaker: new CircuitBreaker({ windowSize: 10, failureRateThreshold: 0.5, openDurationMs: 30_000 }),
-        gateway: gatewayClient(gw.url),
-        policy,
-      };
+      const deps = depsFor(store);
       const charge = { idempotencyKey: key, amountCents: 1000, currency: 'usd' };
       await assert.rejects(chargeCustomer(charge, deps), { code: 'OUTCOME_UNKNOWN' });
       assert.equal((await store.peek(key))?.status, 'unknown');

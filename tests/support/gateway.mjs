@@ -103,17 +103,8 @@ const KEY_TTL_MS = 24 * 60 * 60 * 1000;
 const MAX_KEY_LENGTH = 255;
 const MAX_BODY_BYTES = 1024 * 1024;
 const MAX_TIMER_MS = 2 ** 31 - 1;
-const PRE_PROCESSING = new Set([
-  'resetBeforeProcessing',
-  'status500',
-  'status502',
-  'status503',
-  'status504',
-  'status429',
-  'status401',
-  'status404',
-  'status409',
-]);
+// Faults in front of the idempotency layer: nothing processed or stored.
+const PRE_PROCESSING = new Set(FAULT_NAMES.filter((f) => f === 'resetBeforeProcessing' || f.startsWith('status')));
 
 /** mulberry32: tiny, fast, good enough for fault schedules. Returns floats in [0, 1). */
 function mulberry32(seed) {
