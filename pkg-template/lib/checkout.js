@@ -13,7 +13,7 @@ import { IdempotencyStore, newIdempotencyKey } from './idempotency.js';
 import { CircuitOpenError, IdempotencyKeyExpiredError, IdempotencyKeyReuseError, OfflineError, OutcomeUnknownError, SteadfastError, named } from './errors.js';
 import { compileDialect, defaultDialectName } from './dialect.js';
 import { fetchWithState, provablyNotSent, settleWindowFor, BreakerRegistry, compile as checkFetchOptions, originOf } from './fetch.js';
-import { VERDICT, historyVerdict, rememberHistory, statusOf } from './classify.js';
+import { VERDICT, historyVerdict, rememberHistory, retryAfterMsOf, statusOf } from './classify.js';
 import * as o from './options.js';
 import { canonicalCharge, volatileFields } from './idempotency-key.js';
 import { fetchDefaults } from './defaults.js';
@@ -81,12 +81,10 @@ function parse(text) {
   }
 }
 
-/** A Response's Retry-After in ms, or undefined. */
-function retryAfterOf(response) {
-  const v = response?.headers?.get?.('retry-after');
-  if (typeof v !== 'string') return undefined;
-  const ms = Number(v) * 1000;
-  return Number.isFinite(ms) && ms >= 0 ? ms : undefined;
+/** The Retry-After of a Response (or an error carrying one) in ms, by the core's parser; undefined when none. */
+function retryAfterOf(answer) {
+  const ms = retryAfterMsOf(answer, Date.now());
+  return Number.isNaN(ms) ? undefined : ms;
 }
 
 /** When an unknown key is worth reconciling again: an open circuit's cooldown, else a second. */
@@ -205,7 +203,7 @@ export function createCheckoutClient(options) {
     // A budget refusal or a deadline after attempts that never left: classify what those met.
     const met = e?.code === 'RETRY_BUDGET_EXHAUSTED' || e?.code === 'DEADLINE_EXCEEDED' ? e.cause : e;
     if (met instanceof OfflineError) return new Unavailable('offline', UNAVAILABLE_RETRY_MS);
-    if (statusOf(met) === 429) return new Unavailable('rate-limited', retryAfterOf(met?.response ?? met) ?? UNAVAILABLE_RETRY_MS);
+    if (statusOf(met) === 429) return new Unavailable('rate-limited', retryAfterOf(met) ?? UNAVAILABLE_RETRY_MS);
     if (provablyNotSent(met)) return new Unavailable('connection-refused', UNAVAILABLE_RETRY_MS);
     if (met instanceof CircuitOpenError) return new Unavailable('circuit-open', met.retryAfterMs);
     // Not processed, yet answered: only a 429 says that.

@@ -249,11 +249,6 @@ export function recordAttempt(history, error, retryable) {
   return historyRecord(history, answerOf(error, retryable));
 }
 
-/** @internal Fold an attempt answered with `status` (a Response) into `history`. */
-export function recordStatus(history, status) {
-  return historyRecord(history, status);
-}
-
 export { historyVerdict };
 
 /**
@@ -263,9 +258,11 @@ export { historyVerdict };
  * parked whatever the shape says.
  */
 export function failedRunVerdict(error, isTransient, userClassifier) {
-  const known = historyOf(error);
-  const history = known ?? recordAttempt(0, error, () => leavesOutcomeUnknown(isTransient, error));
+  // The classifier is asked at most once, whoever needs its answer first.
+  let transient;
+  const classified = () => (transient ??= leavesOutcomeUnknown(isTransient, error));
+  const history = historyOf(error) ?? recordAttempt(0, error, classified);
   const verdict = historyVerdict(history);
-  if (verdict !== VERDICT.UNKNOWN && userClassifier && leavesOutcomeUnknown(isTransient, error)) return VERDICT.UNKNOWN;
+  if (verdict !== VERDICT.UNKNOWN && userClassifier && classified()) return VERDICT.UNKNOWN;
   return verdict;
 }

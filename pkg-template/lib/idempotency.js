@@ -75,8 +75,7 @@ export class MemoryRecords {
     if (kind !== 0) this.#unknown.set(slot, { key, meta });
     const freed = this.#core.complete(slot, kind, now);
     if (freed) this.#forget(slot);
-    else if (kind !== 0) return false;
-    else this.#unknown.delete(slot);
+    else if (kind === 0) this.#unknown.delete(slot);
     return freed;
   }
 
@@ -296,7 +295,11 @@ export class IdempotencyStore {
    * unknown rejects with IdempotencyStateError (KEY_NOT_FOUND, KEY_WRONG_STATE).
    */
   resubmit(key, fn, options) {
-    if (typeof key !== 'string') return this.run(key, fn, options);
+    try {
+      checkKey(key, 'resubmit');
+    } catch (e) {
+      return Promise.reject(e);
+    }
     if (typeof fn !== 'function') return Promise.reject(o.typeError('resubmit', 'fn', 'a function', fn));
     let fp;
     let now;
@@ -307,7 +310,6 @@ export class IdempotencyStore {
       fp = fingerprintText(opts, 'resubmit');
       startedAt = o.num(opts, 'startedAt', 'resubmit');
       refutes = o.fn(opts, 'refutes', 'resubmit');
-      checkKey(key, 'resubmit');
       now = this.#clock();
     } catch (e) {
       return Promise.reject(e);
