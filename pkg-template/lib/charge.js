@@ -4,7 +4,7 @@
 
 import * as o from './options.js';
 import { withRetry, checkPolicy } from './retry.js';
-import { canonicalCharge, volatileFields } from './idempotency-key.js';
+import { canonicalCharge, volatileFields } from './canonical.js';
 
 /**
  * The canonical text a charge is fingerprinted by (what chargeCustomer and the checkout client bind

@@ -15,7 +15,7 @@ import { compileDialect, defaultDialectName } from './dialect.js';
 import { fetchWithState, provablyNotSent, settleWindowFor, BreakerRegistry, compile as checkFetchOptions, originOf } from './fetch.js';
 import { VERDICT, historyVerdict, rememberHistory, retryAfterMsOf, statusOf } from './classify.js';
 import * as o from './options.js';
-import { canonicalCharge, volatileFields } from './idempotency-key.js';
+import { canonicalCharge, volatileFields } from './canonical.js';
 import { fetchDefaults } from './defaults.js';
 import { coreUnavailable } from './loader.js';
 

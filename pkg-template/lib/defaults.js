@@ -5,7 +5,7 @@
 // uses too. They are read here once, on first use (the wasm module may still be loading when this
 // file is imported), and cached: no hot path calls into wasm for a default.
 
-import { fetchDefaults as coreFetchDefaults } from '../steadfast_core.js';
+import { fetchDefaults as coreFetchDefaults, storeDefaults } from '../steadfast_core.js';
 
 /** Jitter names by the core's id (src/core/backoff.rs `Jitter::ALL`): the one table in JS. */
 export const JITTERS = Object.freeze(['full', 'equal', 'decorrelated', 'none']);
@@ -43,4 +43,18 @@ export function fetchDefaults() {
     });
   }
   return defaults;
+}
+
+let idempotency;
+
+/**
+ * The core's defaults: `{ ttlMs, maxRecords, inFlightLeaseMs, unknownTtlMs, maxDurationMs }` (read
+ * once; maxDurationMs bounds every duration option: 10 years).
+ */
+export function idempotencyDefaults() {
+  if (idempotency === undefined) {
+    const [ttlMs, maxRecords, inFlightLeaseMs, unknownTtlMs, maxDurationMs] = storeDefaults();
+    idempotency = Object.freeze({ ttlMs, maxRecords, inFlightLeaseMs, unknownTtlMs, maxDurationMs });
+  }
+  return idempotency;
 }

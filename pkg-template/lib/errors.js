@@ -49,6 +49,24 @@ export class SteadfastError extends Error {
 Object.defineProperty(SteadfastError.prototype, BRAND, { value: true });
 named(SteadfastError, 'SteadfastError');
 
+/**
+ * A store already holds its `maxRecords` live records, so a NEW key is refused before anything
+ * runs. Nothing live is evicted to make room: evicting an in-flight or unknown record would allow a
+ * second charge, evicting a done one a second charge on retry. Existing keys keep working.
+ */
+export class StoreFullError extends SteadfastError {
+  /**
+   * @param {string} key the refused key
+   * @param {number} maxRecords the limit
+   */
+  constructor(key, maxRecords) {
+    super(`Idempotency store is full (${maxRecords} live records): new key ${key} refused, nothing was run`, 'STORE_FULL');
+    this.key = key;
+    this.maxRecords = maxRecords;
+  }
+}
+named(StoreFullError, 'StoreFullError');
+
 const OPEN_MESSAGE = 'Circuit is open: downstream is failing fast';
 
 export class CircuitOpenError extends SteadfastError {

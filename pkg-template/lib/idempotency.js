@@ -7,12 +7,13 @@
 // in-process handle that both IdempotencyStore and the memory state store drive.
 
 import { StoreCore, failedVerdictWaitMs, newIdempotencyKey as coreKey, settleAfterMs as coreSettleAfterMs } from '../steadfast_core.js';
-import { brand, DuplicateRequestError, IdempotencyKeyReuseError, IdempotencyStateError, OutcomeUnknownError } from './errors.js';
-import { StoreFullError } from './shared/errors.js';
+import { brand, DuplicateRequestError, IdempotencyKeyReuseError, IdempotencyStateError, OutcomeUnknownError, StoreFullError } from './errors.js';
 import * as o from './options.js';
 import { deferred } from './deferred.js';
 import { VERDICT, failedRunVerdict, isTransientError } from './classify.js';
-import { BEGIN, RESOLVE, checkKey, fingerprintText, invalidKey, validKey } from './idempotency-key.js';
+import { BEGIN, RESOLVE } from './wire.js';
+import { checkKey, invalidKey, validKey } from './idempotency-key.js';
+import { fingerprintText } from './fingerprint.js';
 import { errorText, unknownMeta } from './unknown.js';
 import { emit, listening } from './events.js';
 

@@ -17,23 +17,9 @@ export class StateStoreUnavailableError extends SteadfastError {
 }
 named(StateStoreUnavailableError, 'StateStoreUnavailableError');
 
-/**
- * A store already holds its `maxRecords` live records, so a NEW key is refused before anything
- * runs. Nothing live is evicted to make room: evicting an in-flight or unknown record would allow a
- * second charge, evicting a done one a second charge on retry. Existing keys keep working.
- */
-export class StoreFullError extends SteadfastError {
-  /**
-   * @param {string} key the refused key
-   * @param {number} maxRecords the limit
-   */
-  constructor(key, maxRecords) {
-    super(`Idempotency store is full (${maxRecords} live records): new key ${key} refused, nothing was run`, 'STORE_FULL');
-    this.key = key;
-    this.maxRecords = maxRecords;
-  }
-}
-named(StoreFullError, 'StoreFullError');
+// StoreFullError lives in ../errors.js (the in-process store raises it too); re-exported here so
+// the shared layer's import point keeps naming it.
+export { StoreFullError } from '../errors.js';
 
 /**
  * Redis lost the store's data (its epoch marker is gone or older than the one this process knew: a

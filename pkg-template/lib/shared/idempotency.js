@@ -6,7 +6,10 @@
 import { DuplicateRequestError, IdempotencyKeyReuseError, OutcomeUnknownError } from '../errors.js';
 import { isTransientError } from '../classify.js';
 import { checkResolution, completionOf, newIdempotencyKey, parkedError, resolveError } from '../idempotency.js';
-import { RESOLVE, checkKey, fingerprintText, idempotencyDefaults } from '../idempotency-key.js';
+import { RESOLVE } from '../wire.js';
+import { checkKey } from '../idempotency-key.js';
+import { fingerprintText } from '../fingerprint.js';
+import { idempotencyDefaults } from '../defaults.js';
 import * as o from '../options.js';
 import { deferred } from '../deferred.js';
 import { StateStoreUnavailableError, StoreAmnesiaError, StoreFullError } from './errors.js';

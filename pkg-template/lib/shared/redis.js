@@ -6,7 +6,8 @@
 import { BREAKER_LUA, IDEMPOTENCY_LUA } from './lua.js';
 import { StateStoreUnavailableError, StoreAmnesiaError } from './errors.js';
 import * as o from '../options.js';
-import { fingerprintHex, idempotencyDefaults } from '../idempotency-key.js';
+import { fingerprintHex } from '../fingerprint.js';
+import { idempotencyDefaults } from '../defaults.js';
 import { STATES, TRANSITIONS } from '../breaker-options.js';
 
 /** CRC16/XMODEM, as Redis Cluster hashes keys to slots. */

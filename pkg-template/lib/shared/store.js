@@ -27,7 +27,7 @@
 
 import { MemoryRecords, makeStoreCore } from '../idempotency.js';
 import { STATES, TRANSITION, TRANSITIONS, coreFromConfig } from '../breaker-options.js';
-import { BEGIN, RESOLVE } from '../idempotency-key.js';
+import { BEGIN, RESOLVE } from '../wire.js';
 import { evictOldest } from '../bounded.js';
 
 /** A breaker handle on one BreakerCore (Date.now clock, like the Redis store's TIME). */

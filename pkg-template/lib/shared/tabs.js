@@ -5,7 +5,9 @@
 
 import { CircuitBreaker } from '../breaker.js';
 import { newIdempotencyKey } from '../idempotency.js';
-import { canonicalCharge, fingerprintHex, validKey } from '../idempotency-key.js';
+import { canonicalCharge } from '../canonical.js';
+import { fingerprintHex } from '../fingerprint.js';
+import { validKey } from '../idempotency-key.js';
 import { IdempotencyKeyReuseError } from '../errors.js';
 import * as o from '../options.js';
 
