@@ -36,3 +36,5 @@ mod keys;
 mod retry;
 #[path = "wasm/throttle.rs"]
 mod throttle;
+#[path = "wasm/wire.rs"]
+mod wire;

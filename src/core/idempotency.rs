@@ -101,6 +101,18 @@ pub enum Status {
 }
 
 impl Status {
+    /// Every status, by id.
+    pub const ALL: [Status; 3] = [Status::InFlight, Status::Done, Status::Unknown];
+
+    /// The status as a store's `peek` answers it: `"in-flight"`, `"done"`, `"unknown"`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Status::InFlight => "in-flight",
+            Status::Done => "done",
+            Status::Unknown => "unknown",
+        }
+    }
+
     /// Stable id across the boundary.
     pub const fn id(self) -> u32 {
         match self {
@@ -158,6 +170,40 @@ pub enum Completion {
 }
 
 impl Completion {
+    /// Every completion, by id.
+    pub const ALL: [Completion; 4] = [
+        Completion::Success,
+        Completion::Transient,
+        Completion::Definitive,
+        Completion::Refuted,
+    ];
+
+    /// Stable id across the boundary (the index in [`Completion::ALL`]).
+    pub const fn id(self) -> u32 {
+        match self {
+            Completion::Success => 0,
+            Completion::Transient => 1,
+            Completion::Definitive => 2,
+            Completion::Refuted => 3,
+        }
+    }
+
+    /// The completion as the state-store interface names the outcome it reports: `"done"`,
+    /// `"unknown"` (parked), `"failed"` (freed unless it may have been processed), `"refuted"`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Completion::Success => "done",
+            Completion::Transient => "unknown",
+            Completion::Definitive => "failed",
+            Completion::Refuted => "refuted",
+        }
+    }
+
+    /// Inverse of [`Completion::id`].
+    pub fn from_id(id: u32) -> Option<Self> {
+        Self::ALL.get(id as usize).copied()
+    }
+
     /// The completion of a run whose attempts folded into `verdict` ([`crate::core::history`]).
     pub const fn of(verdict: crate::core::history::Verdict) -> Completion {
         use crate::core::history::Verdict;

@@ -16,6 +16,36 @@ pub struct BreakerCore {
 
 /// Added to a permit when the acquire moved the breaker to half-open (fits a JS number exactly).
 const TRANSITION_FLAG: f64 = 4_294_967_296.0;
+/// What `tryAcquireClosed` answers when the circuit is not closed.
+const NOT_CLOSED: f64 = -2.0;
+/// The named constants of this boundary, published by `wireLayouts`.
+pub(super) const CONSTANTS: [(&str, i64); 2] = [
+    ("transitionFlag", TRANSITION_FLAG as i64),
+    ("notClosed", NOT_CLOSED as i64),
+];
+
+/// `recordTimed`'s verdicts, by code.
+pub(super) const VERDICT: [&str; 3] = ["success", "failure", "excluded"];
+
+/// The slots of [`BreakerCore::config`]. `kind` is a `Trip::id` (`Trip::KINDS`: 0 rate, 1
+/// consecutive); the fields of the other kind are 0.
+pub(super) const CONFIG: [&str; 7] = [
+    "kind",
+    "windowSize",
+    "failureRateThreshold",
+    "minimumCalls",
+    "failureThreshold",
+    "openDurationMs",
+    "probesToClose",
+];
+
+/// The head of [`BreakerCore::snapshot`] (`state` is a `State::id`); the window follows it.
+pub(super) const SNAPSHOT: [&str; 4] = [
+    "state",
+    "openUntilMs",
+    "probeSuccesses",
+    "consecutiveFailures",
+];
 
 fn transition(t: Option<State>) -> u32 {
     t.map_or(0, |s| s.id() + 1)
@@ -86,7 +116,7 @@ impl BreakerCore {
         if self.breaker.state(f64::NAN) == State::Closed {
             self.try_acquire(f64::NAN)
         } else {
-            -2.0
+            NOT_CLOSED
         }
     }
 
@@ -122,8 +152,8 @@ impl BreakerCore {
         Ok(())
     }
 
-    /// Report a call that took `duration_ms`: `verdict` 0 success, 1 failure, 2 excluded (counts
-    /// as neither); the core applies the slow-call threshold. Returns 0, or the new state's id + 1.
+    /// Report a call that took `duration_ms`: `verdict` (an index of [`VERDICT`]) 0 success, 1
+    /// failure, 2 excluded (counts as neither); the core applies the slow-call threshold. Returns 0, or the new state's id + 1.
     #[wasm_bindgen(js_name = recordTimed)]
     pub fn record_timed(
         &mut self,
@@ -155,37 +185,38 @@ impl BreakerCore {
         self.breaker.state(now_ms).id()
     }
 
-    /// The validated configuration with every default filled in, as the core holds it:
-    /// `[kind (0 rate, 1 consecutive), windowSize, failureRateThreshold, minimumCalls,
+    /// The validated configuration with every default filled in, as the core holds it, in
+    /// [`CONFIG`] order: `[kind, windowSize, failureRateThreshold, minimumCalls,
     /// failureThreshold, openDurationMs, probesToClose]` (fields of the other kind are 0). The JS
     /// shell hands this to the shared stores, so options are parsed once, here.
     pub fn config(&self) -> Vec<f64> {
         let c = self.breaker.config();
-        let (kind, window, threshold, minimum, failures) = match c.trip() {
+        let trip = c.trip();
+        let (window, threshold, minimum, failures) = match trip {
             Trip::Rate {
                 window_size,
                 failure_rate_threshold,
                 minimum_calls,
             } => (
-                0.0,
                 f64::from(window_size),
                 failure_rate_threshold,
                 f64::from(minimum_calls),
                 0.0,
             ),
             Trip::Consecutive { failure_threshold } => {
-                (1.0, 0.0, 0.0, 0.0, f64::from(failure_threshold))
+                (0.0, 0.0, 0.0, f64::from(failure_threshold))
             }
         };
-        vec![
-            kind,
+        let slots: [f64; CONFIG.len()] = [
+            f64::from(trip.id()),
             window,
             threshold,
             minimum,
             failures,
             c.open_duration_ms(),
             f64::from(c.probes_to_close()),
-        ]
+        ];
+        slots.to_vec()
     }
 
     /// Remaining cooldown at `now_ms` (0 unless open; `Infinity` when isolated): what a state
@@ -219,15 +250,18 @@ impl BreakerCore {
         transition(self.breaker.open_until(until_ms, now_ms))
     }
 
-    /// `[state, openUntilMs, probeSuccesses, consecutiveFailures, ...window (1 = failure)]`.
+    /// [`SNAPSHOT`]'s slots `[state, openUntilMs, probeSuccesses, consecutiveFailures]`, then the
+    /// window (1 = failure).
     pub fn snapshot(&self) -> Vec<f64> {
         let s = self.breaker.snapshot();
-        let mut v = vec![
+        let head: [f64; SNAPSHOT.len()] = [
             f64::from(s.state.id()),
             s.open_until_ms,
             f64::from(s.probe_successes),
             f64::from(s.consecutive_failures),
         ];
+        let mut v = Vec::with_capacity(head.len() + s.window_failures.len());
+        v.extend_from_slice(&head);
         v.extend(s.window_failures.iter().map(|&f| if f { 1.0 } else { 0.0 }));
         v
     }

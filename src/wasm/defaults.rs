@@ -1,6 +1,6 @@
 //! The defaults a caller of `resilientFetch` or the checkout client gets without naming an
 //! option, read once by the JS shell (`lib/defaults.js`) from the core's `Default` impls so the
-//! numbers live in one place.
+//! numbers live in one place. The slots' names are [`FETCH_DEFAULTS`] (see `wire.rs`).
 
 use wasm_bindgen::prelude::*;
 
@@ -9,15 +9,32 @@ use crate::core::budget::RatioOptions;
 use crate::core::reconcile::CHECKOUT_ATTEMPT_TIMEOUT_MS;
 use crate::core::retry::RetryOptions;
 
-/// `[ratio, minRetriesPerSec, windowMs, maxAttempts, baseDelayMs, maxDelayMs, jitter (id in
-/// Jitter::ALL), windowSize, minimumCalls, failureRateThreshold, openDurationMs,
-/// checkoutAttemptTimeoutMs, maxOrigins]`.
+/// The names of [`fetch_defaults`]'s slots, in order (published by `wireLayouts`; a dot nests:
+/// `budget.ratio` is `fetchDefaults().budget.ratio` in JS). `retry.jitter` is an id of
+/// `Jitter::ALL`.
+pub(super) const FETCH_DEFAULTS: [&str; 13] = [
+    "budget.ratio",
+    "budget.minRetriesPerSec",
+    "budget.windowMs",
+    "retry.maxAttempts",
+    "retry.baseDelayMs",
+    "retry.maxDelayMs",
+    "retry.jitter",
+    "breaker.windowSize",
+    "breaker.minimumCalls",
+    "breaker.failureRateThreshold",
+    "breaker.openDurationMs",
+    "checkoutAttemptTimeoutMs",
+    "maxOrigins",
+];
+
+/// The defaults, in [`FETCH_DEFAULTS`] order.
 #[wasm_bindgen(js_name = fetchDefaults)]
 pub fn fetch_defaults() -> Vec<f64> {
     let budget = RatioOptions::default();
     let retry = RetryOptions::default();
     let breaker = RateOptions::default();
-    vec![
+    let slots: [f64; FETCH_DEFAULTS.len()] = [
         budget.ratio,
         budget.min_retries_per_sec,
         budget.window_ms,
@@ -31,5 +48,6 @@ pub fn fetch_defaults() -> Vec<f64> {
         breaker.open_duration_ms,
         CHECKOUT_ATTEMPT_TIMEOUT_MS,
         f64::from(DEFAULT_MAX_ORIGINS),
-    ]
+    ];
+    slots.to_vec()
 }

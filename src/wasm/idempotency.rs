@@ -22,20 +22,55 @@ pub struct StoreCore {
     records: KeyedRecords,
 }
 
-/// `begin` result kinds (low 3 bits); bit 3 = expired slots to drain (`takeExpired`) first.
-/// Mirrored by name in `pkg-template/lib/idempotency-key.js` (`BEGIN`).
+/// `begin`'s answer kinds, by code (the answer is `slot * BEGIN_SLOT + expired flag + kind`), as
+/// the `idempotency` event names them. Published by `wireLayouts` with [`BEGIN_CONSTANTS`].
+pub(super) const BEGIN: [&str; 6] = ["run", "replay", "in-flight", "unknown", "mismatch", "full"];
 const RUN: f64 = 0.0;
 const REPLAY: f64 = 1.0;
 const IN_FLIGHT: f64 = 2.0;
 const UNKNOWN: f64 = 3.0;
 const MISMATCH: f64 = 4.0;
 const FULL: f64 = 5.0;
+/// Added to `begin`'s answer when expired slots must be drained (`takeExpired`) first.
+const EXPIRED_FLAG: f64 = 8.0;
+/// What one slot weighs in `begin`'s answer.
+const BEGIN_SLOT: f64 = 16.0;
+pub(super) const BEGIN_CONSTANTS: [(&str, i64); 2] = [
+    ("expiredFlag", EXPIRED_FLAG as i64),
+    ("slot", BEGIN_SLOT as i64),
+];
 
-/// `resolve` answers, mirrored in JS (`RESOLVE`).
+/// `resolve` and `reopen` answers, by code (`reopen`: `slot * REOPEN_SLOT + answer`).
+pub(super) const RESOLVE: [&str; 4] = ["resolved", "not-found", "wrong-state", "key-reused"];
 const RESOLVED: f64 = 0.0;
 const NOT_FOUND: f64 = 1.0;
 const WRONG_STATE: f64 = 2.0;
 const KEY_REUSED: f64 = 3.0;
+/// What one slot weighs in `reopen`'s answer.
+const REOPEN_SLOT: f64 = 4.0;
+pub(super) const RESOLVE_CONSTANTS: [(&str, i64); 1] = [("slot", REOPEN_SLOT as i64)];
+
+/// The slots of `peek`'s answer.
+pub(super) const PEEK: [&str; 2] = ["status", "startedAtMs"];
+
+/// The slots of [`key_rule`] (the core's `KEY_RULE`), by name: lengths in bytes, bounds as byte
+/// values (printable ASCII; no space at either end).
+pub(super) const KEY_RULE_NAMES: [&str; KEY_RULE.len()] = [
+    "minLength",
+    "maxLength",
+    "lowestByte",
+    "highestByte",
+    "lowestEdgeByte",
+];
+
+/// The slots of [`store_defaults`].
+pub(super) const STORE_DEFAULTS: [&str; 5] = [
+    "ttlMs",
+    "maxRecords",
+    "inFlightLeaseMs",
+    "unknownTtlMs",
+    "maxDurationMs",
+];
 
 /// The seed of a store's key and fingerprint hashes, from the platform CSPRNG (`random::seed`).
 /// Without one (not on Node 24 or any browser) `Math.random` seeds it: keys still work, only
@@ -61,14 +96,18 @@ impl StoreCore {
     /// ([`KeyedRecords::fingerprint_of`]; a shared store keeps SHA-256/128 instead, see
     /// `fingerprintWords`): the key and the text cross together, in one call, and no digest comes
     /// back to JS. Encoded as `slot * 16 + expired * 8 + kind`
-    /// (kind: 0 run, 1 replay, 2 in flight, 3 unknown, 4 mismatch, 5 full; for "in flight" and
+    /// (kind: an index of [`BEGIN`] — 0 run, 1 replay, 2 in flight, 3 unknown, 4 mismatch, 5 full; for "in flight" and
     /// "mismatch" the slot part is the key's slot, for "full" 0). With the expired bit set,
     /// drop the slots `takeExpired` returns BEFORE storing anything under this slot.
     pub fn begin(&mut self, key: &str, fingerprint_text: &str, now_ms: f64) -> f64 {
         let fp = (!fingerprint_text.is_empty())
             .then(|| self.records.fingerprint_of(fingerprint_text.as_bytes()));
         let (begin, known) = self.records.begin(key.as_bytes(), fp, now_ms);
-        let flag = if self.records.has_expired() { 8.0 } else { 0.0 };
+        let flag = if self.records.has_expired() {
+            EXPIRED_FLAG
+        } else {
+            0.0
+        };
         let (slot, kind) = match begin {
             Begin::Run { slot } => (slot, RUN),
             Begin::Replay { slot } => (slot, REPLAY),
@@ -77,19 +116,15 @@ impl StoreCore {
             Begin::Mismatch => (known.unwrap_or(0), MISMATCH),
             Begin::Full => (0, FULL),
         };
-        f64::from(slot) * 16.0 + flag + kind
+        f64::from(slot) * BEGIN_SLOT + flag + kind
     }
 
-    /// `kind`: 0 success, 1 transient (→ unknown), 2 definitive (→ freed, unless the record may
-    /// have been processed: then unknown again), 3 refuted (an answer about the key: → freed).
-    /// Returns whether the slot was freed.
+    /// `kind`: a [`Completion::id`] — 0 success, 1 transient (→ unknown), 2 definitive (→ freed,
+    /// unless the record may have been processed: then unknown again), 3 refuted (an answer
+    /// about the key: → freed); any other id counts as definitive. Returns whether the slot was
+    /// freed.
     pub fn complete(&mut self, slot: u32, kind: u32, now_ms: f64) -> bool {
-        let completion = match kind {
-            0 => Completion::Success,
-            1 => Completion::Transient,
-            3 => Completion::Refuted,
-            _ => Completion::Definitive,
-        };
+        let completion = Completion::from_id(kind).unwrap_or(Completion::Definitive);
         self.records.complete(slot, completion, now_ms)
     }
 
@@ -110,7 +145,7 @@ impl StoreCore {
             .records
             .reopen(key.as_bytes(), fp, expect_started_at, now_ms)
         {
-            Ok(slot) => f64::from(slot) * 4.0 + RESOLVED,
+            Ok(slot) => f64::from(slot) * REOPEN_SLOT + RESOLVED,
             Err(Error::UnknownKey) => NOT_FOUND,
             Err(Error::KeyReused) => KEY_REUSED,
             Err(_) => WRONG_STATE,
@@ -147,14 +182,17 @@ impl StoreCore {
         }
     }
 
-    /// `[status (0 in flight, 1 done, 2 unknown), startedAtMs (NaN for done: not kept)]`, or empty when the slot holds no
-    /// live record.
+    /// [`PEEK`]'s slots: `[status (a Status id: 0 in flight, 1 done, 2 unknown), startedAtMs
+    /// (NaN for done: not kept)]`, or empty when the slot holds no live record.
     pub fn peek(&self, slot: u32, now_ms: f64) -> Vec<f64> {
         match self.records.records().peek(slot, now_ms) {
-            Some(p) => vec![
-                f64::from(p.status.id()),
-                p.started_at_ms.unwrap_or(f64::NAN),
-            ],
+            Some(p) => {
+                let slots: [f64; PEEK.len()] = [
+                    f64::from(p.status.id()),
+                    p.started_at_ms.unwrap_or(f64::NAN),
+                ];
+                slots.to_vec()
+            }
             None => Vec::new(),
         }
     }
@@ -194,8 +232,8 @@ impl StoreCore {
     }
 }
 
-/// The key rule `[min length, max length, lowest byte, highest byte, lowest edge byte]` (see
-/// `core::idempotency::KEY_RULE`), for the JS side to apply to keys it has not seen.
+/// The key rule in [`KEY_RULE_NAMES`] order (the core's `KEY_RULE`), for the JS side to apply to
+/// keys it has not seen.
 #[wasm_bindgen(js_name = keyRule)]
 pub fn key_rule() -> Vec<u32> {
     KEY_RULE.to_vec()
@@ -210,16 +248,18 @@ pub fn fingerprint_words(text: &str) -> Vec<u32> {
     [96, 64, 32, 0].iter().map(|&s| (fp >> s) as u32).collect()
 }
 
-/// The core's idempotency defaults: `[ttlMs, maxRecords, inFlightLeaseMs, unknownTtlMs,
-/// maxDurationMs]` (the last: the bound of every duration option, [`MAX_DURATION_MS`]).
+/// The core's idempotency defaults, in [`STORE_DEFAULTS`] order: `[ttlMs, maxRecords,
+/// inFlightLeaseMs, unknownTtlMs, maxDurationMs]` (the last: the bound of every duration option,
+/// [`MAX_DURATION_MS`]).
 #[wasm_bindgen(js_name = storeDefaults)]
 pub fn store_defaults() -> Vec<f64> {
     let d = StoreConfig::default();
-    vec![
+    let slots: [f64; STORE_DEFAULTS.len()] = [
         d.ttl_ms,
         f64::from(d.max_records),
         DEFAULT_IN_FLIGHT_LEASE_MS,
         DEFAULT_UNKNOWN_TTL_MS,
         MAX_DURATION_MS,
-    ]
+    ];
+    slots.to_vec()
 }

@@ -26,6 +26,7 @@ mod reconcile;
 mod retry;
 #[cfg(feature = "sim")]
 mod sim;
+mod wire;
 
 pub use breaker::BreakerCore;
 pub use budget::BudgetCore;
@@ -44,6 +45,7 @@ pub use quota::{quota_error_class, quota_preset, QuotaCore};
 pub use random::{new_idempotency_key, seed_random};
 pub use reconcile::{failed_verdict_wait_ms, settle_after_ms};
 pub use retry::{jitter_delay, RetryCore};
+pub use wire::wire_layouts;
 
 /// The npm module's allocator: talc instead of std's dlmalloc, 5.8 KB raw / 2.3 KB gz smaller for
 /// the same speed and bytes per record (measured: benches/README.md, size section). This module

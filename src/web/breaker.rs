@@ -12,7 +12,7 @@ use std::rc::Rc;
 use super::error::{Classify, Error};
 use super::runtime::{default_clock, Clock};
 use super::shapes::BreakerSnapshot;
-use crate::core::breaker::{Acquire, Breaker, BreakerConfig, RateOptions, State, Trip};
+use crate::core::breaker::{Acquire, Breaker, BreakerConfig, RateOptions, State};
 
 /// Which errors count against the dependency.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -365,11 +365,7 @@ impl CircuitBreaker {
     /// The JS `toJSON()` shape: persist it, or hand it to JS code on the same page.
     pub fn snapshot(&self) -> BreakerSnapshot {
         let core = self.core.borrow();
-        let kind = match core.config().trip() {
-            Trip::Rate { .. } => "rate",
-            Trip::Consecutive { .. } => "consecutive",
-        };
-        BreakerSnapshot::from_core(kind, &core.snapshot())
+        BreakerSnapshot::from_core(core.config().trip().name(), &core.snapshot())
     }
 
     /// Replace the state with a snapshot (from [`CircuitBreaker::snapshot`] or the JS
@@ -378,11 +374,7 @@ impl CircuitBreaker {
     pub fn restore(&self, snapshot: &BreakerSnapshot) -> Result<(), crate::core::Error> {
         let now = (self.clock)();
         let mut core = self.core.borrow_mut();
-        let kind = match core.config().trip() {
-            Trip::Rate { .. } => "rate",
-            Trip::Consecutive { .. } => "consecutive",
-        };
-        let s = snapshot.to_core(kind)?;
+        let s = snapshot.to_core(core.config().trip().name())?;
         core.restore_in_place(&s, now)
     }
 }

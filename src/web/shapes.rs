@@ -41,23 +41,12 @@ pub struct BreakerSnapshot {
     pub window: Vec<u8>,
 }
 
-const STATES: [(State, &str); 4] = [
-    (State::Closed, "closed"),
-    (State::Open, "open"),
-    (State::HalfOpen, "half-open"),
-    (State::Isolated, "isolated"),
-];
-
 impl BreakerSnapshot {
     pub(crate) fn from_core(kind: &str, s: &Snapshot) -> Self {
-        let state = STATES
-            .iter()
-            .find(|(st, _)| *st == s.state)
-            .map_or("closed", |(_, n)| n);
         Self {
             version: 1,
             kind: kind.into(),
-            state: state.into(),
+            state: s.state.name().into(),
             open_until: (s.state == State::Open).then_some(s.open_until_ms),
             probe_successes: s.probe_successes,
             consecutive_failures: s.consecutive_failures,
@@ -71,11 +60,7 @@ impl BreakerSnapshot {
         if self.version != 1 || self.kind != kind || self.window.iter().any(|&b| b > 1) {
             return Err(bad);
         }
-        let state = STATES
-            .iter()
-            .find(|(_, n)| *n == self.state)
-            .map(|(s, _)| *s)
-            .ok_or(bad)?;
+        let state = State::from_name(&self.state).ok_or(bad)?;
         let open_until_ms = match state {
             State::Open => self.open_until.ok_or(bad)?,
             _ => 0.0,

@@ -34,6 +34,27 @@ pub enum Trip {
     },
 }
 
+impl Trip {
+    /// The kinds, by id (`Trip::id`): the names a breaker's snapshot and options use.
+    pub const KINDS: [&'static str; 2] = ["rate", "consecutive"];
+
+    /// Stable id across the boundary: 0 rate, 1 consecutive.
+    pub const fn id(&self) -> u32 {
+        match self {
+            Trip::Rate { .. } => 0,
+            Trip::Consecutive { .. } => 1,
+        }
+    }
+
+    /// `"rate"` or `"consecutive"`.
+    pub const fn name(&self) -> &'static str {
+        match self {
+            Trip::Rate { .. } => "rate",
+            Trip::Consecutive { .. } => "consecutive",
+        }
+    }
+}
+
 /// The rate breaker's options when the caller names none: the per-origin breaker of
 /// `resilientFetch`, the checkout client and the Rust `fetch` judges the last 20 outcomes once 10
 /// are in, trips at a 50 % failure rate and stays open 30 s.

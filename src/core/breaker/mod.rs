@@ -48,6 +48,25 @@ pub enum State {
 }
 
 impl State {
+    /// Every state, by id.
+    pub const ALL: [State; 4] = [State::Closed, State::Open, State::HalfOpen, State::Isolated];
+
+    /// The state's name, as both shells write it (a breaker's `toJSON()`, `currentState`, the
+    /// shared stores' answers): `"closed"`, `"open"`, `"half-open"`, `"isolated"`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            State::Closed => "closed",
+            State::Open => "open",
+            State::HalfOpen => "half-open",
+            State::Isolated => "isolated",
+        }
+    }
+
+    /// Inverse of [`State::name`].
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.name() == name)
+    }
+
     /// Stable numeric id used across the wasm boundary and in snapshots.
     pub const fn id(self) -> u32 {
         match self {
@@ -60,9 +79,7 @@ impl State {
 
     /// Inverse of [`State::id`].
     pub fn from_id(id: u32) -> Option<Self> {
-        [State::Closed, State::Open, State::HalfOpen, State::Isolated]
-            .get(id as usize)
-            .copied()
+        Self::ALL.get(id as usize).copied()
     }
 }
 
