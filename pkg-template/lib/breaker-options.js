@@ -5,20 +5,13 @@
 
 import { BreakerCore } from '../steadfast_core.js';
 import * as o from './options.js';
+import { BREAKER_KINDS, LAYOUT, namedSlots } from './wire.js';
 
-/** Breaker states by the core's id (src/core/breaker State::id). */
-export const STATES = Object.freeze(['closed', 'open', 'half-open', 'isolated']);
-/**
- * A store handle's `transition`: the state a call moved the breaker to, or 'none'. Indexed by the
- * core's transition code (0 none, k + 1 entered STATES[k]); the Redis Lua answers that code - 1.
- */
-export const TRANSITIONS = Object.freeze(['none', ...STATES]);
-/** Added to a permit when the acquire moved the breaker to half-open (src/wasm/breaker.rs TRANSITION_FLAG). */
-export const TRANSITION = 2 ** 32;
-/** What tryAcquireClosed answers when the circuit is not closed (read the clock, call tryAcquire). */
-export const NOT_CLOSED = -2;
-
-const KINDS = ['rate', 'consecutive'];
+// The breaker's states by the core's id (STATES), a store handle's `transition` by the core's
+// transition code (TRANSITIONS: 'none', or the state entered; the Redis Lua answers that code - 1),
+// the permit's half-open flag (TRANSITION) and tryAcquireClosed's "not closed" (NOT_CLOSED): all
+// named by the core (src/wasm/wire.rs), read by lib/wire.js.
+export { NOT_CLOSED, STATES, TRANSITION, TRANSITIONS } from './wire.js';
 
 /**
  * Read and validate a breaker's options: the rate shape `{ windowSize, failureRateThreshold,
@@ -52,11 +45,14 @@ export function readBreakerOptions(opts, where) {
   return { core, config: configOf(core) };
 }
 
-/** The normalised config a core holds. */
+/** The normalised config a core holds (its slots by the names the core publishes). */
 export function configOf(core) {
-  const [kind, windowSize, failureRateThreshold, minimumCalls, failureThreshold, openDurationMs, probesToClose] = core.config();
+  const { kind, windowSize, failureRateThreshold, minimumCalls, failureThreshold, openDurationMs, probesToClose } = namedSlots(
+    LAYOUT.breakerConfig,
+    core.config(),
+  );
   return Object.freeze(
-    KINDS[kind] === 'rate'
+    BREAKER_KINDS[kind] === 'rate'
       ? { kind: 'rate', windowSize, failureRateThreshold, minimumCalls, openDurationMs, probesToClose }
       : { kind: 'consecutive', failureThreshold, openDurationMs, probesToClose },
   );

@@ -5,7 +5,8 @@
 import { CircuitOpenError, isSteadfastError, rejectSoon } from './errors.js';
 import * as o from './options.js';
 import { emit, listening } from './events.js';
-import { NOT_CLOSED, STATES, TRANSITION, readBreakerOptions } from './breaker-options.js';
+import { readBreakerOptions } from './breaker-options.js';
+import { LAYOUT, NOT_CLOSED, STATE, STATES, TRANSITION, TRANSITION_CODE, TRANSITIONS, VERDICT, namedSlots } from './wire.js';
 import { deferred } from './deferred.js';
 
 const always = () => true;
@@ -16,11 +17,6 @@ const never = () => false;
  * says nothing about the dependency: always excluded, whatever `isExcluded` says.
  */
 const neverRan = (error) => isSteadfastError(error, 'BULKHEAD_REJECTED') || isSteadfastError(error, 'CIRCUIT_OPEN');
-
-/** Verdict codes of the core's recordTimed. */
-const SUCCESS = 0;
-const FAILURE = 1;
-const EXCLUDED = 2;
 
 export class CircuitBreaker {
   #core;
@@ -75,7 +71,7 @@ export class CircuitBreaker {
 
   /** Whether the breaker is held open by `isolate()`. */
   get isolated() {
-    return this.#core.state(this.#clock()) === 3;
+    return this.#core.state(this.#clock()) === STATE.ISOLATED;
   }
 
   /**
@@ -113,7 +109,7 @@ export class CircuitBreaker {
       // This call is the half-open probe: it must run and report even if the listener throws, or
       // the probe slot would be held until its lease runs out. The listener's error then rejects it.
       try {
-        this.#emit(3);
+        this.#emit(TRANSITION_CODE.HALF_OPEN);
       } catch (listenerError) {
         const fail = () => {
           throw listenerError;
@@ -174,15 +170,15 @@ export class CircuitBreaker {
       }
     }
     return p.then((value) => {
-      report(SUCCESS);
+      report(VERDICT.SUCCESS);
       return value;
     }, onError);
   }
 
   /** How a thrown error counts: excluded, a failure, or (isFailure said no) a success. */
   #verdictOf(error) {
-    if (neverRan(error) || this.#isExcluded(error) === true) return EXCLUDED;
-    return this.#isFailure(error) === true ? FAILURE : SUCCESS;
+    if (neverRan(error) || this.#isExcluded(error) === true) return VERDICT.EXCLUDED;
+    return this.#isFailure(error) === true ? VERDICT.FAILURE : VERDICT.SUCCESS;
   }
 
   #thrower(permit) {
@@ -195,9 +191,9 @@ export class CircuitBreaker {
   #failed(error, permit) {
     const verdict = this.#verdictOf(error);
     const t =
-      verdict === EXCLUDED
+      verdict === VERDICT.EXCLUDED
         ? this.#core.recordExcluded(permit)
-        : verdict === FAILURE
+        : verdict === VERDICT.FAILURE
           ? this.#core.recordFailure(permit, this.#clock())
           : this.#core.recordSuccess(permit);
     if (t !== 0) this.#emit(t);
@@ -205,7 +201,7 @@ export class CircuitBreaker {
   }
 
   #emit(code) {
-    const state = STATES[code - 1];
+    const state = TRANSITIONS[code];
     // Reported by the cooldown timer already: the next call's lazy transition is not news.
     if (state === 'half-open' && this.#reported === 'half-open') return;
     this.#reported = state;
@@ -224,13 +220,13 @@ export class CircuitBreaker {
    */
   #reportCooldownEnd() {
     if (this.#onStateChange === undefined && !listening.breakerState) return;
-    const [s, openUntil] = this.#core.snapshot();
-    const ms = openUntil - this.#clock();
-    if (s !== 1 || !(ms <= 2_147_483_647)) return; // longer than a timer can wait: the next call reports it
+    const { state, openUntilMs } = this.#head(this.#core.snapshot());
+    const ms = openUntilMs - this.#clock();
+    if (state !== STATE.OPEN || !(ms <= 2_147_483_647)) return; // longer than a timer can wait: the next call reports it
     const handle = globalThis.setTimeout(
       () => {
         this.#cancelCooldownTimer = undefined;
-        if (this.#core.state(this.#clock()) === 2) this.#emit(3);
+        if (this.#core.state(this.#clock()) === STATE.HALF_OPEN) this.#emit(TRANSITION_CODE.HALF_OPEN);
       },
       Math.max(0, ms) + 1,
     );
@@ -267,16 +263,22 @@ export class CircuitBreaker {
    * open deadline is clamped to now + openDurationMs (storage may have been tampered with).
    */
   toJSON() {
-    const [s, openUntil, probeSuccesses, consecutiveFailures, ...window] = this.#core.snapshot();
+    const snapshot = this.#core.snapshot();
+    const { state, openUntilMs, probeSuccesses, consecutiveFailures } = this.#head(snapshot);
     return {
       version: 1,
       kind: this.#kind,
-      state: STATES[s],
-      openUntil: s === 1 ? openUntil : null,
+      state: STATES[state],
+      openUntil: state === STATE.OPEN ? openUntilMs : null,
       probeSuccesses,
       consecutiveFailures,
-      window,
+      window: Array.from(snapshot.subarray(LAYOUT.breakerSnapshot.length)),
     };
+  }
+
+  /** The named head of a core snapshot (the window follows it). */
+  #head(snapshot) {
+    return namedSlots(LAYOUT.breakerSnapshot, snapshot);
   }
 
   #restore(state) {
@@ -291,7 +293,13 @@ export class CircuitBreaker {
     const window = field('window') ?? [];
     if (!Array.isArray(window)) throw bad('window must be an array');
     if (window.length > 100_000) throw bad('window longer than any breaker keeps');
-    const data = [s, s === 1 ? field('openUntil') : 0, field('probeSuccesses') ?? 0, field('consecutiveFailures') ?? 0, ...window];
+    const head = {
+      state: s,
+      openUntilMs: s === STATE.OPEN ? field('openUntil') : 0,
+      probeSuccesses: field('probeSuccesses') ?? 0,
+      consecutiveFailures: field('consecutiveFailures') ?? 0,
+    };
+    const data = [...LAYOUT.breakerSnapshot.map((name) => head[name]), ...window];
     if (!data.every((v) => typeof v === 'number')) throw bad('numbers expected');
     o.core(where, { state }, () => this.#core.restore(new Float64Array(data), this.#clock()));
   }

@@ -6,41 +6,25 @@
 // file is imported), and cached: no hot path calls into wasm for a default.
 
 import { fetchDefaults as coreFetchDefaults, storeDefaults } from '../steadfast_core.js';
+import { JITTERS, LAYOUT, namedSlots } from './wire.js';
 
-/** Jitter names by the core's id (src/core/backoff.rs `Jitter::ALL`): the one table in JS. */
-export const JITTERS = Object.freeze(['full', 'equal', 'decorrelated', 'none']);
+/** Jitter names by the core's id (src/core/backoff.rs `Jitter::ALL`, read through lib/wire.js). */
+export { JITTERS };
 
 let defaults;
 
 /**
  * @internal The core's defaults, frozen: `{ budget: { ratio, minRetriesPerSec, windowMs }, retry:
  * { maxAttempts, baseDelayMs, maxDelayMs, jitter }, breaker: { windowSize, minimumCalls,
- * failureRateThreshold, openDurationMs }, checkoutAttemptTimeoutMs, maxOrigins }` (src/wasm/defaults.rs layout).
+ * failureRateThreshold, openDurationMs }, checkoutAttemptTimeoutMs, maxOrigins }`, by the slot names
+ * the core publishes (src/wasm/defaults.rs FETCH_DEFAULTS); `retry.jitter` as its name.
  */
 export function fetchDefaults() {
   if (defaults === undefined) {
-    const [
-      ratio,
-      minRetriesPerSec,
-      windowMs,
-      maxAttempts,
-      baseDelayMs,
-      maxDelayMs,
-      jitter,
-      windowSize,
-      minimumCalls,
-      failureRateThreshold,
-      openDurationMs,
-      checkoutAttemptTimeoutMs,
-      maxOrigins,
-    ] = coreFetchDefaults();
-    defaults = Object.freeze({
-      budget: Object.freeze({ ratio, minRetriesPerSec, windowMs }),
-      retry: Object.freeze({ maxAttempts, baseDelayMs, maxDelayMs, jitter: JITTERS[jitter] }),
-      breaker: Object.freeze({ windowSize, minimumCalls, failureRateThreshold, openDurationMs }),
-      checkoutAttemptTimeoutMs,
-      maxOrigins,
-    });
+    const values = Array.from(coreFetchDefaults());
+    const jitter = LAYOUT.fetchDefaults.indexOf('retry.jitter');
+    values[jitter] = JITTERS[values[jitter]];
+    defaults = namedSlots(LAYOUT.fetchDefaults, values);
   }
   return defaults;
 }
@@ -49,12 +33,9 @@ let idempotency;
 
 /**
  * The core's defaults: `{ ttlMs, maxRecords, inFlightLeaseMs, unknownTtlMs, maxDurationMs }` (read
- * once; maxDurationMs bounds every duration option: 10 years).
+ * once, by the slot names the core publishes; maxDurationMs bounds every duration option: 10 years).
  */
 export function idempotencyDefaults() {
-  if (idempotency === undefined) {
-    const [ttlMs, maxRecords, inFlightLeaseMs, unknownTtlMs, maxDurationMs] = storeDefaults();
-    idempotency = Object.freeze({ ttlMs, maxRecords, inFlightLeaseMs, unknownTtlMs, maxDurationMs });
-  }
+  idempotency ??= namedSlots(LAYOUT.storeDefaults, storeDefaults());
   return idempotency;
 }

@@ -5,6 +5,7 @@
 import { keyRule } from '../steadfast_core.js';
 import { brand } from './errors.js';
 import * as o from './options.js';
+import { LAYOUT, namedSlots } from './wire.js';
 
 let rule;
 
@@ -13,8 +14,8 @@ let rule;
  * starting or ending with a space. Applied in JS with the core's numbers so a key need not cross.
  */
 export function validKey(key) {
-  rule ??= Array.from(keyRule()); // a plain array: destructuring a Uint32Array goes through its iterator
-  const [min, max, lo, hi, edge] = rule;
+  rule ??= namedSlots(LAYOUT.keyRule, keyRule());
+  const { minLength: min, maxLength: max, lowestByte: lo, highestByte: hi, lowestEdgeByte: edge } = rule;
   const n = key.length;
   if (n < min || n > max) return false;
   if (key.charCodeAt(0) < edge || key.charCodeAt(n - 1) < edge) return false;

@@ -11,14 +11,11 @@ import { brand, DuplicateRequestError, IdempotencyKeyReuseError, IdempotencyStat
 import * as o from './options.js';
 import { deferred } from './deferred.js';
 import { VERDICT, failedRunVerdict, isTransientError } from './classify.js';
-import { BEGIN, RESOLVE } from './wire.js';
+import { BEGIN, BEGIN_OUTCOMES as BEGIN_OUTCOME, COMPLETION, LAYOUT, RESOLVE, STATUS, namedSlots } from './wire.js';
 import { checkKey, invalidKey, validKey } from './idempotency-key.js';
 import { fingerprintText } from './fingerprint.js';
 import { errorText, unknownMeta } from './unknown.js';
 import { emit, listening } from './events.js';
-
-/** The core's begin() answers (BEGIN's codes, by index), as idempotency event outcomes. */
-const BEGIN_OUTCOME = ['run', 'replay', 'in-flight', 'unknown', 'mismatch', 'full'];
 
 /** A new UUID v4 from the platform CSPRNG: make it once per logical charge, reuse it on every attempt. */
 export function newIdempotencyKey() {
@@ -61,33 +58,34 @@ export class MemoryRecords {
     // fresh text as the core's hash, and a new order missed it anyway.)
     const code = this.#core.begin(key, fp ?? '', now);
     // Slots freed by expiry are dropped BEFORE this slot is used (the same begin may hand one out).
-    if (code % 16 >= BEGIN.EXPIRED_FLAG) for (const s of this.#core.takeExpired()) this.#forget(s);
-    return { kind: code % 8, slot: Math.floor(code / 16) };
+    if (code % BEGIN.SLOT >= BEGIN.EXPIRED_FLAG) for (const s of this.#core.takeExpired()) this.#forget(s);
+    return { kind: code % BEGIN.EXPIRED_FLAG, slot: Math.floor(code / BEGIN.SLOT) };
   }
 
   /**
-   * Report how the run of `key` in `slot` ended: 0 success (`value` replays), 1 unknown, 2
-   * definitive, 3 refuted (for a failure `value` = error text, `meta` = unknownMeta()). Returns
+   * Report how the run of `key` in `slot` ended: a COMPLETION kind — DONE (`value` replays),
+   * UNKNOWN, FAILED (definitive), REFUTED (for a failure `value` = error text, `meta` = unknownMeta()). Returns
    * whether the key is free now: a definitive end of a record that may have been processed
    * before (reopened by reconciliation) leaves it unknown — the core's sticky rule.
    */
   complete(slot, kind, value, now, meta, key) {
     this.#slots[slot] = value;
-    if (kind !== 0) this.#unknown.set(slot, { key, meta });
+    if (kind !== COMPLETION.DONE) this.#unknown.set(slot, { key, meta });
     const freed = this.#core.complete(slot, kind, now);
     if (freed) this.#forget(slot);
-    else if (kind === 0) this.#unknown.delete(slot);
+    else if (kind === COMPLETION.DONE) this.#unknown.delete(slot);
     return freed;
   }
 
   /**
    * Reconciliation's re-send: move `key`'s unknown record back to in flight on the same record
    * (compare-and-set on `expectStartedAt` when given; the same request's fingerprint text `fp`).
-   * `{ code, slot }`: code 0 reopened, 1 no record, 2 not unknown, 3 another request's key.
+   * `{ code, slot }`: a RESOLVE code — RESOLVED (reopened), NOT_FOUND, WRONG_STATE (not unknown),
+   * KEY_REUSED (another request's key).
    */
   reopen(key, fp, expectStartedAt, now) {
     const r = this.#core.reopen(key, fp ?? '', expectStartedAt, now);
-    return { code: r % 4, slot: Math.floor(r / 4) };
+    return { code: r % RESOLVE.SLOT, slot: Math.floor(r / RESOLVE.SLOT) };
   }
 
   /** The value stored under `slot` (a done record's result): the replay path, no crossing. */
@@ -99,9 +97,9 @@ export class MemoryRecords {
   peekSlot(slot, now) {
     const p = this.#core.peek(slot, now);
     if (p.length === 0) return undefined;
-    const [status, startedAt] = p;
-    if (status === 0) return { status: 'in-flight', startedAt };
-    if (status === 1) return { status: 'done', result: this.#slots[slot] };
+    const { status, startedAtMs: startedAt } = namedSlots(LAYOUT.peek, p);
+    if (status === STATUS.IN_FLIGHT) return { status: 'in-flight', startedAt };
+    if (status === STATUS.DONE) return { status: 'done', result: this.#slots[slot] };
     return { status: 'unknown', error: this.#slots[slot], startedAt, ...this.#unknown.get(slot)?.meta };
   }
 
@@ -141,23 +139,20 @@ export class MemoryRecords {
   }
 }
 
-/** StoreCore.reopen's answer for another request's key (the others are RESOLVE's codes). */
-const REOPEN_KEY_REUSED = 3;
-
 /**
- * @internal The completion kind (0 done, 1 unknown, 2 definitive, 3 refuted) of a run that failed
+ * @internal The COMPLETION kind (UNKNOWN, FAILED: definitive, or REFUTED) of a run that failed
  * with `error`: the core's verdict on the run's whole history (classify.failedRunVerdict), or
  * refuted when the caller's `refutes` says the error is an answer about the key.
  */
 export function completionOf(error, isTransient, classifierGiven, refutes) {
   if (refutes !== undefined) {
     try {
-      if (refutes(error) === true) return 3;
+      if (refutes(error) === true) return COMPLETION.REFUTED;
     } catch {
       // a refutation that cannot be read refutes nothing
     }
   }
-  return failedRunVerdict(error, isTransient, classifierGiven) === VERDICT.UNKNOWN ? 1 : 2;
+  return failedRunVerdict(error, isTransient, classifierGiven) === VERDICT.UNKNOWN ? COMPLETION.UNKNOWN : COMPLETION.FAILED;
 }
 
 /**
@@ -279,7 +274,7 @@ export class IdempotencyStore {
       if (listening.idempotency) emit('idempotency', { store: this, key, outcome: freed ? 'failed' : 'parked-unknown' });
       throw freed ? error : parkedError(key, startedAt, error, meta, completedAt);
     }
-    this.#records.complete(slot, 0, result, this.#completedAt(startedAt));
+    this.#records.complete(slot, COMPLETION.DONE, result, this.#completedAt(startedAt));
     if (listening.idempotency) emit('idempotency', { store: this, key, outcome: 'done' });
     return result;
   }
@@ -316,7 +311,7 @@ export class IdempotencyStore {
       return Promise.reject(e);
     }
     const { code, slot } = this.#records.reopen(key, fp, startedAt, now);
-    if (code === REOPEN_KEY_REUSED) return Promise.reject(new IdempotencyKeyReuseError(key));
+    if (code === RESOLVE.KEY_REUSED) return Promise.reject(new IdempotencyKeyReuseError(key));
     const e = resolveError(key, code);
     if (e !== undefined) return Promise.reject(e);
     if (listening.idempotency) emit('idempotency', { store: this, key, outcome: 'resubmit' });

@@ -4,6 +4,7 @@
 // every call that needs the core throws a fresh one (see options.core and api.js).
 
 import { WasmUnavailableError } from './errors.js';
+import { loadWire } from './wire.js';
 
 /** -1 never started (only `steadfast/sim` loaded: it has its own glue), 0 loading, 1 ready, 2 failed. */
 let status = -1;
@@ -55,6 +56,7 @@ function load(input) {
 }
 
 function succeed() {
+  loadWire(); // the names of the core's slots and codes, before any call can reach the core
   status = 1;
   failureCause = undefined;
   return Promise.resolve();

@@ -1,6 +1,118 @@
-// Why: the codes StoreCore answers with, by name.
+// Why: the core answers in numbers (positional arrays, integer codes) because a crossing with
+// numbers costs tens of nanoseconds; what each slot and code means is named once, in Rust
+// (src/wasm/wire.rs `wireLayouts`), and read here once, when the core has loaded (lib/loader.js
+// calls loadWire), into the frozen objects below. No file of the package types a position or a
+// code of its own. The bindings are live: they are set before any call can reach the core.
 
-/** Wire codes of StoreCore.begin (low 3 bits; bit 3 = expired slots to drain first). Mirrors src/wasm/idempotency.rs. */
-export const BEGIN = Object.freeze({ RUN: 0, REPLAY: 1, IN_FLIGHT: 2, UNKNOWN: 3, MISMATCH: 4, FULL: 5, EXPIRED_FLAG: 8 });
-/** Wire codes of StoreCore.resolve. Mirrors src/wasm/idempotency.rs. */
-export const RESOLVE = Object.freeze({ RESOLVED: 0, NOT_FOUND: 1, WRONG_STATE: 2 });
+import { wireLayouts } from '../steadfast_core.js';
+
+/** `'in-flight'` → `'IN_FLIGHT'`, `'expiredFlag'` → `'EXPIRED_FLAG'`. */
+const constantName = (name) =>
+  name
+    .replace(/[A-Z]/g, (c) => `_${c}`)
+    .replace(/-/g, '_')
+    .toUpperCase();
+
+/**
+ * Parse the vocabulary's text (`group:name,…,name=integer;group:…`): per group, its names by
+ * position (`names`) and its named constants (`constants`). Shared with the simulator's entry.
+ * @internal
+ */
+export function parseWire(text) {
+  const groups = {};
+  for (const part of text.split(';')) {
+    const colon = part.indexOf(':');
+    const names = [];
+    const constants = {};
+    for (const entry of part.slice(colon + 1).split(',')) {
+      if (entry === '') continue;
+      const eq = entry.indexOf('=');
+      if (eq < 0) names.push(entry);
+      else constants[entry.slice(0, eq)] = Number(entry.slice(eq + 1));
+    }
+    groups[part.slice(0, colon)] = { names: Object.freeze(names), constants };
+  }
+  return groups;
+}
+
+/** `values` (an array or typed array) as a frozen object keyed by `names`; a dot nests (`budget.ratio`). */
+export function namedSlots(names, values) {
+  const out = {};
+  names.forEach((name, i) => {
+    const path = name.split('.');
+    let at = out;
+    for (const step of path.slice(0, -1)) at = at[step] ??= {};
+    at[path[path.length - 1]] = values[i];
+  });
+  const freeze = (v) => {
+    for (const k of Object.keys(v)) if (typeof v[k] === 'object') freeze(v[k]);
+    return Object.freeze(v);
+  };
+  return freeze(out);
+}
+
+/** A group's codes by constant name (`{ RUN: 0, REPLAY: 1, …, EXPIRED_FLAG: 8 }`), frozen. */
+function codes({ names, constants }) {
+  const out = {};
+  names.forEach((name, i) => (out[constantName(name)] = i));
+  for (const [name, value] of Object.entries(constants)) out[constantName(name)] = value;
+  return Object.freeze(out);
+}
+
+/** @internal Slot names of each positional export: `LAYOUT.fetchDefaults`, `storeDefaults`, `keyRule`, `breakerConfig`, `breakerSnapshot` (its head), `peek`. */
+export let LAYOUT;
+/** @internal StoreCore.begin's answer kinds (`RUN` … `FULL`) and its encoding (`EXPIRED_FLAG`, `SLOT`: answer = slot · SLOT + flag + kind). */
+export let BEGIN;
+/** @internal begin's kinds by code, as the `idempotency` event names them ('run', 'replay', 'in-flight', …). */
+export let BEGIN_OUTCOMES;
+/** @internal StoreCore.resolve / reopen answers (`RESOLVED`, `NOT_FOUND`, `WRONG_STATE`, `KEY_REUSED`; reopen = slot · SLOT + answer). */
+export let RESOLVE;
+/** @internal resolve's answers by code, as the state-store interface names them ('resolved', 'not-found', 'wrong-state', 'key-reused'). */
+export let RESOLUTIONS;
+/** @internal StoreCore.complete's kinds (`DONE`, `UNKNOWN`, `FAILED`, `REFUTED`). */
+export let COMPLETION;
+/** @internal complete's kinds by code, as the state-store interface names the outcome ('done', 'unknown', 'failed', 'refuted'). */
+export let OUTCOMES;
+/** @internal A record's status codes in StoreCore.peek (`IN_FLIGHT`, `DONE`, `UNKNOWN`). */
+export let STATUS;
+/** @internal Breaker states by the core's id ('closed', 'open', 'half-open', 'isolated'). */
+export let STATES;
+/** @internal Breaker state codes (`CLOSED`, `OPEN`, `HALF_OPEN`, `ISOLATED`). */
+export let STATE;
+/** @internal A transition code's name: 'none', or the state entered (code = state id + 1). */
+export let TRANSITIONS;
+/** @internal Transition codes (`NONE`, `CLOSED`, `OPEN`, `HALF_OPEN`, `ISOLATED`). */
+export let TRANSITION_CODE;
+/** @internal Breaker kinds by the core's id ('rate', 'consecutive'). */
+export let BREAKER_KINDS;
+/** @internal Jitter names by the core's id ('full', 'equal', 'decorrelated', 'none'). */
+export let JITTERS;
+/** @internal BreakerCore.recordTimed's verdicts (`SUCCESS`, `FAILURE`, `EXCLUDED`). */
+export let VERDICT;
+/** @internal Added to a permit when the acquire moved the breaker to half-open. */
+export let TRANSITION;
+/** @internal What tryAcquireClosed answers when the circuit is not closed (read the clock, call tryAcquire). */
+export let NOT_CLOSED;
+
+/** @internal Read the vocabulary from the loaded core (lib/loader.js, once the core is ready). */
+export function loadWire() {
+  const g = parseWire(wireLayouts());
+  LAYOUT = Object.freeze(
+    Object.fromEntries(['fetchDefaults', 'storeDefaults', 'keyRule', 'breakerConfig', 'breakerSnapshot', 'peek'].map((k) => [k, g[k].names])),
+  );
+  BEGIN = codes(g.begin);
+  BEGIN_OUTCOMES = g.begin.names;
+  RESOLVE = codes(g.resolve);
+  RESOLUTIONS = g.resolve.names;
+  COMPLETION = codes(g.completion);
+  OUTCOMES = g.completion.names;
+  STATUS = codes(g.status);
+  STATES = g.state.names;
+  STATE = codes(g.state);
+  TRANSITIONS = g.transition.names;
+  TRANSITION_CODE = codes(g.transition);
+  BREAKER_KINDS = g.breakerKind.names;
+  JITTERS = g.jitter.names;
+  VERDICT = codes(g.verdict);
+  ({ TRANSITION_FLAG: TRANSITION, NOT_CLOSED } = codes(g.breaker));
+}

@@ -260,8 +260,7 @@ impl BreakerCore {
             f64::from(s.probe_successes),
             f64::from(s.consecutive_failures),
         ];
-        let mut v = Vec::with_capacity(head.len() + s.window_failures.len());
-        v.extend_from_slice(&head);
+        let mut v = head.to_vec();
         v.extend(s.window_failures.iter().map(|&f| if f { 1.0 } else { 0.0 }));
         v
     }

@@ -7,7 +7,18 @@
 //!
 //! Why one string: one export and one crossing for the whole vocabulary, no serde (size).
 //! Format: `group:entry,entry,…;group:…`. An entry is a name, whose code (or slot) is its position
-//! in the group, or `name=integer`, a named constant (written after the names).
+//! in the group, or `name=integer`, a named constant (written after the names). Groups: the layouts
+//! `fetchDefaults`, `storeDefaults`, `keyRule`, `breakerConfig`, `breakerSnapshot` (its head; the
+//! window follows), `peek`; the codes `begin`, `resolve`, `completion`, `status`, `state`,
+//! `transition`, `breakerKind`, `jitter`, `verdict`; `breaker` (constants only). The text is
+//! written at compile time (const fns), so the module carries the bytes and no code to build them.
+
+// Every index below is evaluated at compile time (the consts and the const fns they call): an
+// out-of-range one fails the build, it cannot trap at run time. `wire_layouts` indexes nothing.
+#![allow(
+    clippy::indexing_slicing,
+    reason = "compile-time only: a bad index is a build error"
+)]
 
 use wasm_bindgen::prelude::*;
 
@@ -16,85 +27,184 @@ use crate::core::backoff::Jitter;
 use crate::core::breaker::{State, Trip};
 use crate::core::idempotency::{Completion, Status};
 
-/// Appends `group:` and its names.
-fn group<'a>(out: &mut String, name: &str, names: impl IntoIterator<Item = &'a str>) {
-    if !out.is_empty() {
-        out.push(';');
-    }
-    out.push_str(name);
-    out.push(':');
-    for (i, n) in names.into_iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push_str(n);
-    }
-}
+/// A group: its name, its names by code (or slot), its named constants.
+type Group = (
+    &'static str,
+    &'static [&'static str],
+    &'static [(&'static str, i64)],
+);
 
-/// Appends `,name=value` for each named constant of the group just written.
-fn constants(out: &mut String, values: &[(&str, i64)]) {
-    for (name, value) in values {
-        if !out.ends_with(':') {
-            out.push(',');
-        }
-        out.push_str(name);
-        out.push('=');
-        push_int(out, *value);
+// The names the core's enums give, as arrays a const can hold (`[T; N]::map` is not const).
+const STATES: [&str; 4] = {
+    let mut out = [""; 4];
+    let mut i = 0;
+    while i < out.len() {
+        out[i] = State::ALL[i].name();
+        i += 1;
     }
-}
+    out
+};
+const TRANSITIONS: [&str; 5] = {
+    let mut out = ["none"; 5];
+    let mut i = 0;
+    while i < STATES.len() {
+        out[i + 1] = STATES[i];
+        i += 1;
+    }
+    out
+};
+const STATUSES: [&str; 3] = {
+    let mut out = [""; 3];
+    let mut i = 0;
+    while i < out.len() {
+        out[i] = Status::ALL[i].name();
+        i += 1;
+    }
+    out
+};
+const COMPLETIONS: [&str; 4] = {
+    let mut out = [""; 4];
+    let mut i = 0;
+    while i < out.len() {
+        out[i] = Completion::ALL[i].name();
+        i += 1;
+    }
+    out
+};
+const JITTERS: [&str; 4] = {
+    let mut out = [""; 4];
+    let mut i = 0;
+    while i < out.len() {
+        out[i] = Jitter::ALL[i].name();
+        i += 1;
+    }
+    out
+};
 
-/// `value` in decimal, without `core::fmt` (its integer machinery costs more than this).
-fn push_int(out: &mut String, value: i64) {
-    if value < 0 {
-        out.push('-');
-    }
-    let mut digits = [0u8; 20];
-    let mut n = value.unsigned_abs();
-    let mut len = 0;
-    loop {
-        if let Some(d) = digits.get_mut(len) {
-            *d = b'0' + (n % 10) as u8;
-        }
-        len += 1;
+const GROUPS: [Group; 16] = [
+    ("fetchDefaults", &defaults::FETCH_DEFAULTS, &[]),
+    ("storeDefaults", &idempotency::STORE_DEFAULTS, &[]),
+    ("keyRule", &idempotency::KEY_RULE_NAMES, &[]),
+    ("breakerConfig", &breaker::CONFIG, &[]),
+    ("breakerSnapshot", &breaker::SNAPSHOT, &[]),
+    ("peek", &idempotency::PEEK, &[]),
+    ("begin", &idempotency::BEGIN, &idempotency::BEGIN_CONSTANTS),
+    (
+        "resolve",
+        &idempotency::RESOLVE,
+        &idempotency::RESOLVE_CONSTANTS,
+    ),
+    ("completion", &COMPLETIONS, &[]),
+    ("status", &STATUSES, &[]),
+    ("state", &STATES, &[]),
+    ("transition", &TRANSITIONS, &[]),
+    ("breakerKind", &Trip::KINDS, &[]),
+    ("jitter", &JITTERS, &[]),
+    ("verdict", &breaker::VERDICT, &[]),
+    ("breaker", &[], &breaker::CONSTANTS),
+];
+
+/// Decimal digits of `v` (sign included).
+const fn int_len(v: i64) -> usize {
+    let mut n = v.unsigned_abs();
+    let mut len = if v < 0 { 2 } else { 1 };
+    while n >= 10 {
         n /= 10;
-        if n == 0 || len == digits.len() {
-            break;
-        }
+        len += 1;
     }
-    for d in digits.iter().take(len).rev() {
-        out.push(char::from(*d));
-    }
+    len
 }
 
-/// The vocabulary: `"fetchDefaults:budget.ratio,…;begin:run,…,expiredFlag=8,slot=16;…"`. Groups:
-/// the layouts `fetchDefaults`, `storeDefaults`, `keyRule`, `breakerConfig`, `breakerSnapshot`
-/// (its head; the window follows), `peek`; the codes `begin`, `resolve`, `completion`, `status`,
-/// `state`, `transition`, `breakerKind`, `jitter`, `verdict`, and `breaker` (constants only).
+/// The length of the vocabulary's text.
+const fn text_len(groups: &[Group]) -> usize {
+    let mut len = 0;
+    let mut g = 0;
+    while g < groups.len() {
+        let (name, names, constants) = groups[g];
+        len += name.len() + 1 + (g > 0) as usize; // "name:" and the ";" before it
+        let mut i = 0;
+        while i < names.len() {
+            len += names[i].len() + (i > 0) as usize;
+            i += 1;
+        }
+        let mut c = 0;
+        while c < constants.len() {
+            let (n, v) = constants[c];
+            len += (names.len() + c > 0) as usize + n.len() + 1 + int_len(v);
+            c += 1;
+        }
+        g += 1;
+    }
+    len
+}
+
+/// Copy `s` into `out` at `at`; the new end.
+const fn put<const N: usize>(out: &mut [u8; N], at: usize, s: &[u8]) -> usize {
+    let mut i = 0;
+    while i < s.len() {
+        out[at + i] = s[i];
+        i += 1;
+    }
+    at + s.len()
+}
+
+/// The vocabulary's text, written at compile time: no formatting code in the module.
+const fn text<const N: usize>(groups: &[Group]) -> [u8; N] {
+    let mut out = [0u8; N];
+    let mut at = 0;
+    let mut g = 0;
+    while g < groups.len() {
+        let (name, names, constants) = groups[g];
+        if g > 0 {
+            at = put(&mut out, at, b";");
+        }
+        at = put(&mut out, at, name.as_bytes());
+        at = put(&mut out, at, b":");
+        let mut i = 0;
+        while i < names.len() {
+            if i > 0 {
+                at = put(&mut out, at, b",");
+            }
+            at = put(&mut out, at, names[i].as_bytes());
+            i += 1;
+        }
+        let mut c = 0;
+        while c < constants.len() {
+            let (n, v) = constants[c];
+            if names.len() + c > 0 {
+                at = put(&mut out, at, b",");
+            }
+            at = put(&mut out, at, n.as_bytes());
+            at = put(&mut out, at, b"=");
+            if v < 0 {
+                at = put(&mut out, at, b"-");
+            }
+            let digits = int_len(v) - (v < 0) as usize;
+            let mut m = v.unsigned_abs();
+            let mut d = digits;
+            while d > 0 {
+                out[at + d - 1] = b'0' + (m % 10) as u8;
+                m /= 10;
+                d -= 1;
+            }
+            at += digits;
+            c += 1;
+        }
+        g += 1;
+    }
+    out
+}
+
+const TEXT: [u8; text_len(&GROUPS)] = text(&GROUPS);
+/// Every byte comes from a `&str` or is an ASCII digit or separator, so this is never empty (a
+/// test reads every group); checked at compile time, so no UTF-8 validation is linked.
+const WIRE: &str = match core::str::from_utf8(&TEXT) {
+    Ok(s) => s,
+    Err(_) => "",
+};
+
+/// The names of every slot and code that crosses as a number (the format: this module's doc).
 #[wasm_bindgen(js_name = wireLayouts)]
 pub fn wire_layouts() -> String {
-    let mut s = String::with_capacity(1024);
-    group(&mut s, "fetchDefaults", defaults::FETCH_DEFAULTS);
-    group(&mut s, "storeDefaults", idempotency::STORE_DEFAULTS);
-    group(&mut s, "keyRule", idempotency::KEY_RULE_NAMES);
-    group(&mut s, "breakerConfig", breaker::CONFIG);
-    group(&mut s, "breakerSnapshot", breaker::SNAPSHOT);
-    group(&mut s, "peek", idempotency::PEEK);
-    group(&mut s, "begin", idempotency::BEGIN);
-    constants(&mut s, &idempotency::BEGIN_CONSTANTS);
-    group(&mut s, "resolve", idempotency::RESOLVE);
-    constants(&mut s, &idempotency::RESOLVE_CONSTANTS);
-    group(&mut s, "completion", Completion::ALL.map(Completion::name));
-    group(&mut s, "status", Status::ALL.map(Status::name));
-    group(&mut s, "state", State::ALL.map(State::name));
-    group(
-        &mut s,
-        "transition",
-        core::iter::once("none").chain(State::ALL.map(State::name)),
-    );
-    group(&mut s, "breakerKind", Trip::KINDS);
-    group(&mut s, "jitter", Jitter::ALL.map(Jitter::name));
-    group(&mut s, "verdict", breaker::VERDICT);
-    group(&mut s, "breaker", []);
-    constants(&mut s, &breaker::CONSTANTS);
-    s
+    WIRE.into()
 }

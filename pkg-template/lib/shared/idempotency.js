@@ -6,7 +6,7 @@
 import { DuplicateRequestError, IdempotencyKeyReuseError, OutcomeUnknownError } from '../errors.js';
 import { isTransientError } from '../classify.js';
 import { checkResolution, completionOf, newIdempotencyKey, parkedError, resolveError } from '../idempotency.js';
-import { RESOLVE } from '../wire.js';
+import { OUTCOMES, RESOLUTIONS, RESOLVE } from '../wire.js';
 import { checkKey } from '../idempotency-key.js';
 import { fingerprintText } from '../fingerprint.js';
 import { idempotencyDefaults } from '../defaults.js';
@@ -16,9 +16,14 @@ import { StateStoreUnavailableError, StoreAmnesiaError, StoreFullError } from '.
 import { memoryStateStore } from './store.js';
 import { errorText, unknownMeta } from '../unknown.js';
 
-const RESOLVE_CODE = { resolved: RESOLVE.RESOLVED, 'not-found': RESOLVE.NOT_FOUND, 'wrong-state': RESOLVE.WRONG_STATE };
-/** completionOf's kinds as the state-store interface's outcomes. */
-const OUTCOMES = ['done', 'unknown', 'failed', 'refuted'];
+/**
+ * A store's resolve / reopen answer as a RESOLVE code: the interface's answer names are the core's
+ * (src/wasm/wire.rs); anything else (a store of another version) counts as the wrong state.
+ */
+function resolveCode(answer) {
+  const code = RESOLUTIONS.indexOf(answer);
+  return code === RESOLVE.RESOLVED || code === RESOLVE.NOT_FOUND ? code : RESOLVE.WRONG_STATE;
+}
 
 /** A duration option: > 0 and at most the core's bound (10 years; beyond it Redis deadlines stop being integers). */
 function positive(opts, name, where, fallback) {
@@ -121,7 +126,7 @@ export class SharedIdempotencyStore {
       const kind = completionOf(error, this.#isTransient, this.#classifierGiven, refutes);
       const now = Date.now();
       const meta = unknownMeta(error, options, now);
-      const outcome = OUTCOMES[kind];
+      const outcome = OUTCOMES[kind]; // completionOf's kind, as the state-store interface names it
       // If this report is lost, the record stays in flight and turns unknown when its lease lapses.
       const freed = await this.#complete(key, token, outcome, errorText(error), outcome === 'unknown' || outcome === 'failed' ? meta : undefined);
       throw freed ? error : parkedError(key, startedAt, error, meta, now);
@@ -175,7 +180,7 @@ export class SharedIdempotencyStore {
     const token = typeof globalThis.crypto?.randomUUID === 'function' ? globalThis.crypto.randomUUID() : newIdempotencyKey();
     const r = await this.#guard('reopen', key, () => this.#records.reopen(key, fingerprint, token, startedAt));
     if (r.status === 'mismatch') throw new IdempotencyKeyReuseError(key);
-    if (r.status !== 'reopened') throw resolveError(key, RESOLVE_CODE[r.status] ?? RESOLVE.WRONG_STATE);
+    if (r.status !== 'reopened') throw resolveError(key, resolveCode(r.status));
     return this.#execute(key, r.token, r.startedAt, fn, options, refutes);
   }
 
@@ -193,7 +198,7 @@ export class SharedIdempotencyStore {
     checkKey(key, 'resolve');
     const { done, result, startedAt } = checkResolution(outcome);
     const r = await this.#guard('resolve', key, () => this.#records.resolve(key, done ? 'done' : 'failed', result, startedAt));
-    const e = resolveError(key, RESOLVE_CODE[r] ?? RESOLVE.WRONG_STATE);
+    const e = resolveError(key, resolveCode(r));
     if (e !== undefined) throw e;
   }
 

@@ -26,8 +26,8 @@
 //   }
 
 import { MemoryRecords, makeStoreCore } from '../idempotency.js';
-import { STATES, TRANSITION, TRANSITIONS, coreFromConfig } from '../breaker-options.js';
-import { BEGIN, RESOLVE } from '../wire.js';
+import { coreFromConfig } from '../breaker-options.js';
+import { BEGIN, COMPLETION, OUTCOMES, RESOLUTIONS, RESOLVE, STATE, STATES, TRANSITION, TRANSITIONS } from '../wire.js';
 import { evictOldest } from '../bounded.js';
 
 /** A breaker handle on one BreakerCore (Date.now clock, like the Redis store's TIME). */
@@ -40,7 +40,7 @@ function memoryBreaker(c) {
       const now = Date.now();
       const p = core.tryAcquire(now);
       if (p < 0) return { granted: false, state: stateAt(now), retryInMs: -1 - p, transition: 'none' };
-      return { granted: true, state: stateAt(now), permit: p % TRANSITION, retryInMs: 0, transition: p >= TRANSITION ? 'half-open' : 'none' };
+      return { granted: true, state: stateAt(now), permit: p % TRANSITION, retryInMs: 0, transition: p >= TRANSITION ? STATES[STATE.HALF_OPEN] : 'none' };
     },
     async record(permit, failed) {
       return change(failed ? core.recordFailure(permit, Date.now()) : core.recordSuccess(permit));
@@ -57,14 +57,14 @@ function memoryBreaker(c) {
       return change(core.reset());
     },
   };
-  return { handle, closed: () => core.state(Date.now()) === 0 };
+  return { handle, closed: () => core.state(Date.now()) === STATE.CLOSED };
 }
 
-const RESOLVE_ANSWER = ['resolved', 'not-found', 'wrong-state'];
-/** MemoryRecords.reopen's codes as the interface's answers. */
-const REOPEN_ANSWER = ['reopened', 'not-found', 'wrong-state', 'mismatch'];
-/** The interface's completion outcomes as MemoryRecords' kinds. */
-const COMPLETION = { done: 0, unknown: 1, failed: 2, refuted: 3 };
+/** MemoryRecords.reopen's code as the interface's answer (resolve's names, but 'reopened' and 'mismatch'). */
+function reopenAnswer(code) {
+  if (code === RESOLVE.KEY_REUSED) return 'mismatch';
+  return code === RESOLVE.NOT_FOUND ? 'not-found' : 'wrong-state';
+}
 
 /** An idempotency handle on one MemoryRecords (the wasm core decides). */
 function memoryIdempotency({ ttlMs, maxRecords }) {
@@ -88,21 +88,23 @@ function memoryIdempotency({ ttlMs, maxRecords }) {
       }
     },
     async complete(key, token, outcome, value, meta) {
-      const kind = COMPLETION[outcome] ?? 2;
+      // The interface's outcome names are the core's completion names; anything else is definitive.
+      const named = OUTCOMES.indexOf(outcome);
+      const kind = named < 0 ? COMPLETION.FAILED : named;
       const freed = records.complete(token, kind, value, Date.now(), meta, key);
-      return kind === 2 && !freed ? 'parked' : 'ok';
+      return kind === COMPLETION.FAILED && !freed ? 'parked' : 'ok';
     },
     async reopen(key, fingerprint, token, startedAt) {
       const now = Date.now();
       const { code, slot } = records.reopen(key, fingerprint, startedAt, now);
       if (code === RESOLVE.RESOLVED) return { status: 'reopened', startedAt: now, token: slot };
-      return { status: REOPEN_ANSWER[code] ?? 'wrong-state' };
+      return { status: reopenAnswer(code) };
     },
     async peek(key) {
       return records.peek(key, Date.now());
     },
     async resolve(key, outcome, result, startedAt) {
-      return RESOLVE_ANSWER[records.resolve(key, outcome === 'done', result, startedAt, Date.now())] ?? RESOLVE_ANSWER[RESOLVE.WRONG_STATE];
+      return RESOLUTIONS[records.resolve(key, outcome === 'done', result, startedAt, Date.now())] ?? RESOLUTIONS[RESOLVE.WRONG_STATE];
     },
     async unknownKeys() {
       return records.unknownKeys();
