@@ -1,0 +1,166 @@
+// The wire vocabulary through the installed package: every slot and code the core answers with is
+// read by the name the core gives it (src/wasm/wire.rs wireLayouts, read by lib/wire.js), every
+// named slot is used, and each one holds what the core means by that name. The checks go through
+// behaviour a caller sees (options given → the normalised config, a key at each bound of the key
+// rule, each begin answer as its event and error), so a slot reordered on the Rust side without
+// its name fails here.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { CircuitBreaker, DuplicateRequestError, IdempotencyKeyReuseError, IdempotencyStore, OutcomeUnknownError, StoreFullError, events } from 'steadfast';
+import { manualClock } from '../support/clock.mjs';
+
+const PKG = dirname(fileURLToPath(import.meta.resolve('steadfast')));
+// The module instances the entry loaded (same file URLs), for the core's own exports.
+const lib = (path) => import(pathToFileURL(join(PKG, path)).href);
+const core = await lib('steadfast_core.js');
+const wire = await lib('lib/wire.js');
+const { fetchDefaults, idempotencyDefaults } = await lib('lib/defaults.js');
+const { readBreakerOptions } = await lib('lib/breaker-options.js');
+
+/** Leaves of a nested object as `a.b` paths. */
+function leaves(value, prefix = '') {
+  return Object.entries(value).flatMap(([k, v]) => (typeof v === 'object' && v !== null ? leaves(v, `${prefix}${k}.`) : [[`${prefix}${k}`, v]]));
+}
+
+test('the vocabulary names every group lib/wire.js reads, each name once', () => {
+  const groups = wire.parseWire(core.wireLayouts());
+  for (const name of [
+    'fetchDefaults',
+    'storeDefaults',
+    'keyRule',
+    'breakerConfig',
+    'breakerSnapshot',
+    'peek',
+    'begin',
+    'resolve',
+    'completion',
+    'status',
+    'state',
+    'transition',
+    'breakerKind',
+    'jitter',
+    'verdict',
+    'breaker',
+  ]) {
+    assert.ok(groups[name], `group ${name}`);
+    assert.equal(new Set(groups[name].names).size, groups[name].names.length, `${name}: a name given twice`);
+  }
+  assert.deepEqual(Object.keys(wire.BEGIN), ['RUN', 'REPLAY', 'IN_FLIGHT', 'UNKNOWN', 'MISMATCH', 'FULL', 'EXPIRED_FLAG', 'SLOT']);
+  assert.deepEqual(Object.keys(wire.RESOLVE), ['RESOLVED', 'NOT_FOUND', 'WRONG_STATE', 'KEY_REUSED', 'SLOT']);
+  assert.deepEqual(Object.keys(wire.COMPLETION), ['DONE', 'UNKNOWN', 'FAILED', 'REFUTED']);
+  assert.deepEqual(Object.keys(wire.VERDICT), ['SUCCESS', 'FAILURE', 'EXCLUDED']);
+  assert.deepEqual([...wire.TRANSITIONS], ['none', ...wire.STATES]);
+  for (const o of [wire.LAYOUT, wire.BEGIN, wire.RESOLVE, wire.STATES, wire.JITTERS]) assert.ok(Object.isFrozen(o));
+});
+
+test('fetchDefaults and idempotencyDefaults: one field per named slot, holding that slot', () => {
+  const raw = Array.from(core.fetchDefaults());
+  const got = Object.fromEntries(leaves(fetchDefaults()));
+  assert.deepEqual(Object.keys(got).sort(), [...wire.LAYOUT.fetchDefaults].sort(), 'every slot named, every name a field');
+  wire.LAYOUT.fetchDefaults.forEach((name, i) => assert.equal(got[name], name === 'retry.jitter' ? wire.JITTERS[raw[i]] : raw[i], name));
+  const store = idempotencyDefaults();
+  assert.deepEqual(Object.keys(store), [...wire.LAYOUT.storeDefaults]);
+  const rawStore = core.storeDefaults();
+  wire.LAYOUT.storeDefaults.forEach((name, i) => assert.equal(store[name], rawStore[i], name));
+  // What the core means by the names: a store built with no options holds the default maxRecords.
+  assert.equal(new IdempotencyStore().maxRecords, store.maxRecords);
+});
+
+test('breaker config: each option comes back under its own name', () => {
+  // Every option a distinct number: a slot read under another name cannot pass.
+  const rate = readBreakerOptions({ windowSize: 20, failureRateThreshold: 0.25, minimumCalls: 7, openDurationMs: 3000, probesToClose: 2 }, 'test').config;
+  assert.deepEqual(rate, { kind: 'rate', windowSize: 20, failureRateThreshold: 0.25, minimumCalls: 7, openDurationMs: 3000, probesToClose: 2 });
+  const consecutive = readBreakerOptions({ failureThreshold: 3, openDurationMs: 1500 }, 'test').config;
+  assert.deepEqual(consecutive, { kind: 'consecutive', failureThreshold: 3, openDurationMs: 1500, probesToClose: 1 });
+});
+
+test('breaker snapshot and states: toJSON names the core snapshot head, and every state name is reached', async () => {
+  const clock = manualClock(1_000);
+  const heard = [];
+  const b = new CircuitBreaker({ failureThreshold: 3, openDurationMs: 500, clock, onStateChange: (s) => heard.push(s) });
+  const states = new Set([b.currentState]);
+  const fail = () => b.execute(() => Promise.reject(new Error('down'))).catch(() => {});
+  await fail();
+  await fail();
+  assert.deepEqual(b.toJSON(), { version: 1, kind: 'consecutive', state: 'closed', openUntil: null, probeSuccesses: 0, consecutiveFailures: 2, window: [] });
+  await fail();
+  const open = b.toJSON();
+  assert.equal(open.state, 'open');
+  assert.equal(open.openUntil, 1_500);
+  states.add(b.currentState);
+  const restored = new CircuitBreaker({ failureThreshold: 3, openDurationMs: 500, clock, state: JSON.parse(JSON.stringify(open)) });
+  assert.deepEqual(restored.toJSON(), open);
+  clock.advance(500);
+  states.add(b.currentState);
+  b.isolate();
+  states.add(b.currentState);
+  assert.equal(b.isolated, true);
+  b.reset();
+  assert.deepEqual(heard, ['open', 'isolated', 'closed']);
+  assert.deepEqual([...states], [...wire.STATES], 'closed, open, half-open, isolated: every state the core names');
+});
+
+test('the key rule: every named bound is applied', async () => {
+  const store = new IdempotencyStore();
+  const { minLength, maxLength, lowestByte, highestByte, lowestEdgeByte } = Object.fromEntries(wire.LAYOUT.keyRule.map((n, i) => [n, core.keyRule()[i]]));
+  assert.deepEqual([minLength, maxLength, lowestByte, highestByte, lowestEdgeByte], [1, 255, 0x20, 0x7e, 0x21]);
+  const accepted = async (key) =>
+    await store
+      .run(key, async () => 'ok')
+      .then(
+        () => true,
+        (e) => (e.code === 'INVALID_KEY' ? false : Promise.reject(e)),
+      );
+  assert.equal(await accepted('a'.repeat(maxLength)), true);
+  assert.equal(await accepted('a'.repeat(maxLength + 1)), false);
+  assert.equal(await accepted(''), false);
+  assert.equal(await accepted(`a${String.fromCharCode(lowestByte)}b`), true);
+  assert.equal(await accepted(`a${String.fromCharCode(lowestByte - 1)}b`), false);
+  assert.equal(await accepted(String.fromCharCode(highestByte)), true);
+  assert.equal(await accepted(String.fromCharCode(highestByte + 1)), false);
+  assert.equal(await accepted(`${String.fromCharCode(lowestEdgeByte - 1)}a`), false);
+  assert.equal(await accepted(`a${String.fromCharCode(lowestEdgeByte - 1)}`), false);
+});
+
+test('begin answers: each code is the event outcome and the error a caller gets', async () => {
+  const outcomes = [];
+  const off = events.onIdempotency(({ outcome }) => outcomes.push(outcome));
+  try {
+    const store = new IdempotencyStore({ maxRecords: 2 });
+    let release;
+    const running = store.run('k1', () => new Promise((r) => (release = r)), { fingerprint: 'a' });
+    await assert.rejects(
+      store.run('k1', async () => 'x', { fingerprint: 'a' }),
+      DuplicateRequestError,
+    );
+    release('done');
+    assert.equal(await running, 'done');
+    assert.equal(await store.run('k1', async () => 'again', { fingerprint: 'a' }), 'done');
+    await assert.rejects(
+      store.run('k1', async () => 'x', { fingerprint: 'b' }),
+      IdempotencyKeyReuseError,
+    );
+    const timeout = Object.assign(new Error('timed out'), { name: 'TimeoutError' });
+    await assert.rejects(
+      store.run('k2', () => Promise.reject(timeout)),
+      (e) => e instanceof OutcomeUnknownError,
+    );
+    assert.equal((await store.peek('k2')).status, 'unknown');
+    await assert.rejects(
+      store.run('k2', async () => 'x'),
+      OutcomeUnknownError,
+    );
+    await assert.rejects(
+      store.run('k3', async () => 'x'),
+      StoreFullError,
+    );
+    assert.equal((await store.peek('k1')).status, 'done');
+  } finally {
+    off();
+  }
+  const begins = outcomes.filter((o) => wire.BEGIN_OUTCOMES.includes(o));
+  assert.deepEqual(begins, ['run', 'in-flight', 'replay', 'mismatch', 'run', 'unknown', 'full']);
+  assert.deepEqual(new Set(begins), new Set(wire.BEGIN_OUTCOMES), 'every begin answer the core names was given');
+});
