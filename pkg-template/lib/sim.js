@@ -14,17 +14,23 @@ import {
   simJitterDefaults,
   simTail,
   simTailDefaults,
+  simLayouts,
 } from '../steadfast_sim.js';
+import * as o from './options.js';
+import { namedSlots, parseWire } from './wire-format.js';
 
-// The core's defaults (src/core/sim: `Default` impls), read once on first use.
+// The names of every slot the simulator's exports take and answer (src/wasm/sim.rs simLayouts),
+// read at import: both entries (sim.node.js, sim.browser.js) have loaded the module by then.
+const W = parseWire(simLayouts());
+
+// The core's defaults (src/core/sim: `Default` impls), by name, read once on first use.
 let histogramDefaults;
 let jitterDefaults;
-import * as o from './options.js';
 
 /** Strategy names, by core id. `fixed` waits exactly baseDelayMs; `none` is 1 s, 2 s, 4 s … */
-export const STRATEGIES = Object.freeze(['full', 'equal', 'decorrelated', 'none', 'fixed']);
+export const STRATEGIES = W.strategy.names;
 const HISTOGRAM_ORDER = ['fixed', 'full', 'equal', 'decorrelated', 'none'];
-const JITTER_ROWS = ['full', 'equal', 'decorrelated', 'decorrelatedChained', 'none'];
+const JITTER_ROWS = W.jitterRows.names;
 
 /** Read the numeric options in `names` (undefined when absent) into `values`. */
 function read(opts, where, names, values = {}) {
@@ -32,9 +38,9 @@ function read(opts, where, names, values = {}) {
   return values;
 }
 
-const TAIL_FIELDS = ['requests', 'latencyMs', 'tailProbability', 'tailLatencyMs', 'arrivalMs', 'seed'];
-const HEDGE_FIELDS = ['delayMs', 'quantile', 'windowSize', 'minDelayMs', 'maxDelayMs', 'maxHedges', 'maxInFlight'];
-const TAIL_RUN = ['p50Ms', 'p99Ms', 'p999Ms', 'copiesPerRequest', 'refused'];
+const TAIL_FIELDS = W.tailDefaults.names;
+const HEDGE_FIELDS = W.hedge.names;
+const TAIL_RUN = W.tailRun.names;
 
 /**
  * The tail-latency experiment: `requests` requests against a server that answers in `latencyMs ·
@@ -51,8 +57,8 @@ export function simulateTail(options) {
   const hedgeOpts = o.object(opts.hedge, `${where} hedge`, true);
   const h = read(hedgeOpts, where, HEDGE_FIELDS);
   const budgetRatio = o.num(opts, 'budgetRatio', where);
-  const defaults = simTailDefaults();
-  const values = Object.fromEntries(TAIL_FIELDS.map((name, i) => [name, v[name] ?? defaults[i]]));
+  const defaults = namedSlots(TAIL_FIELDS, simTailDefaults());
+  const values = Object.fromEntries(TAIL_FIELDS.map((name) => [name, v[name] ?? defaults[name]]));
   const out = o.core(where, { ...values, ...h, ratio: budgetRatio }, () =>
     simTail(
       TAIL_FIELDS.map((name) => values[name]),
@@ -60,7 +66,7 @@ export function simulateTail(options) {
       budgetRatio ?? NaN,
     ),
   );
-  const run = (at) => Object.fromEntries(TAIL_RUN.map((name, i) => [name, out[at + i]]));
+  const run = (at) => ({ ...namedSlots(TAIL_RUN, out.subarray(at)) });
   return { ...values, plain: run(0), hedged: run(TAIL_RUN.length) };
 }
 
@@ -78,26 +84,18 @@ export function simulateTail(options) {
 export function simulateHistogram(options) {
   const where = 'simulateHistogram';
   const opts = o.object(options, where, true);
-  const v = read(opts, where, ['clients', 'baseDelayMs', 'maxDelayMs', 'attempt', 'bucketMs', 'seed']);
+  const names = W.histogramDefaults.names;
+  const v = read(opts, where, names);
   const strategies = strategyList(opts, where);
-  const [clients, baseDelayMs, maxDelayMs, attempt, bucketMs, seed] = (histogramDefaults ??= simHistogramDefaults());
-  const values = {
-    clients: v.clients ?? clients,
-    baseDelayMs: v.baseDelayMs ?? baseDelayMs,
-    maxDelayMs: v.maxDelayMs ?? maxDelayMs,
-    attempt: v.attempt ?? attempt,
-    bucketMs: v.bucketMs ?? bucketMs,
-    seed: v.seed ?? seed,
-  };
+  histogramDefaults ??= namedSlots(names, simHistogramDefaults());
+  const values = Object.fromEntries(names.map((name) => [name, v[name] ?? histogramDefaults[name]]));
   const run = (name) => {
-    const out = o.core(where, values, () =>
-      simHistogram(STRATEGIES.indexOf(name), values.clients, values.baseDelayMs, values.maxDelayMs, values.attempt, values.bucketMs, values.seed),
-    );
-    const bucketMs = out[0];
-    const counts = out.subarray(4);
+    const out = o.core(where, values, () => simHistogram(STRATEGIES.indexOf(name), ...names.map((n) => values[n])));
+    const { bucketMs, peak, peakIndex, total } = namedSlots(W.histogram.names, out);
+    const counts = out.subarray(W.histogram.names.length);
     const rows = [];
     for (let i = 0; i < counts.length; i++) if (counts[i] > 0) rows.push({ at: i * bucketMs, count: counts[i] });
-    return { strategy: name, bucketMs, counts, rows, peak: out[1], peakAtMs: out[2] * bucketMs, retries: out[3] };
+    return { strategy: name, bucketMs, counts, rows, peak, peakAtMs: peakIndex * bucketMs, retries: total };
   };
   // Fixed is the reference for `reduction`; it costs O(1) (every client computes the same delay).
   const fixed = run('fixed');
@@ -129,23 +127,13 @@ function strategyList(opts, where) {
 export function jitterStats(options) {
   const where = 'jitterStats';
   const opts = o.object(options, where, true);
-  const v = read(opts, where, ['samples', 'attempt', 'baseDelayMs', 'maxDelayMs', 'seed']);
-  const [samples, attempt, baseDelayMs, maxDelayMs, seed] = (jitterDefaults ??= simJitterDefaults());
-  const values = {
-    samples: v.samples ?? samples,
-    attempt: v.attempt ?? attempt,
-    baseDelayMs: v.baseDelayMs ?? baseDelayMs,
-    maxDelayMs: v.maxDelayMs ?? maxDelayMs,
-    seed: v.seed ?? seed,
-  };
-  const out = o.core(where, values, () => simJitter(values.samples, values.attempt, values.baseDelayMs, values.maxDelayMs, values.seed));
-  const rows = JITTER_ROWS.map((variant, i) => ({
-    variant,
-    min: out[4 * i],
-    median: out[4 * i + 1],
-    max: out[4 * i + 2],
-    mean: out[4 * i + 3],
-  }));
+  const names = W.jitterDefaults.names;
+  const v = read(opts, where, names);
+  jitterDefaults ??= namedSlots(names, simJitterDefaults());
+  const values = Object.fromEntries(names.map((name) => [name, v[name] ?? jitterDefaults[name]]));
+  const out = o.core(where, values, () => simJitter(...names.map((n) => values[n])));
+  const stats = W.jitterStats.names;
+  const rows = JITTER_ROWS.map((variant, i) => ({ variant, ...namedSlots(stats, out.subarray(i * stats.length)) }));
   return { ...values, rows };
 }
 
@@ -168,9 +156,9 @@ function nested(opts, name, where, shapeKeys) {
 }
 
 /** Quota presets, by core mode id − 1. */
-export const QUOTA_PRESETS = Object.freeze(['steadfast', 'aws']);
+export const QUOTA_PRESETS = W.quotaPreset.names;
 /** Limiter presets, by core mode id − 1: CUBIC with our rules, the AWS SDK's exact rules, AIMD. */
-export const LIMITER_PRESETS = Object.freeze(['cubic', 'aws', 'aimd']);
+export const LIMITER_PRESETS = W.limiterPreset.names;
 
 /** `quota` / `limiter`: false or absent = off, true = the first preset, a preset name, or `{ preset, ...overrides }`. */
 function preset(opts, name, where, names) {

@@ -9,6 +9,7 @@
 use wasm_bindgen::prelude::*;
 
 use super::throw;
+use super::wire::{wire_text, Group};
 use crate::core::breaker::BreakerConfig;
 use crate::core::budget::{RatioBudget, RetryBudget, TokenBucket};
 use crate::core::error::Error;
@@ -20,9 +21,91 @@ use crate::core::sim::{
     JitterOptions, OutageOptions, Strategy, TailOptions,
 };
 
-/// Retries per bucket for N clients retrying once: `[bucketMs, peak, peakIndex, total,
-/// ...counts]`, counts from `t = 0`. `strategy` is an index of
-/// `'full' | 'equal' | 'decorrelated' | 'none' | 'fixed'`.
+/// The strategies' names, by id (the core's `Strategy::ALL`).
+#[allow(
+    clippy::indexing_slicing,
+    reason = "compile-time only: a bad index is a build error"
+)]
+const STRATEGIES: [&str; 5] = {
+    let mut out = [""; 5];
+    let mut i = 0;
+    while i < out.len() {
+        out[i] = Strategy::ALL[i].name();
+        i += 1;
+    }
+    out
+};
+/// [`sim_histogram`]'s arguments after the strategy, and [`sim_histogram_defaults`]'s slots.
+const HISTOGRAM_DEFAULTS: [&str; 6] = [
+    "clients",
+    "baseDelayMs",
+    "maxDelayMs",
+    "attempt",
+    "bucketMs",
+    "seed",
+];
+/// The head of [`sim_histogram`]'s result (the counts follow it).
+const HISTOGRAM: [&str; 4] = ["bucketMs", "peak", "peakIndex", "total"];
+/// [`sim_jitter`]'s arguments, and [`sim_jitter_defaults`]'s slots.
+const JITTER_DEFAULTS: [&str; 5] = ["samples", "attempt", "baseDelayMs", "maxDelayMs", "seed"];
+/// [`sim_jitter`]'s rows, in order, and each row's slots.
+const JITTER_ROWS: [&str; 5] = [
+    "full",
+    "equal",
+    "decorrelated",
+    "decorrelatedChained",
+    "none",
+];
+const JITTER_STATS: [&str; 4] = ["min", "median", "max", "mean"];
+/// [`sim_tail`]'s tail options, and [`sim_tail_defaults`]'s slots.
+const TAIL_DEFAULTS: [&str; 6] = [
+    "requests",
+    "latencyMs",
+    "tailProbability",
+    "tailLatencyMs",
+    "arrivalMs",
+    "seed",
+];
+/// [`sim_tail`]'s hedge options (`HedgeCore`'s arguments).
+const HEDGE: [&str; 7] = [
+    "delayMs",
+    "quantile",
+    "windowSize",
+    "minDelayMs",
+    "maxDelayMs",
+    "maxHedges",
+    "maxInFlight",
+];
+/// One run of [`sim_tail`]'s result (without, then with hedging).
+const TAIL_RUN: [&str; 5] = ["p50Ms", "p99Ms", "p999Ms", "copiesPerRequest", "refused"];
+/// The outage model's `quota` and `limiter` presets, by mode − 1 (mode 0 = off).
+const QUOTA_PRESETS: [&str; 2] = ["steadfast", "aws"];
+const LIMITER_PRESETS: [&str; 3] = ["cubic", "aws", "aimd"];
+
+const SIM_GROUPS: [Group; 11] = [
+    ("strategy", &STRATEGIES, &[]),
+    ("histogramDefaults", &HISTOGRAM_DEFAULTS, &[]),
+    ("histogram", &HISTOGRAM, &[]),
+    ("jitterDefaults", &JITTER_DEFAULTS, &[]),
+    ("jitterRows", &JITTER_ROWS, &[]),
+    ("jitterStats", &JITTER_STATS, &[]),
+    ("tailDefaults", &TAIL_DEFAULTS, &[]),
+    ("hedge", &HEDGE, &[]),
+    ("tailRun", &TAIL_RUN, &[]),
+    ("quotaPreset", &QUOTA_PRESETS, &[]),
+    ("limiterPreset", &LIMITER_PRESETS, &[]),
+];
+const SIM_WIRE: &str = wire_text!(SIM_GROUPS);
+
+/// The simulator's vocabulary, in `wireLayouts`' format: the slot names of the histogram, jitter
+/// and tail exports (arguments, defaults, results), the strategies and the outage presets.
+#[wasm_bindgen(js_name = simLayouts)]
+pub fn sim_layouts() -> String {
+    SIM_WIRE.into()
+}
+
+/// Retries per bucket for N clients retrying once: [`HISTOGRAM`]'s slots, then the counts from
+/// `t = 0`. `strategy` is an index of `'full' | 'equal' | 'decorrelated' | 'none' | 'fixed'`.
 #[wasm_bindgen(js_name = simHistogram)]
 pub fn sim_histogram(
     strategy: u32,
@@ -43,19 +126,19 @@ pub fn sim_histogram(
         seed,
     };
     let h = simulate_histogram(&o).map_err(throw)?;
-    let mut out = Vec::with_capacity(h.counts.len() + 4);
-    out.extend_from_slice(&[
+    let head: [f64; HISTOGRAM.len()] = [
         h.bucket_ms,
         f64::from(h.peak),
         h.peak_index as f64,
         h.total as f64,
-    ]);
+    ];
+    let mut out = Vec::with_capacity(h.counts.len() + head.len());
+    out.extend_from_slice(&head);
     out.extend(h.counts.iter().map(|&c| f64::from(c)));
     Ok(out)
 }
 
-/// The jitter table: `[min, median, max, mean]` for each of `full, equal, decorrelated,
-/// decorrelatedChained, none`, in that order.
+/// The jitter table: [`JITTER_STATS`] for each of [`JITTER_ROWS`], in that order.
 #[wasm_bindgen(js_name = simJitter)]
 pub fn sim_jitter(
     samples: f64,
@@ -74,7 +157,7 @@ pub fn sim_jitter(
     .map_err(throw)?;
     Ok(rows
         .iter()
-        .flat_map(|r| [r.min, r.median, r.max, r.mean])
+        .flat_map(|r| -> [f64; JITTER_STATS.len()] { [r.min, r.median, r.max, r.mean] })
         .collect())
 }
 
@@ -178,33 +261,35 @@ pub fn sim_outage_layout() -> String {
     s
 }
 
-/// The histogram's defaults (the core's `HistogramOptions::default()`), in [`sim_histogram`]'s
-/// argument order: clients, baseDelayMs, maxDelayMs, attempt, bucketMs, seed.
+/// The histogram's defaults (the core's `HistogramOptions::default()`), in [`HISTOGRAM_DEFAULTS`]
+/// order (clients, baseDelayMs, maxDelayMs, attempt, bucketMs, seed).
 #[wasm_bindgen(js_name = simHistogramDefaults)]
 pub fn sim_histogram_defaults() -> Vec<f64> {
     let d = HistogramOptions::default();
-    vec![
+    let slots: [f64; HISTOGRAM_DEFAULTS.len()] = [
         d.clients,
         d.base_delay_ms,
         d.max_delay_ms,
         d.attempt,
         d.bucket_ms,
         d.seed,
-    ]
+    ];
+    slots.to_vec()
 }
 
-/// The jitter table's defaults (the core's `JitterOptions::default()`), in [`sim_jitter`]'s argument
-/// order: samples, attempt, baseDelayMs, maxDelayMs, seed.
+/// The jitter table's defaults (the core's `JitterOptions::default()`), in [`JITTER_DEFAULTS`]
+/// order (samples, attempt, baseDelayMs, maxDelayMs, seed).
 #[wasm_bindgen(js_name = simJitterDefaults)]
 pub fn sim_jitter_defaults() -> Vec<f64> {
     let d = JitterOptions::default();
-    vec![
+    let slots: [f64; JITTER_DEFAULTS.len()] = [
         d.samples,
         d.attempt,
         d.base_delay_ms,
         d.max_delay_ms,
         d.seed,
-    ]
+    ];
+    slots.to_vec()
 }
 
 /// The default option values, in [`sim_outage_layout`] order.
@@ -394,19 +479,20 @@ pub fn sim_outage(options_in: &[f64]) -> Result<Vec<f64>, JsValue> {
     Ok(out)
 }
 
-/// The tail model's defaults (the core's `TailOptions::default()`), in [`sim_tail`]'s argument
-/// order: requests, latencyMs, tailProbability, tailLatencyMs, arrivalMs, seed.
+/// The tail model's defaults (the core's `TailOptions::default()`), in [`TAIL_DEFAULTS`] order
+/// (requests, latencyMs, tailProbability, tailLatencyMs, arrivalMs, seed).
 #[wasm_bindgen(js_name = simTailDefaults)]
 pub fn sim_tail_defaults() -> Vec<f64> {
     let d = TailOptions::default();
-    vec![
+    let slots: [f64; TAIL_DEFAULTS.len()] = [
         d.requests,
         d.latency_ms,
         d.tail_probability,
         d.tail_latency_ms,
         d.arrival_ms,
         d.seed,
-    ]
+    ];
+    slots.to_vec()
 }
 
 /// Run the tail-latency model with the hedge `h` (NaN = its default, as `HedgeCore`'s
@@ -446,7 +532,7 @@ pub fn sim_tail(tail: &[f64], h: &[f64], budget_ratio: f64) -> Result<Vec<f64>, 
     let r = simulate_tail(&options, &hedge, budget).map_err(throw)?;
     Ok([r.plain, r.hedged]
         .iter()
-        .flat_map(|x| {
+        .flat_map(|x| -> [f64; TAIL_RUN.len()] {
             [
                 x.p50_ms,
                 x.p99_ms,

@@ -28,7 +28,7 @@ use crate::core::breaker::{State, Trip};
 use crate::core::idempotency::{Completion, Status};
 
 /// A group: its name, its names by code (or slot), its named constants.
-type Group = (
+pub(super) type Group = (
     &'static str,
     &'static [&'static str],
     &'static [(&'static str, i64)],
@@ -116,7 +116,7 @@ const fn int_len(v: i64) -> usize {
 }
 
 /// The length of the vocabulary's text.
-const fn text_len(groups: &[Group]) -> usize {
+pub(super) const fn text_len(groups: &[Group]) -> usize {
     let mut len = 0;
     let mut g = 0;
     while g < groups.len() {
@@ -149,7 +149,7 @@ const fn put<const N: usize>(out: &mut [u8; N], at: usize, s: &[u8]) -> usize {
 }
 
 /// The vocabulary's text, written at compile time: no formatting code in the module.
-const fn text<const N: usize>(groups: &[Group]) -> [u8; N] {
+pub(super) const fn text<const N: usize>(groups: &[Group]) -> [u8; N] {
     let mut out = [0u8; N];
     let mut at = 0;
     let mut g = 0;
@@ -195,13 +195,23 @@ const fn text<const N: usize>(groups: &[Group]) -> [u8; N] {
     out
 }
 
-const TEXT: [u8; text_len(&GROUPS)] = text(&GROUPS);
-/// Every byte comes from a `&str` or is an ASCII digit or separator, so this is never empty (a
-/// test reads every group); checked at compile time, so no UTF-8 validation is linked.
-const WIRE: &str = match core::str::from_utf8(&TEXT) {
-    Ok(s) => s,
-    Err(_) => "",
-};
+/// The text of a `[Group; N]` const as a `&'static str`, written and checked at compile time (every
+/// byte comes from a `&str` or is an ASCII digit or separator, so it is never empty: a test reads
+/// every group), so no formatting or UTF-8 validation code is linked.
+macro_rules! wire_text {
+    ($groups:expr) => {{
+        const TEXT: [u8; $crate::wasm::wire::text_len(&$groups)] =
+            $crate::wasm::wire::text(&$groups);
+        match ::core::str::from_utf8(&TEXT) {
+            Ok(s) => s,
+            Err(_) => "",
+        }
+    }};
+}
+#[cfg(feature = "sim")]
+pub(super) use wire_text;
+
+const WIRE: &str = wire_text!(GROUPS);
 
 /// The names of every slot and code that crosses as a number (the format: this module's doc).
 #[wasm_bindgen(js_name = wireLayouts)]

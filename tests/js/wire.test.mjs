@@ -164,3 +164,35 @@ test('begin answers: each code is the event outcome and the error a caller gets'
   assert.deepEqual(begins, ['run', 'in-flight', 'replay', 'mismatch', 'run', 'unknown', 'full']);
   assert.deepEqual(new Set(begins), new Set(wire.BEGIN_OUTCOMES), 'every begin answer the core names was given');
 });
+
+test('the simulator reads its slots by the names simLayouts gives', async () => {
+  const sim = await import('steadfast/sim');
+  const simCore = await lib('steadfast_sim.js');
+  const g = wire.parseWire(simCore.simLayouts());
+  assert.deepEqual([...sim.STRATEGIES], [...g.strategy.names]);
+  assert.deepEqual([...sim.QUOTA_PRESETS], [...g.quotaPreset.names]);
+  assert.deepEqual([...sim.LIMITER_PRESETS], [...g.limiterPreset.names]);
+  // Each default comes back under its own name (the raw defaults by the same names).
+  const check = (result, group, raw) => g[group].names.forEach((name, i) => assert.equal(result[name], raw[i], `${group}.${name}`));
+  const h = sim.simulateHistogram({ clients: 1000, strategies: ['full'] });
+  check({ ...h, clients: simCore.simHistogramDefaults()[0] }, 'histogramDefaults', simCore.simHistogramDefaults());
+  // The result head by name: every client retries once, so the retries are the clients.
+  assert.equal(h.runs[0].retries, 1000);
+  assert.ok(h.runs[0].peak > 0 && h.runs[0].peak < 1000);
+  assert.equal(
+    h.runs[0].counts.reduce((a, b) => a + b, 0),
+    1000,
+  );
+  const j = sim.jitterStats({ samples: 500 });
+  assert.deepEqual(
+    j.rows.map((r) => r.variant),
+    [...g.jitterRows.names],
+  );
+  for (const r of j.rows) assert.ok(r.min <= r.median && r.median <= r.max && r.min <= r.mean && r.mean <= r.max, `${r.variant} ordered`);
+  const t = sim.simulateTail({ requests: 2000 });
+  check({ ...t, requests: simCore.simTailDefaults()[0] }, 'tailDefaults', simCore.simTailDefaults());
+  for (const run of [t.plain, t.hedged]) {
+    assert.deepEqual(Object.keys(run), [...g.tailRun.names]);
+    assert.ok(run.p50Ms <= run.p99Ms && run.p99Ms <= run.p999Ms && run.copiesPerRequest >= 1);
+  }
+});
