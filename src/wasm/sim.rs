@@ -9,7 +9,7 @@
 use wasm_bindgen::prelude::*;
 
 use super::throw;
-use super::wire::{wire_text, Group};
+use super::wire::{names_of, wire_text, Group};
 use crate::core::breaker::BreakerConfig;
 use crate::core::budget::{RatioBudget, RetryBudget, TokenBucket};
 use crate::core::error::Error;
@@ -26,15 +26,7 @@ use crate::core::sim::{
     clippy::indexing_slicing,
     reason = "compile-time only: a bad index is a build error"
 )]
-const STRATEGIES: [&str; 5] = {
-    let mut out = [""; 5];
-    let mut i = 0;
-    while i < out.len() {
-        out[i] = Strategy::ALL[i].name();
-        i += 1;
-    }
-    out
-};
+const STRATEGIES: [&str; 5] = names_of!(Strategy, 5);
 /// [`sim_histogram`]'s arguments after the strategy, and [`sim_histogram_defaults`]'s slots.
 const HISTOGRAM_DEFAULTS: [&str; 6] = [
     "clients",

@@ -34,16 +34,23 @@ pub(super) type Group = (
     &'static [(&'static str, i64)],
 );
 
-// The names the core's enums give, as arrays a const can hold (`[T; N]::map` is not const).
-const STATES: [&str; 4] = {
-    let mut out = [""; 4];
-    let mut i = 0;
-    while i < out.len() {
-        out[i] = State::ALL[i].name();
-        i += 1;
-    }
-    out
-};
+/// The `name()` of each of `$ty::ALL`, by id, as a const array (`[T; N]::map` is not const).
+macro_rules! names_of {
+    ($ty:ty, $n:expr) => {{
+        let mut out = [""; $n];
+        let mut i = 0;
+        while i < out.len() {
+            out[i] = <$ty>::ALL[i].name();
+            i += 1;
+        }
+        out
+    }};
+}
+#[cfg(feature = "sim")]
+pub(super) use names_of;
+
+const STATES: [&str; 4] = names_of!(State, 4);
+/// A transition code's name: none, or the state entered (code = state id + 1).
 const TRANSITIONS: [&str; 5] = {
     let mut out = ["none"; 5];
     let mut i = 0;
@@ -53,33 +60,9 @@ const TRANSITIONS: [&str; 5] = {
     }
     out
 };
-const STATUSES: [&str; 3] = {
-    let mut out = [""; 3];
-    let mut i = 0;
-    while i < out.len() {
-        out[i] = Status::ALL[i].name();
-        i += 1;
-    }
-    out
-};
-const COMPLETIONS: [&str; 4] = {
-    let mut out = [""; 4];
-    let mut i = 0;
-    while i < out.len() {
-        out[i] = Completion::ALL[i].name();
-        i += 1;
-    }
-    out
-};
-const JITTERS: [&str; 4] = {
-    let mut out = [""; 4];
-    let mut i = 0;
-    while i < out.len() {
-        out[i] = Jitter::ALL[i].name();
-        i += 1;
-    }
-    out
-};
+const STATUSES: [&str; 3] = names_of!(Status, 3);
+const COMPLETIONS: [&str; 4] = names_of!(Completion, 4);
+const JITTERS: [&str; 4] = names_of!(Jitter, 4);
 
 const GROUPS: [Group; 16] = [
     ("fetchDefaults", &defaults::FETCH_DEFAULTS, &[]),
