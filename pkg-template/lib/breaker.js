@@ -139,7 +139,7 @@ export class CircuitBreaker {
       this.#permit = permit;
       this.#onValue = (value) => {
         const t = this.#core.recordSuccess(permit);
-        if (t !== 0) this.#emit(t);
+        if (t !== TRANSITION_CODE.NONE) this.#emit(t);
         return value;
       };
       this.#onError = this.#thrower(permit);
@@ -153,7 +153,7 @@ export class CircuitBreaker {
     const report = (verdict) => {
       const now = this.#clock();
       const t = this.#core.recordTimed(permit, verdict, now - started, now);
-      if (t !== 0) this.#emit(t);
+      if (t !== TRANSITION_CODE.NONE) this.#emit(t);
     };
     const onError = (error) => {
       report(this.#verdictOf(error));
@@ -196,7 +196,7 @@ export class CircuitBreaker {
         : verdict === VERDICT.FAILURE
           ? this.#core.recordFailure(permit, this.#clock())
           : this.#core.recordSuccess(permit);
-    if (t !== 0) this.#emit(t);
+    if (t !== TRANSITION_CODE.NONE) this.#emit(t);
     return error;
   }
 
@@ -237,13 +237,13 @@ export class CircuitBreaker {
   /** Hold the circuit open until `reset()` (maintenance, a known-bad deploy). */
   isolate() {
     const t = this.#core.isolate();
-    if (t !== 0) this.#emit(t);
+    if (t !== TRANSITION_CODE.NONE) this.#emit(t);
   }
 
   /** Close the circuit and forget every outcome. */
   reset() {
     const t = this.#core.reset();
-    if (t !== 0) this.#emit(t);
+    if (t !== TRANSITION_CODE.NONE) this.#emit(t);
   }
 
   /**
@@ -255,7 +255,7 @@ export class CircuitBreaker {
     if (typeof untilMs !== 'number') throw o.typeError('openUntil', 'untilMs', 'a number', untilMs);
     if (!Number.isFinite(untilMs)) throw o.rangeError('openUntil', 'untilMs', 'a finite time (isolate() holds it open indefinitely)', untilMs);
     const t = this.#core.openUntil(untilMs, this.#clock());
-    if (t !== 0) this.#emit(t);
+    if (t !== TRANSITION_CODE.NONE) this.#emit(t);
   }
 
   /**

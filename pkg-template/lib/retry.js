@@ -21,23 +21,24 @@ import { compileHedge, checkHedgeSafe, foldHedgeEvidence, hedged } from './hedge
  */
 const STOP = Object.freeze({ NOT_RETRYABLE: -1, ATTEMPTS_EXHAUSTED: -2, DEADLINE_EXCEEDED: -3 });
 
-function jitterFn(kind, name) {
+/** The jitter function named `where` (its export name, for errors, known before the core loads): the core's jitter `jitter`. */
+function jitterFn(where, jitter, name) {
   return (a, baseDelayMs, maxDelayMs) => {
     if (typeof a !== 'number' || typeof baseDelayMs !== 'number' || typeof maxDelayMs !== 'number') {
       const [n, v] = typeof a !== 'number' ? [name, a] : typeof baseDelayMs !== 'number' ? ['baseDelayMs', baseDelayMs] : ['maxDelayMs', maxDelayMs];
-      throw o.typeError(`${JITTERS[kind]}Jitter`, n, 'a number', v);
+      throw o.typeError(where, n, 'a number', v);
     }
     const values = { [name]: a, baseDelayMs, maxDelayMs };
-    return o.core(`${JITTERS[kind]}Jitter`, values, () => jitterDelay(kind, a, baseDelayMs, maxDelayMs, NaN));
+    return o.core(where, values, () => jitterDelay(JITTERS.indexOf(jitter), a, baseDelayMs, maxDelayMs, NaN));
   };
 }
 
 /** Uniform in [0, min(maxDelayMs, baseDelayMs * 2^(attempt-1))); attempt counts from 1. */
-export const fullJitter = jitterFn(0, 'attempt');
+export const fullJitter = jitterFn('fullJitter', 'full', 'attempt');
 /** ceiling/2 + uniform [0, ceiling/2): a guaranteed minimum gap of half the ceiling. */
-export const equalJitter = jitterFn(1, 'attempt');
+export const equalJitter = jitterFn('equalJitter', 'equal', 'attempt');
 /** min(maxDelayMs, uniform [baseDelayMs, previousDelayMs * 3)). */
-export const decorrelatedJitter = jitterFn(2, 'previousDelayMs');
+export const decorrelatedJitter = jitterFn('decorrelatedJitter', 'decorrelated', 'previousDelayMs');
 
 const compiled = new WeakMap();
 
