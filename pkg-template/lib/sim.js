@@ -20,27 +20,27 @@ import * as o from './options.js';
 import { namedSlots, parseWire } from './wire-format.js';
 
 // The names of every slot the simulator's exports take and answer (src/wasm/sim.rs simLayouts),
-// read at import: both entries (sim.node.js, sim.browser.js) have loaded the module by then.
-const W = parseWire(simLayouts());
+// read on first use: this file may be evaluated while the browser entry is still loading the module.
+let vocabulary;
+const wire = () => (vocabulary ??= parseWire(simLayouts()));
 
 // The core's defaults (src/core/sim: `Default` impls), by name, read once on first use.
 let histogramDefaults;
 let jitterDefaults;
 
-/** Strategy names, by core id. `fixed` waits exactly baseDelayMs; `none` is 1 s, 2 s, 4 s … */
-export const STRATEGIES = W.strategy.names;
+/**
+ * Strategy names, by core id. `fixed` waits exactly baseDelayMs; `none` is 1 s, 2 s, 4 s … A public
+ * constant, so it exists at import, before the module has loaded: tests/js/wire.test.mjs checks it
+ * (and QUOTA_PRESETS, LIMITER_PRESETS) against the names the core gives (simLayouts).
+ */
+export const STRATEGIES = Object.freeze(['full', 'equal', 'decorrelated', 'none', 'fixed']);
 const HISTOGRAM_ORDER = ['fixed', 'full', 'equal', 'decorrelated', 'none'];
-const JITTER_ROWS = W.jitterRows.names;
 
 /** Read the numeric options in `names` (undefined when absent) into `values`. */
 function read(opts, where, names, values = {}) {
   for (const name of names) values[name] = o.num(opts, name, where);
   return values;
 }
-
-const TAIL_FIELDS = W.tailDefaults.names;
-const HEDGE_FIELDS = W.hedge.names;
-const TAIL_RUN = W.tailRun.names;
 
 /**
  * The tail-latency experiment: `requests` requests against a server that answers in `latencyMs ·
@@ -53,6 +53,8 @@ const TAIL_RUN = W.tailRun.names;
 export function simulateTail(options) {
   const where = 'simulateTail';
   const opts = o.object(options, where, true);
+  const { tailDefaults, hedge, tailRun } = wire();
+  const [TAIL_FIELDS, HEDGE_FIELDS, TAIL_RUN] = [tailDefaults.names, hedge.names, tailRun.names];
   const v = read(opts, where, TAIL_FIELDS);
   const hedgeOpts = o.object(opts.hedge, `${where} hedge`, true);
   const h = read(hedgeOpts, where, HEDGE_FIELDS);
@@ -84,6 +86,7 @@ export function simulateTail(options) {
 export function simulateHistogram(options) {
   const where = 'simulateHistogram';
   const opts = o.object(options, where, true);
+  const W = wire();
   const names = W.histogramDefaults.names;
   const v = read(opts, where, names);
   const strategies = strategyList(opts, where);
@@ -127,13 +130,14 @@ function strategyList(opts, where) {
 export function jitterStats(options) {
   const where = 'jitterStats';
   const opts = o.object(options, where, true);
+  const W = wire();
   const names = W.jitterDefaults.names;
   const v = read(opts, where, names);
   jitterDefaults ??= namedSlots(names, simJitterDefaults());
   const values = Object.fromEntries(names.map((name) => [name, v[name] ?? jitterDefaults[name]]));
   const out = o.core(where, values, () => simJitter(...names.map((n) => values[n])));
   const stats = W.jitterStats.names;
-  const rows = JITTER_ROWS.map((variant, i) => ({ variant, ...namedSlots(stats, out.subarray(i * stats.length)) }));
+  const rows = W.jitterRows.names.map((variant, i) => ({ variant, ...namedSlots(stats, out.subarray(i * stats.length)) }));
   return { ...values, rows };
 }
 
@@ -156,9 +160,9 @@ function nested(opts, name, where, shapeKeys) {
 }
 
 /** Quota presets, by core mode id − 1. */
-export const QUOTA_PRESETS = W.quotaPreset.names;
+export const QUOTA_PRESETS = Object.freeze(['steadfast', 'aws']);
 /** Limiter presets, by core mode id − 1: CUBIC with our rules, the AWS SDK's exact rules, AIMD. */
-export const LIMITER_PRESETS = W.limiterPreset.names;
+export const LIMITER_PRESETS = Object.freeze(['cubic', 'aws', 'aimd']);
 
 /** `quota` / `limiter`: false or absent = off, true = the first preset, a preset name, or `{ preset, ...overrides }`. */
 function preset(opts, name, where, names) {
