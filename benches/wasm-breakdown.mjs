@@ -5,7 +5,10 @@
 // overstates it slightly: the groups share a dictionary in the real file). Names are those of the
 // outer function after wasm-opt's inlining, so a group holds what was inlined into it. Run after `make build`:
 //
-//   node benches/wasm-breakdown.mjs [--top=N]
+//   node benches/wasm-breakdown.mjs [--top=N] [--wasm=<raw cargo .wasm>]
+//
+// --wasm: break down another module the same way, e.g. the Rust app's
+// (target/rust-checkout/wasm32-unknown-unknown/release/rust_checkout.wasm after examples/rust-checkout/build.sh).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,7 +17,7 @@ import { gzipSync } from 'node:zlib';
 import { ROOT, table } from './common.mjs';
 
 const top = Number(process.argv.find((a) => a.startsWith('--top='))?.slice(6) ?? 25);
-const raw = join(ROOT, 'target/wasm32-unknown-unknown/release/steadfast.wasm');
+const raw = process.argv.find((a) => a.startsWith('--wasm='))?.slice(7) ?? join(ROOT, 'target/wasm32-unknown-unknown/release/steadfast.wasm');
 statSync(raw);
 // The build's flags (scripts/build.sh: WASM_OPT_FLAGS, default below).
 const flags = process.env.WASM_OPT_FLAGS ?? '-Oz --converge --low-memory-unused --strip-producers --strip-target-features';
@@ -118,7 +121,7 @@ function report(buf, flags) {
     if (/^(dlmalloc|talc|__rust_|__rdl|__rg|alloc::alloc)/.test(n) || /malloc|free|realloc/.test(n)) return 'allocator (talc + alloc glue)';
     if (/^wasm_bindgen|__wbg|__wbindgen|externref/.test(n)) return 'wasm-bindgen glue';
     if (/^core::fmt|::fmt$|core::panicking|core::str|core::num::fmt/.test(n)) return 'core::fmt / panics / str';
-    const m = n.match(/^steadfast::(core::[a-z_]+|wasm(::[a-z_]+)?)/);
+    const m = n.match(/^steadfast::(core::[a-z_]+|wasm(::[a-z_]+)?|web::[a-z_]+)/);
     if (m) return `steadfast::${m[1]}`;
     const c = n.match(/^([a-z_0-9]+)::([a-z_0-9]+)/);
     return c ? `${c[1]}::${c[2]}` : n.split('::')[0].slice(0, 40);

@@ -512,6 +512,36 @@ mod tests {
     }
 
     #[test]
+    fn of_duplicate_names_the_last_given_is_kept_whatever_the_order() {
+        // 12 fields, 4 names given 3 times each in rotating orders: the sort is not stable by
+        // itself, only the position tie-break keeps the last value of each name.
+        for rotate in 0..12 {
+            let mut fields: Vec<(String, Json)> = (0..12)
+                .map(|i| {
+                    (
+                        ["d", "b", "c", "a"][i % 4].to_string(),
+                        Json::from(i as f64),
+                    )
+                })
+                .collect();
+            fields.rotate_left(rotate);
+            let mut want: Vec<(String, f64)> = Vec::new();
+            for (k, v) in &fields {
+                let Json::Number(n) = v else { unreachable!() };
+                want.retain(|(w, _)| w != k);
+                want.push((k.clone(), *n));
+            }
+            want.sort_by(|a, b| a.0.cmp(&b.0));
+            let text: Vec<String> = want.iter().map(|(k, n)| format!("\"{k}\":{n}")).collect();
+            assert_eq!(
+                Json::Object(fields).canonical().unwrap(),
+                format!("{{{}}}", text.join(",")),
+                "rotation {rotate}"
+            );
+        }
+    }
+
+    #[test]
     fn parse_round_trips_and_refuses_what_json_does_not_allow() {
         let v = Json::parse(r#"{"a":[1,-0.5,1e3,"\u00e9\ud83d\ude00"],"b":{},"a":2}"#).unwrap();
         assert_eq!(v.canonical().unwrap(), "{\"a\":2,\"b\":{}}");
