@@ -65,6 +65,34 @@ export async function checkoutPage() {
   return { js: sum(js), wasm: sum(wasm), files };
 }
 
+/**
+ * Where the checkout page's JS comes from: esbuild --bundle --minify of the same two imports with a
+ * metafile, minified bytes per input file (the gzip of the whole is shared, so only raw bytes split).
+ * Rows: [file inside the package, minified bytes], largest first.
+ */
+export async function checkoutJsByFile() {
+  const r = await build({
+    stdin: {
+      contents: `export { createCheckoutClient, newIdempotencyKey } from ${JSON.stringify(join(INSTALLED, 'index.browser.js'))}`,
+      resolveDir: BENCH_DIR,
+      loader: 'js',
+    },
+    bundle: true,
+    minify: true,
+    format: 'esm',
+    platform: 'browser',
+    write: false,
+    metafile: true,
+    outfile: join(OUT, 'checkout-by-file.min.js'),
+    logLevel: 'error',
+  });
+  const [output] = Object.values(r.metafile.outputs);
+  return Object.entries(output.inputs)
+    .map(([file, v]) => [file.slice(file.lastIndexOf('steadfast/') + 'steadfast/'.length), v.bytesInOutput])
+    .filter(([, bytes]) => bytes > 0)
+    .sort((a, b) => b[1] - a[1]);
+}
+
 /** Rows: [label, {raw, gz, br}]. */
 export async function sizes() {
   const rows = [];
