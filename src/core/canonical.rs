@@ -99,16 +99,24 @@ impl Json {
 
     /// This value's canonical text (objects with sorted keys, no whitespace).
     pub fn canonical(&self) -> Result<String, JsonError> {
+        self.canonical_with(write_finite)
+    }
+
+    /// [`Json::canonical`] with finite numbers written by `number`, which must write what
+    /// JavaScript's `String(n)` writes (the crate's own writer does). A shell with JavaScript at
+    /// hand passes JS's own: then a wasm module carries no float formatting of core's.
+    pub fn canonical_with(&self, number: NumberWriter) -> Result<String, JsonError> {
         let mut out = String::new();
-        self.write(&mut out, 0)?;
+        self.write(&mut out, 0, number)?;
         Ok(out)
     }
 
-    fn write(&self, out: &mut String, depth: usize) -> Result<(), JsonError> {
+    fn write(&self, out: &mut String, depth: usize, number: NumberWriter) -> Result<(), JsonError> {
         match self {
             Json::Null => out.push_str("null"),
             Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-            Json::Number(n) => write_number(out, *n)?,
+            Json::Number(n) if !n.is_finite() => return Err(JsonError::NonFinite),
+            Json::Number(n) => number(out, *n),
             Json::String(s) => quote(out, s),
             Json::Array(items) => {
                 if depth > MAX_DEPTH {
@@ -119,7 +127,7 @@ impl Json {
                     if i > 0 {
                         out.push(',');
                     }
-                    v.write(out, depth + 1)?;
+                    v.write(out, depth + 1, number)?;
                 }
                 out.push(']');
             }
@@ -129,7 +137,7 @@ impl Json {
                 }
                 let refs: Vec<(&str, &Json)> =
                     fields.iter().map(|(k, v)| (k.as_str(), v)).collect();
-                write_object(out, refs, depth, |_| false)?;
+                write_object(out, refs, depth, |_| false, number)?;
             }
         }
         Ok(())
@@ -142,10 +150,22 @@ pub fn canonical_object<'a>(
     fields: impl IntoIterator<Item = (&'a str, &'a Json)>,
     skip: impl Fn(&str) -> bool,
 ) -> Result<String, JsonError> {
+    canonical_object_with(fields, skip, write_finite)
+}
+
+/// [`canonical_object`] with numbers written by `number` (see [`Json::canonical_with`]).
+pub fn canonical_object_with<'a>(
+    fields: impl IntoIterator<Item = (&'a str, &'a Json)>,
+    skip: impl Fn(&str) -> bool,
+    number: NumberWriter,
+) -> Result<String, JsonError> {
     let mut out = String::new();
-    write_object(&mut out, fields.into_iter().collect(), 0, skip)?;
+    write_object(&mut out, fields.into_iter().collect(), 0, skip, number)?;
     Ok(out)
 }
+
+/// Appends a finite number as JavaScript's `String(n)` writes it.
+pub type NumberWriter = fn(&mut String, f64);
 
 fn utf16_order(a: &str, b: &str) -> Ordering {
     a.encode_utf16().cmp(b.encode_utf16())
@@ -156,6 +176,7 @@ fn write_object(
     fields: Vec<(&str, &Json)>,
     depth: usize,
     skip: impl Fn(&str) -> bool,
+    number: NumberWriter,
 ) -> Result<(), JsonError> {
     // Ties broken by position, so of duplicate names the last given stays last, and is the one kept
     // below. The module's heapsort, not `sort_by`: the std sort put two ~2.6 KB quicksorts into a
@@ -181,7 +202,7 @@ fn write_object(
         first = false;
         quote(out, k);
         out.push(':');
-        v.write(out, depth + 1)?;
+        v.write(out, depth + 1, number)?;
     }
     out.push('}');
     Ok(())
@@ -212,7 +233,14 @@ fn quote(out: &mut String, s: &str) {
 }
 
 /// A finite number as JavaScript's `String(n)` writes it (ECMA-262 Number::toString): the
-/// shortest digits that round-trip, plain between 1e-7 and 1e21, exponent form outside.
+/// shortest digits that round-trip, plain between 1e-7 and 1e21, exponent form outside. The
+/// default [`NumberWriter`].
+pub fn write_finite(out: &mut String, n: f64) {
+    if write_number(out, n).is_err() {
+        out.push_str("null");
+    }
+}
+
 fn write_number(out: &mut String, n: f64) -> Result<(), JsonError> {
     if !n.is_finite() {
         return Err(JsonError::NonFinite);
