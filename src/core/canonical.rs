@@ -234,7 +234,8 @@ fn quote(out: &mut String, s: &str) {
 
 /// A finite number as JavaScript's `String(n)` writes it (ECMA-262 Number::toString): the
 /// shortest digits that round-trip, plain between 1e-7 and 1e21, exponent form outside. The
-/// default [`NumberWriter`].
+/// default [`NumberWriter`]. The canonical writers refuse a non-finite number before asking it;
+/// given one anyway, it appends `null` (what `JSON.stringify` writes), never panics.
 pub fn write_finite(out: &mut String, n: f64) {
     if write_number(out, n).is_err() {
         out.push_str("null");
