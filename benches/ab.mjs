@@ -29,11 +29,25 @@ function rows(m) {
     'CircuitBreaker execute, success': () => breaker.execute(ok),
     'withRetry, success': () => m.withRetry(ok, POLICY),
     'chargeCustomer, fresh key': () => chargeFresh(m, deps, ++fresh),
+    'chargeCustomer, fresh key, checkout-sized charge': () => chargeCheckout(m, deps, ++fresh),
     'chargeCustomer, same key (replay)': () => m.chargeCustomer({ idempotencyKey: 'order-1', amountCents: 1200, currency: 'usd' }, replayDeps),
     'IdempotencyStore.run replay, fingerprint': () => store.run('k', ok, { fingerprint: '1200 usd' }),
   };
 }
 const chargeFresh = (m, deps, i) => m.chargeCustomer({ idempotencyKey: `k-${i}`, amountCents: 1200, currency: 'usd' }, deps);
+// As benches/timing.mjs's checkout-sized row: ~200 bytes of canonical text, a new amount per call.
+const chargeCheckout = (m, deps, i) =>
+  m.chargeCustomer(
+    {
+      idempotencyKey: `k-${i}`,
+      amountCents: 1200 + i,
+      currency: 'usd',
+      customer: 'cus_NffrFeUfNV2Hib',
+      description: 'Order 1042: 2 items',
+      metadata: { cartId: 'cart_8f3e2a9b', channel: 'web', promo: 'WINTER25' },
+    },
+    deps,
+  );
 
 const tables = builds.map(rows);
 const names = Object.keys(tables[0]);
