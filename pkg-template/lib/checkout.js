@@ -17,7 +17,7 @@ import { IdempotencyStore, newIdempotencyKey } from './idempotency.js';
 import { CircuitOpenError, IdempotencyKeyExpiredError, IdempotencyKeyReuseError, OutcomeUnknownError } from './errors.js';
 import { compileDialect, defaultDialectName } from './dialect.js';
 import { fetchWithPlan, BreakerRegistry, originOf } from './fetch.js';
-import { breakerKind, planFor } from './fetch-plan.js';
+import { breakerKind, compilePlan } from './fetch-plan.js';
 import { VERDICT, historyVerdict, rememberHistory } from './classify.js';
 import * as o from './options.js';
 import { canonicalCharge, volatileFields } from './idempotency-key.js';
@@ -136,8 +136,8 @@ function clientState(options) {
     attemptHeader: o.own(opts, 'attemptHeader'),
     fetch: fetchImpl ?? ((...a) => globalThis.fetch(...a)),
   };
-  const primaryPlan = planFor({ ...fetchOptions, breaker: primaryBreaker ?? registry ?? false });
-  const secondaryPlan = primaryBreaker === undefined ? primaryPlan : planFor({ ...fetchOptions, breaker: registry ?? false });
+  const primaryPlan = compilePlan({ ...fetchOptions, breaker: primaryBreaker ?? registry ?? false });
+  const secondaryPlan = primaryBreaker === undefined ? primaryPlan : compilePlan({ ...fetchOptions, breaker: registry ?? false });
   return {
     endpoint,
     secondary,

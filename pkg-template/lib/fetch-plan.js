@@ -87,7 +87,11 @@ export function planFor(options) {
   return plan;
 }
 
-function compilePlan(opts) {
+/**
+ * @internal A plan from an options object, uncached and without freezing anything: for the checkout
+ * client, which compiles its own options (not the caller's object) once, when it is created.
+ */
+export function compilePlan(opts) {
   const where = 'resilientFetch';
   const DEFAULT_RETRY = fetchDefaults().retry;
   const r = opts.retry === undefined ? DEFAULT_RETRY : o.object(opts.retry, where);

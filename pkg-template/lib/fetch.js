@@ -78,7 +78,7 @@ export function resilientFetch(input, init, options) {
  * answer). With `readBody`, the body of the answer that ends the call is read inside its attempt
  * (as `state.bodyText`), so the attempt timeout and the deadline cover a body that stalls.
  * `state.onSend()`, when given, runs just before each fetch call (the checkout client's onAttempt).
- * `plan` is planFor(options): compiled once, by the caller.
+ * `plan` is planFor(options) (resilientFetch) or compilePlan (the checkout client): compiled once, by the caller.
  */
 export async function fetchWithPlan(plan, input, init, state, readBody = false) {
   const startedAt = Date.now();

@@ -66,4 +66,5 @@ test('a checkout client reads its options when it is made, never per charge', as
     assert.equal(outcome.status, 'succeeded');
   }
   assert.equal(reads.n, afterConstruction, 'no charge reads the retry options again');
+  assert.ok(!Object.isFrozen(retry), "the client copies what it read: the caller's object is left as it was");
 });
