@@ -10,6 +10,9 @@
 // call itself that is not our abort (the Fetch standard rejects with a TypeError whose message
 // differs per engine: Chromium "Failed to fetch", Firefox "NetworkError when attempting to fetch
 // resource.", WebKit "Load failed", undici "fetch failed").
+//
+// What the options decide is compiled once per options object into a plan (fetch-plan.js); the
+// per-origin breakers and limiters are origin.js's. This file sends one request under a plan.
 
 import { historyRecord, methodIsRetryable, provesNotSent } from '../steadfast_core.js';
 import { IdempotencyKeyExpiredError, OfflineError, OutcomeUnknownError } from './errors.js';
@@ -22,8 +25,7 @@ import { copyInit, hedgeForRequest } from './hedge.js';
 import { RetryableResponse, limiterFor } from './origin.js';
 import { markFromFetch, planFor, retryPolicyOf } from './fetch-plan.js';
 
-export { BreakerRegistry, originOf, adaptiveLimiterOrigins } from './origin.js';
-export { settleWindowFor } from './fetch-plan.js';
+export { BreakerRegistry, adaptiveLimiterOrigins } from './origin.js';
 
 const KEYED = new Set(['POST', 'PATCH']);
 
