@@ -17,6 +17,10 @@ const load = async (dir) => import(pathToFileURL(join(dir, 'index.node.js')).hre
 const builds = [await load(dirA), await load(dirB)];
 const ok = () => Promise.resolve(1);
 const POLICY = { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 10 };
+const URL_ = 'http://127.0.0.1:9/v1/charges';
+const stubFetch = () => Promise.resolve(new Response('{"reference":"ch_1"}', { status: 200, headers: { 'content-type': 'application/json' } }));
+const POST = Object.freeze({ method: 'POST', body: '{"amountCents":1200,"currency":"usd"}' });
+const CHARGE = Object.freeze({ amountCents: 1200, currency: 'usd' });
 
 function rows(m) {
   const gateway = async (c) => ({ reference: 'ch_1', amountCents: c.amountCents });
@@ -25,15 +29,36 @@ function rows(m) {
   const deps = { store: new m.IdempotencyStore({ maxRecords: 10_000_000 }), breaker, gateway, policy: POLICY };
   const replayDeps = { store: new m.IdempotencyStore(), breaker, gateway, policy: POLICY };
   const store = new m.IdempotencyStore();
+  const fetchOptions = { fetch: stubFetch };
+  const keyedOptions = { fetch: stubFetch, idempotencyKey: 'auto' };
+  const client = m.createCheckoutClient({ endpoint: URL_, fetch: stubFetch, store: new m.IdempotencyStore({ maxRecords: 10_000_000 }) });
   return {
     'CircuitBreaker execute, success': () => breaker.execute(ok),
     'withRetry, success': () => m.withRetry(ok, POLICY),
     'chargeCustomer, fresh key': () => chargeFresh(m, deps, ++fresh),
+    'chargeCustomer, fresh key, checkout-sized charge': () => chargeCheckout(m, deps, ++fresh),
     'chargeCustomer, same key (replay)': () => m.chargeCustomer({ idempotencyKey: 'order-1', amountCents: 1200, currency: 'usd' }, replayDeps),
     'IdempotencyStore.run replay, fingerprint': () => store.run('k', ok, { fingerprint: '1200 usd' }),
+    // The HTTP wing over a stub fetch answering 200 (one options object, one client, as an app holds them).
+    'resilientFetch GET, stub 200': () => m.resilientFetch(URL_, undefined, fetchOptions),
+    "resilientFetch POST 'auto' key, stub 200": () => m.resilientFetch(URL_, POST, keyedOptions),
+    'checkout charge(), fresh key, stub 200': () => client.charge(CHARGE),
   };
 }
 const chargeFresh = (m, deps, i) => m.chargeCustomer({ idempotencyKey: `k-${i}`, amountCents: 1200, currency: 'usd' }, deps);
+// As benches/timing.mjs's checkout-sized row: ~200 bytes of canonical text, a new amount per call.
+const chargeCheckout = (m, deps, i) =>
+  m.chargeCustomer(
+    {
+      idempotencyKey: `k-${i}`,
+      amountCents: 1200 + i,
+      currency: 'usd',
+      customer: 'cus_NffrFeUfNV2Hib',
+      description: 'Order 1042: 2 items',
+      metadata: { cartId: 'cart_8f3e2a9b', channel: 'web', promo: 'WINTER25' },
+    },
+    deps,
+  );
 
 const tables = builds.map(rows);
 const names = Object.keys(tables[0]);

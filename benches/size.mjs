@@ -1,10 +1,14 @@
 // Case 7: bytes a user ships. The .wasm and the JS as a bundler emits them (esbuild --bundle --minify
 // of the browser entry, so the wasm-bindgen glue and every lib/ file are counted once, minified), next
 // to cockatiel, opossum and p-retry bundled the same way. gzip -9 and brotli (quality 11), via node:zlib.
-import { readFileSync, mkdirSync, copyFileSync } from 'node:fs';
+// The checkout-page rows are a production Vite build (vite from the root devDependencies, default
+// target) of a page that imports createCheckoutClient and newIdempotencyKey: every JS chunk and
+// every .wasm asset Vite emits, as the page downloads them.
+import { readFileSync, readdirSync, mkdirSync, copyFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync, brotliCompressSync, constants } from 'node:zlib';
 import { build } from 'esbuild';
+import { build as viteBuild } from 'vite';
 import { BENCH_DIR, INSTALLED, ROOT } from './common.mjs';
 
 const OUT = join(BENCH_DIR, '.out');
@@ -31,6 +35,64 @@ async function bundle(name, contents, platform = 'browser', external = []) {
   return readFileSync(outfile);
 }
 
+const sum = (ms) => ms.reduce((t, m) => ({ raw: t.raw + m.raw, gz: t.gz + m.gz, br: t.br + m.br }), { raw: 0, gz: 0, br: 0 });
+
+// The page: one key per order, made at load; Pay charges it through the checkout client.
+const CHECKOUT_PAGE = `import { createCheckoutClient, newIdempotencyKey } from 'steadfast';
+const client = createCheckoutClient({ endpoint: '/v1/charges' });
+const key = newIdempotencyKey();
+document.querySelector('#pay').addEventListener('click', async () => {
+  const outcome = await client.charge({ amountCents: 4999, currency: 'usd' }, { idempotencyKey: key });
+  document.querySelector('#outcome').textContent = outcome.status;
+});
+`;
+
+/** `vite build` of CHECKOUT_PAGE; returns the emitted JS chunks and .wasm assets, measured. */
+export async function checkoutPage() {
+  const app = join(OUT, 'checkout-page');
+  rmSync(app, { recursive: true, force: true });
+  mkdirSync(app, { recursive: true });
+  writeFileSync(join(app, 'index.html'), '<!doctype html><button id="pay">Pay</button><p id="outcome"></p><script type="module" src="./main.js"></script>\n');
+  writeFileSync(join(app, 'main.js'), CHECKOUT_PAGE);
+  // benches/.out/checkout-page resolves 'steadfast' from benches/node_modules: the installed tarball.
+  await viteBuild({ root: app, configFile: false, logLevel: 'error', build: { outDir: 'dist', emptyOutDir: true } });
+  const assets = join(app, 'dist', 'assets');
+  const files = readdirSync(assets);
+  const measured = (ext) => files.filter((f) => f.endsWith(ext)).map((f) => measure(readFileSync(join(assets, f))));
+  const js = measured('.js');
+  const wasm = measured('.wasm');
+  if (js.length === 0 || wasm.length === 0) throw new Error(`size: the Vite build emitted no JS or no .wasm: ${files.join(', ')}`);
+  return { js: sum(js), wasm: sum(wasm), files };
+}
+
+/**
+ * Where the checkout page's JS comes from: esbuild --bundle --minify of the same two imports with a
+ * metafile, minified bytes per input file (the gzip of the whole is shared, so only raw bytes split).
+ * Rows: [file inside the package, minified bytes], largest first.
+ */
+export async function checkoutJsByFile() {
+  const r = await build({
+    stdin: {
+      contents: `export { createCheckoutClient, newIdempotencyKey } from ${JSON.stringify(join(INSTALLED, 'index.browser.js'))}`,
+      resolveDir: BENCH_DIR,
+      loader: 'js',
+    },
+    bundle: true,
+    minify: true,
+    format: 'esm',
+    platform: 'browser',
+    write: false,
+    metafile: true,
+    outfile: join(OUT, 'checkout-by-file.min.js'),
+    logLevel: 'error',
+  });
+  const [output] = Object.values(r.metafile.outputs);
+  return Object.entries(output.inputs)
+    .map(([file, v]) => [file.slice(file.lastIndexOf('steadfast/') + 'steadfast/'.length), v.bytesInOutput])
+    .filter(([, bytes]) => bytes > 0)
+    .sort((a, b) => b[1] - a[1]);
+}
+
 /** Rows: [label, {raw, gz, br}]. */
 export async function sizes() {
   const rows = [];
@@ -52,6 +114,10 @@ export async function sizes() {
   const p = measure(pipe);
   rows.push(['steadfast JS, pipeline imports only (min)', p]);
   rows.push(['steadfast .wasm + pipeline bundle', { raw: w.raw + p.raw, gz: w.gz + p.gz, br: w.br + p.br }]);
+  const page = await checkoutPage();
+  rows.push(['checkout page (Vite build): JS', page.js]);
+  rows.push(['checkout page (Vite build): .wasm', page.wasm]);
+  rows.push(['checkout page (Vite build): JS + .wasm', sum([page.js, page.wasm])]);
   rows.push(['cockatiel 4, whole API bundled (min)', measure(await bundle('cockatiel', `export * from 'cockatiel'`))]);
   rows.push([
     'cockatiel 4, retry+breaker+wrap (min)',

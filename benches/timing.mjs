@@ -5,7 +5,21 @@
 // of a case once, for `batch` sequential awaited calls, in a rotated order; the figure is the median
 // of `reps` repetitions. `overhead` = variant − the case's bare baseline (`await fn()`, measured in
 // the same interleaving), and `ratio` = steadfast overhead ÷ anchor overhead.
-import { CircuitBreaker, withRetry, chargeCustomer, IdempotencyStore, CircuitOpenError, timeout, bulkhead, fallback, wrap, retry, pipeline } from 'steadfast';
+import {
+  CircuitBreaker,
+  withRetry,
+  chargeCustomer,
+  IdempotencyStore,
+  CircuitOpenError,
+  timeout,
+  bulkhead,
+  fallback,
+  wrap,
+  retry,
+  pipeline,
+  resilientFetch,
+  createCheckoutClient,
+} from 'steadfast';
 import * as cockatiel from 'cockatiel';
 // The raw wasm-bindgen glue of the installed package (by file path: the package does not export it),
 // only to price one synchronous wasm call for case 5f.
@@ -13,6 +27,13 @@ import { BreakerCore } from './node_modules/steadfast/steadfast_core.js';
 import Opossum from 'opossum';
 import pRetry from 'p-retry';
 import { median, spread } from './common.mjs';
+
+// ky 2 (a fetch wrapper with retries) is an optional anchor for case 8: its row appears when `ky`
+// resolves from benches/ (it is not a dev dependency).
+const ky = await import('ky').then(
+  (m) => m.default,
+  () => undefined,
+);
 
 const RESULT = Object.freeze({ reference: 'ch_1', amountCents: 1200 });
 const ok = () => Promise.resolve(RESULT);
@@ -70,6 +91,23 @@ const cockatielConsecutive = (n) => cockatiel.circuitBreaker(cockatiel.handleAll
 const opossum = (fn, extra) => new Opossum(fn, { errorThresholdPercentage: 50, resetTimeout: 10_000, timeout: false, ...extra });
 
 export const opened = [];
+
+// Cases 8–9: the HTTP wing against a stub fetch that answers 200 at once (a new Response per call,
+// as a real fetch gives): what resilientFetch and the checkout client add per request.
+const HTTP_URL = 'http://127.0.0.1:9/v1/charges';
+const CHARGE_BODY = '{"reference":"ch_1"}';
+const stubFetch = () => Promise.resolve(new Response(CHARGE_BODY, { status: 200, headers: { 'content-type': 'application/json' } }));
+/** The plain wrapper an app writes by hand: up to 3 attempts on a 5xx or a network error, nothing else. */
+async function plainFetch(url, init) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const r = await stubFetch(url, init);
+      if (r.status < 500 || attempt === 3) return r;
+    } catch (e) {
+      if (attempt === 3) throw e;
+    }
+  }
+}
 
 /** The cases: { id, title, target?, variants } with variants[0] the baseline. */
 export function cases() {
@@ -133,6 +171,21 @@ export function cases() {
   // call into the core, against the two integer comparisons the JS bulkhead makes.
   const rawCore = BreakerCore.consecutive(5, 10_000, 1);
   const admission = { running: 0, waiting: 0 };
+
+  // Cases 8–9: one options object (one plan) for every request, as an app holds it.
+  const rfDefaults = { fetch: stubFetch };
+  const rfBare = { fetch: stubFetch, breaker: false, budget: false };
+  const rfKeyed = { fetch: stubFetch, idempotencyKey: 'auto' };
+  const POST = Object.freeze({ method: 'POST', body: '{"amountCents":1200,"currency":"usd"}' });
+  const kyStub = ky?.create({ fetch: stubFetch, retry: 2, timeout: false });
+  const kyTimeout = ky?.create({ fetch: stubFetch, retry: 2 });
+  const CHARGE = Object.freeze({ amountCents: 1200, currency: 'usd', cart: 'cart_8f3e2a9b' });
+  let checkout;
+  // A new client (and store) per batch: a fresh key per charge, and records live 24 h by default.
+  const freshClient = () => {
+    checkout = createCheckoutClient({ endpoint: HTTP_URL, fetch: stubFetch, store: new IdempotencyStore({ maxRecords: 1_000_000 }) });
+  };
+  freshClient();
 
   return [
     {
@@ -331,6 +384,39 @@ export function cases() {
           },
         },
         { name: 'one sync wasm call (BreakerCore.tryAcquireClosed)', lib: 'wasm', op: () => (rawCore.tryAcquireClosed(), ok()) },
+      ],
+    },
+    {
+      id: '8',
+      title: 'resilientFetch, stub fetch answering 200',
+      variants: [
+        { name: 'baseline: await fetch(url)', lib: 'baseline', op: () => stubFetch(HTTP_URL) },
+        {
+          name: 'steadfast resilientFetch GET (defaults: origin breaker, budget)',
+          lib: 'steadfast',
+          op: () => resilientFetch(HTTP_URL, undefined, rfDefaults),
+        },
+        { name: 'steadfast resilientFetch GET (breaker: false, budget: false)', lib: 'steadfast', op: () => resilientFetch(HTTP_URL, undefined, rfBare) },
+        { name: "steadfast resilientFetch POST (idempotencyKey: 'auto')", lib: 'steadfast', op: () => resilientFetch(HTTP_URL, POST, rfKeyed) },
+        { name: 'plain wrapper: 3 attempts on 5xx', lib: 'plain', op: () => plainFetch(HTTP_URL) },
+        ...(ky === undefined
+          ? []
+          : [
+              { name: 'ky GET (retry: 2, timeout: false)', lib: 'ky', op: () => kyStub(HTTP_URL) },
+              { name: 'ky GET (retry: 2, default timeout)', lib: 'ky', op: () => kyTimeout(HTTP_URL) },
+            ]),
+      ],
+    },
+    {
+      id: '9',
+      title: 'checkout charge(), stub fetch answering 200',
+      variants: [
+        {
+          name: 'baseline: await fetch(POST) + await text()',
+          lib: 'baseline',
+          op: () => stubFetch(HTTP_URL, { method: 'POST', body: JSON.stringify(CHARGE) }).then((r) => r.text()),
+        },
+        { name: 'steadfast client.charge (fresh key)', lib: 'steadfast', setup: freshClient, op: () => checkout.charge(CHARGE) },
       ],
     },
   ];

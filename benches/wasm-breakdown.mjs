@@ -5,16 +5,33 @@
 // overstates it slightly: the groups share a dictionary in the real file). Names are those of the
 // outer function after wasm-opt's inlining, so a group holds what was inlined into it. Run after `make build`:
 //
-//   node benches/wasm-breakdown.mjs [--top=N]
+//   node benches/wasm-breakdown.mjs [--top=N] [--wasm=<raw cargo .wasm>]
+//
+// --wasm: break down another module the same way, e.g. the Rust app's
+// (target/rust-checkout/wasm32-unknown-unknown/release/rust_checkout.wasm after examples/rust-checkout/build.sh).
+//
+//   node benches/wasm-breakdown.mjs --without=hedge,limiter,quota
+//
+// --without: what leaving src/wasm modules out of the npm module would buy (the bytes a page saves if
+// they were loaded only when named). Builds a copy of the crate with each named module, and then all
+// of them, compiled out (`#[cfg(any())]` on its `mod` and `pub use` lines of src/wasm/mod.rs; the
+// working tree is not touched) into target/variant, with the build's wasm-bindgen and wasm-opt flags,
+// and prints the .wasm gzip -9 and the esbuild-minified glue gzip -9 next to the unmodified crate's.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { ROOT, table } from './common.mjs';
 
+const without = process.argv.find((a) => a.startsWith('--without='))?.slice(10);
+if (without !== undefined) {
+  await compareWithout(without.split(',').filter(Boolean));
+  process.exit(0);
+}
+
 const top = Number(process.argv.find((a) => a.startsWith('--top='))?.slice(6) ?? 25);
-const raw = join(ROOT, 'target/wasm32-unknown-unknown/release/steadfast.wasm');
+const raw = process.argv.find((a) => a.startsWith('--wasm='))?.slice(7) ?? join(ROOT, 'target/wasm32-unknown-unknown/release/steadfast.wasm');
 statSync(raw);
 // The build's flags (scripts/build.sh: WASM_OPT_FLAGS, default below).
 const flags = process.env.WASM_OPT_FLAGS ?? '-Oz --converge --low-memory-unused --strip-producers --strip-target-features';
@@ -118,7 +135,7 @@ function report(buf, flags) {
     if (/^(dlmalloc|talc|__rust_|__rdl|__rg|alloc::alloc)/.test(n) || /malloc|free|realloc/.test(n)) return 'allocator (talc + alloc glue)';
     if (/^wasm_bindgen|__wbg|__wbindgen|externref/.test(n)) return 'wasm-bindgen glue';
     if (/^core::fmt|::fmt$|core::panicking|core::str|core::num::fmt/.test(n)) return 'core::fmt / panics / str';
-    const m = n.match(/^steadfast::(core::[a-z_]+|wasm(::[a-z_]+)?)/);
+    const m = n.match(/^steadfast::(core::[a-z_]+|wasm(::[a-z_]+)?|web::[a-z_]+)/);
     if (m) return `steadfast::${m[1]}`;
     const c = n.match(/^([a-z_0-9]+)::([a-z_0-9]+)/);
     return c ? `${c[1]}::${c[2]}` : n.split('::')[0].slice(0, 40);
@@ -151,4 +168,47 @@ function report(buf, flags) {
     .slice(0, 15);
   console.log();
   table([['largest functions', 'bytes'], ...big.map(([n, s]) => [n.length > 100 ? `${n.slice(0, 97)}...` : n, String(s)])]);
+}
+
+/** The --without table: each module compiled out alone, then all of them, against the whole crate. */
+async function compareWithout(modules) {
+  const { transform } = await import('esbuild');
+  const flags = (process.env.WASM_OPT_FLAGS ?? '-Oz --converge --low-memory-unused --strip-producers --strip-target-features').split(/\s+/).filter(Boolean);
+  const opt = process.env.STEADFAST_WASM_OPT ?? 'wasm-opt';
+  const crate = mkdtempSync(join(tmpdir(), 'sf-crate-'));
+  try {
+    for (const f of ['Cargo.toml', 'Cargo.lock', 'src']) cpSync(join(ROOT, f), join(crate, f), { recursive: true });
+    const modRs = readFileSync(join(ROOT, 'src/wasm/mod.rs'), 'utf8');
+    const variants = [[], ...modules.map((m) => [m]), ...(modules.length > 1 ? [modules] : [])];
+    const rows = [];
+    for (const out of variants) {
+      let text = modRs;
+      for (const m of out) {
+        const before = text;
+        text = text.replace(new RegExp(`^(mod ${m};|pub use ${m}::)`, 'gm'), '#[cfg(any())]\n$1');
+        if (text === before) throw new Error(`--without: src/wasm/mod.rs has no \`mod ${m};\``);
+      }
+      writeFileSync(join(crate, 'src/wasm/mod.rs'), text);
+      execFileSync('cargo', ['build', '--quiet', '--release', '--target', 'wasm32-unknown-unknown', '--lib', '--target-dir', join(ROOT, 'target/variant')], {
+        cwd: crate,
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
+      const dir = join(crate, 'out');
+      rmSync(dir, { recursive: true, force: true });
+      const raw = join(ROOT, 'target/variant/wasm32-unknown-unknown/release/steadfast.wasm');
+      execFileSync('wasm-bindgen', ['--target', 'web', '--encode-into', 'always', '--omit-default-module-path', '--out-dir', dir, '--out-name', 'm', raw]);
+      execFileSync(opt, [...flags, join(dir, 'm_bg.wasm'), '-o', join(dir, 'o.wasm')]);
+      const wasm = gzipSync(readFileSync(join(dir, 'o.wasm')), { level: 9 }).length;
+      const glue = gzipSync((await transform(readFileSync(join(dir, 'm.js'), 'utf8'), { minify: true, format: 'esm' })).code, { level: 9 }).length;
+      rows.push([out.length === 0 ? '(whole npm module)' : `without ${out.join(', ')}`, wasm, glue]);
+    }
+    const [, w0, g0] = rows[0];
+    const d = (n) => (n === 0 ? '0' : `${n > 0 ? '+' : '−'}${Math.abs(n)}`);
+    table([
+      ['variant', '.wasm gz', 'Δ', 'glue min gz', 'Δ', 'Δ total'],
+      ...rows.map(([label, w, g]) => [label, String(w), d(w - w0), String(g), d(g - g0), d(w - w0 + g - g0)]),
+    ]);
+  } finally {
+    rmSync(crate, { recursive: true, force: true });
+  }
 }

@@ -730,3 +730,68 @@ async fn dialect_no_re_send_past_the_retention_window() {
     }
     assert_eq!(s.log().await.len(), 1, "nothing re-sent");
 }
+
+/// On wasm32 the shell writes canonical JSON's numbers with JavaScript's own `String(n)` (so the
+/// module carries no float formatting of core's): a charge's fingerprint is still the core's
+/// canonical text, number for number, at the edges of the plain and exponent forms too.
+#[wasm_bindgen_test]
+fn a_fingerprint_s_numbers_are_the_core_s_when_javascript_writes_them() {
+    use steadfast::core::canonical::canonical_object;
+    use steadfast::web::{Charge, Json};
+    let numbers = [
+        0.0,
+        -0.0,
+        1.0,
+        4999.0,
+        -12.5,
+        0.1,
+        0.1 + 0.2,
+        0.000001,
+        1e-7,
+        1.5e-7,
+        2.5e-5,
+        123456789012345680000.0,
+        1e21,
+        -1.25e300,
+        9007199254740991.0,
+        5e-324,
+        f64::MAX,
+    ];
+    let list = Json::Array(numbers.iter().map(|&n| Json::Number(n)).collect());
+    let charge = Charge::new("k-numbers", 4999, "usd")
+        .unwrap()
+        .field("n", list.clone())
+        .unwrap();
+    let amount = Json::Number(4999.0);
+    let currency = Json::String("usd".into());
+    let want = canonical_object(
+        [
+            ("amountCents", &amount),
+            ("currency", &currency),
+            ("n", &list),
+        ],
+        |_| false,
+    )
+    .unwrap();
+    assert_eq!(charge.fingerprint(), want);
+    assert!(want.contains("[0,0,1,4999,-12.5,0.1,0.30000000000000004,0.000001,1e-7,1.5e-7,0.000025,123456789012345680000,1e+21,-1.25e+300,9007199254740991,5e-324,1.7976931348623157e+308]"), "{want}");
+}
+
+/// Error text on wasm32 writes milliseconds as JavaScript does: `10000`, `0.5`, never `10000.0`.
+#[wasm_bindgen_test]
+fn error_text_writes_milliseconds_as_javascript_does() {
+    let timeout = FetchFailure::AttemptTimeout { ms: 10_000.0 };
+    assert_eq!(timeout.to_string(), "attempt timed out after 10000 ms");
+    assert_eq!(format!("{timeout:?}"), "AttemptTimeout { ms: 10000 }");
+    let half = FetchFailure::AttemptTimeout { ms: 0.5 };
+    assert_eq!(half.to_string(), "attempt timed out after 0.5 ms");
+    let e: Error<FetchFailure> = Error::OutcomeUnknown {
+        key: "k".into(),
+        started_at_ms: 1.0,
+        cause: None,
+    };
+    assert_eq!(
+        format!("{e:?}"),
+        r#"OutcomeUnknown { key: "k", started_at_ms: 1, cause: None }"#
+    );
+}

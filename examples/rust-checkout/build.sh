@@ -10,7 +10,9 @@ target="$STEADFAST_ROOT/target/rust-checkout"
 cargo build --quiet --release --target wasm32-unknown-unknown --target-dir "$target"
 rm -rf pkg
 wasm-bindgen --target web --out-dir pkg "$target/wasm32-unknown-unknown/release/rust_checkout.wasm"
-"$STEADFAST_WASM_OPT" -Oz --strip-producers --strip-target-features pkg/rust_checkout_bg.wasm -o pkg/rust_checkout_bg.wasm
+# The npm build's flags (scripts/build.sh says why --low-memory-unused is safe: the stack sits first).
+"$STEADFAST_WASM_OPT" -Oz --converge --low-memory-unused --strip-producers --strip-target-features \
+  pkg/rust_checkout_bg.wasm -o pkg/rust_checkout_bg.wasm
 node -e '
   const { readFileSync } = require("node:fs"); const z = require("node:zlib");
   const b = readFileSync("pkg/rust_checkout_bg.wasm");

@@ -94,22 +94,42 @@ function sortKeys(keys) {
   return keys;
 }
 
+/** The fields left out of every fingerprint: the key is not part of the request. */
+const KEY_ONLY = new Set(['idempotencyKey']);
+
+/**
+ * `"k":` for an object key: charges reuse a handful of field names, so each is quoted once (bounded:
+ * cleared at QUOTED_MAX names, so hostile key names cannot grow it).
+ */
+const quoted = new Map();
+const QUOTED_MAX = 1024;
+function member(k) {
+  let q = quoted.get(k);
+  if (q === undefined) {
+    if (quoted.size >= QUOTED_MAX) quoted.clear();
+    q = `${quote(k)}:`;
+    quoted.set(k, q);
+  }
+  return q;
+}
+
 /** `{"k":v,...}` with keys sorted, leaving out the keys `skip` holds and undefined values. */
 function object(value, depth, where, path, skip) {
   const keys = sortKeys(Object.keys(value));
-  let out = '{';
-  for (const k of keys) {
-    if (skip?.has(k)) continue;
+  let out = '';
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i];
+    if (skip !== undefined && (skip === KEY_ONLY ? k === 'idempotencyKey' : skip.has(k))) continue;
     const d = Object.getOwnPropertyDescriptor(value, k);
     if (d.get !== undefined) throw notPlain(where, `${path}.${k}`, undefined, 'a getter');
-    const v = canon(d.value, depth + 1, where, `${path}.${k}`);
-    if (v === undefined) continue;
-    out += `${out.length > 1 ? ',' : ''}${quote(k)}:${v}`;
+    const v = d.value;
+    // The common field kinds inline (no call, no path string built); the rest through canon().
+    const text = typeof v === 'string' ? quote(v) : typeof v === 'number' && Number.isFinite(v) ? String(v) : canon(v, depth + 1, where, `${path}.${k}`);
+    if (text === undefined) continue;
+    out = out.length === 0 ? member(k) + text : `${out},${member(k)}${text}`;
   }
-  return `${out}}`;
+  return `{${out}}`;
 }
-
-const KEY_ONLY = new Set(['idempotencyKey']);
 
 /**
  * Read a `volatileFields` option: top-level charge fields that do not identify the charge (a

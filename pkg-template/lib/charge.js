@@ -5,6 +5,7 @@
 import * as o from './options.js';
 import { withRetry, checkPolicy } from './retry.js';
 import { canonicalCharge, volatileFields } from './canonical.js';
+import { checkCharge } from './charge-shape.js';
 
 /**
  * The canonical text a charge is fingerprinted by (what chargeCustomer and the checkout client bind
@@ -33,11 +34,10 @@ export function chargeCustomer(charge, deps) {
   const c = o.object(charge, where);
   const key = o.own(c, 'idempotencyKey'); // own only: a polluted prototype must not supply a key
   if (typeof key !== 'string') return Promise.reject(o.typeError(where, 'idempotencyKey', 'a string', key));
-  if (!Number.isSafeInteger(c.amountCents) || c.amountCents <= 0) {
-    return Promise.reject((typeof c.amountCents === 'number' ? o.rangeError : o.typeError)(where, 'amountCents', 'a positive integer', c.amountCents));
-  }
-  if (typeof c.currency !== 'string' || c.currency.length === 0) {
-    return Promise.reject(o.typeError(where, 'currency', 'a non-empty string', c.currency));
+  try {
+    checkCharge(c, where);
+  } catch (e) {
+    return Promise.reject(e);
   }
   const d = o.object(deps, where);
   // Structural: an IdempotencyStore or a shared (Redis) one, a CircuitBreaker or a shared one.

@@ -10,39 +10,24 @@
 // call itself that is not our abort (the Fetch standard rejects with a TypeError whose message
 // differs per engine: Chromium "Failed to fetch", Firefox "NetworkError when attempting to fetch
 // resource.", WebKit "Load failed", undici "fetch failed").
+//
+// What the options decide is compiled once per options object into a plan (fetch-plan.js); the
+// per-origin breakers and limiters are origin.js's. This file sends one request under a plan.
 
-import { historyRecord, methodIsRetryable, provesNotSent, settleAfterMs as coreSettleAfterMs } from '../steadfast_core.js';
-import { CircuitBreaker } from './breaker.js';
-import { RetryBudget } from './budget.js';
-import { RetryQuota } from './quota.js';
-import { RateLimiter } from './limiter.js';
+import { historyRecord, methodIsRetryable, provesNotSent } from '../steadfast_core.js';
 import { IdempotencyKeyExpiredError, OfflineError, OutcomeUnknownError } from './errors.js';
-import { compileDialect } from './dialect.js';
-import { ANSWER, VERDICT, historyVerdict, isTransientError, isTransientResponse, hasCode } from './classify.js';
-import { withRetry } from './retry.js';
+import { ANSWER, VERDICT, historyVerdict, isTransientResponse, hasCode } from './classify.js';
+import { retryWith } from './retry.js';
 import { newIdempotencyKey } from './idempotency.js';
 import * as o from './options.js';
-import { deferred } from './deferred.js';
 import { after } from './clock.js';
-import { fetchDefaults, JITTERS } from './defaults.js';
-import { evictOldest } from './bounded.js';
-import { compileHedge, copyInit, hedgeForRequest } from './hedge.js';
+import { copyInit, hedgeForRequest } from './hedge.js';
+import { RetryableResponse, limiterFor } from './origin.js';
+import { markFromFetch, planFor, retryPolicyOf } from './fetch-plan.js';
+
+export { BreakerRegistry, adaptiveLimiterOrigins } from './origin.js';
 
 const KEYED = new Set(['POST', 'PATCH']);
-
-/**
- * An HTTP answer as an error: a transient status thrown inside the retry loop (so the breaker and
- * driver see a failure), or the last answer of a keyed request whose outcome is unknown (its `cause`).
- */
-class RetryableResponse extends Error {
-  constructor(response) {
-    super(`HTTP ${response.status}`);
-    this.name = 'HttpResponseError';
-    this.response = response;
-    this.status = response.status;
-    this.headers = response.headers;
-  }
-}
 
 /**
  * @internal Does this failure prove that nothing reached the server? Offline before sending, or a
@@ -54,195 +39,21 @@ export function provablyNotSent(error) {
   return error instanceof OfflineError || hasCode(error, provesNotSent);
 }
 
-/** What an origin's breaker counts as a failure: transient statuses and network errors, not the caller's own abort. */
-function countsAgainstOrigin(e) {
-  return e instanceof RetryableResponse || (isTransientError(e) && e?.name !== 'AbortError');
-}
-
-/**
- * One breaker per origin, made on first use with the same options: a slow payment host must not
- * trip the breaker of the email host.
- */
-export class BreakerRegistry {
-  #options;
-  #maxOrigins;
-  #byOrigin = new Map();
-  #pinned = new Set();
-  /**
-   * @param {object} [breakerOptions] options for each origin's CircuitBreaker (default: the core's, fetchDefaults().breaker:
-   *   windowSize 20, minimumCalls 10, failureRateThreshold 0.5, openDurationMs 30 s),
-   *   plus `maxOrigins = 1000` and `pinned = []` (origins or URLs whose breakers are never evicted).
-   *   Past maxOrigins, the oldest breaker that is neither pinned nor holding protection (see
-   *   CircuitBreaker#holdsProtection: not closed, or a failure on record) is dropped, so URLs built
-   *   from client input cannot grow memory without bound. When every kept breaker is pinned or in
-   *   use, nothing is dropped: a new origin gets a breaker that is not kept (it guards that one call).
-   */
-  constructor(breakerOptions) {
-    const stand = deferred(new.target, arguments, 'BreakerRegistry');
-    if (stand !== undefined) return stand;
-    const given = o.object(breakerOptions === undefined ? fetchDefaults().breaker : breakerOptions, 'BreakerRegistry');
-    const opts = { isFailure: countsAgainstOrigin };
-    for (const k of Object.keys(given)) if (k !== 'maxOrigins' && k !== 'pinned') opts[k] = given[k];
-    const maxOrigins = o.num(given, 'maxOrigins', 'BreakerRegistry') ?? fetchDefaults().maxOrigins;
-    if (!Number.isSafeInteger(maxOrigins) || maxOrigins < 1) throw o.rangeError('BreakerRegistry', 'maxOrigins', 'an integer >= 1', maxOrigins);
-    const pinned = o.own(given, 'pinned') ?? [];
-    if (!Array.isArray(pinned)) throw o.typeError('BreakerRegistry', 'pinned', 'an array of origins or URLs', pinned);
-    new CircuitBreaker(opts); // validate now, not on first request
-    this.#options = opts;
-    this.#maxOrigins = maxOrigins;
-    for (const p of pinned) this.pin(p);
-  }
-  /**
-   * Keep `origin`'s breaker for the registry's lifetime (never evicted): the endpoints an app
-   * depends on (a checkout client pins its endpoints). Accepts an origin, a URL string or a URL;
-   * returns that origin's breaker. Pinned breakers count toward maxOrigins but are never dropped.
-   */
-  pin(origin) {
-    const key = originOf(origin);
-    if (key === undefined) throw o.typeError('BreakerRegistry.pin', 'origin', 'an origin, a URL string or a URL', origin);
-    this.#pinned.add(key);
-    return this.get(key);
-  }
-  /** The breaker of `origin` (e.g. 'https://api.example.com'). */
-  get(origin) {
-    let b = this.#byOrigin.get(origin);
-    if (b === undefined) {
-      b = new CircuitBreaker(this.#options);
-      const pinned = this.#pinned.has(origin);
-      if (
-        this.#byOrigin.size >= this.#maxOrigins &&
-        !pinned &&
-        !evictOldest(this.#byOrigin, (breaker, k) => !this.#pinned.has(k) && !breaker.holdsProtection, true)
-      ) {
-        return b; // every kept breaker is pinned or in use: this one guards its call, and is not kept
-      }
-      this.#byOrigin.set(origin, b);
-    }
-    return b;
-  }
-  /** Origins with a breaker. */
-  origins() {
-    return [...this.#byOrigin.keys()];
-  }
-}
-
-/** @internal The origin of an origin string, URL string or URL (relative to the page's location); undefined when it is none of these. */
-export function originOf(v) {
-  const raw = typeof v === 'string' ? v : typeof v?.href === 'string' ? v.href : undefined;
-  if (raw === undefined) return undefined;
-  try {
-    return new URL(raw, globalThis.location?.href).origin;
-  } catch {
-    return undefined;
-  }
-}
-
-let sharedRegistry;
-let sharedBudget;
-/** `adaptive: true`: one RateLimiter per origin, process-wide (a rate is a property of the server). */
-const sharedLimiters = new Map();
-
-function urlOf(input) {
-  const raw = typeof input === 'string' ? input : typeof input?.href === 'string' ? input.href : input?.url;
-  if (typeof raw !== 'string') throw o.typeError('resilientFetch', 'input', 'a URL string, URL or Request', input);
-  return new URL(raw, globalThis.location?.href);
-}
-
-/** @internal Validate and normalise resilientFetch options (also used by createCheckoutClient). */
-export function compile(options) {
-  const where = 'resilientFetch';
-  const opts = o.object(options, where, true);
-  const DEFAULT_RETRY = fetchDefaults().retry;
-  const r = opts.retry === undefined ? DEFAULT_RETRY : o.object(opts.retry, where);
-  const retry = {
-    maxAttempts: o.num(r, 'maxAttempts', where) ?? DEFAULT_RETRY.maxAttempts,
-    baseDelayMs: o.num(r, 'baseDelayMs', where) ?? DEFAULT_RETRY.baseDelayMs,
-    maxDelayMs: o.num(r, 'maxDelayMs', where) ?? DEFAULT_RETRY.maxDelayMs,
-    jitter: JITTERS[o.oneOf(r, 'jitter', where, JITTERS, JITTERS.indexOf(DEFAULT_RETRY.jitter))],
-    random: o.fn(r, 'random', where),
-  };
-  const attemptTimeoutMs = o.num(opts, 'attemptTimeoutMs', where);
-  if (attemptTimeoutMs !== undefined && !(attemptTimeoutMs > 0)) throw o.rangeError(where, 'attemptTimeoutMs', 'a number > 0', attemptTimeoutMs);
-  const deadlineMs = o.num(opts, 'deadlineMs', where);
-  if (deadlineMs !== undefined && !(deadlineMs > 0)) throw o.rangeError(where, 'deadlineMs', 'a number > 0', deadlineMs);
-  let breaker = o.own(opts, 'breaker');
-  if (breaker !== undefined && breaker !== false && typeof breaker?.execute !== 'function' && !(breaker instanceof BreakerRegistry)) {
-    throw o.typeError(where, 'breaker', 'a CircuitBreaker, a BreakerRegistry or false', breaker);
-  }
-  let budget = o.own(opts, 'budget');
-  if (budget !== undefined && budget !== false && !(budget instanceof RetryBudget) && !(budget instanceof RetryQuota)) {
-    throw o.typeError(where, 'budget', 'a RetryBudget, a RetryQuota or false', budget);
-  }
-  const rateLimiter = o.own(opts, 'rateLimiter');
-  if (rateLimiter !== undefined && !(rateLimiter instanceof RateLimiter)) throw o.typeError(where, 'rateLimiter', 'a RateLimiter', rateLimiter);
-  const adaptive = o.own(opts, 'adaptive');
-  if (adaptive !== undefined && typeof adaptive !== 'boolean') throw o.typeError(where, 'adaptive', 'a boolean', adaptive);
-  const key = o.own(opts, 'idempotencyKey'); // own only: a polluted prototype must not supply a key
-  if (key !== undefined && typeof key !== 'string') throw o.typeError(where, 'idempotencyKey', "a string or 'auto'", key);
-  const settleAfterMs = o.num(opts, 'settleAfterMs', where);
-  if (settleAfterMs !== undefined && !(settleAfterMs >= 0)) throw o.rangeError(where, 'settleAfterMs', 'a number >= 0', settleAfterMs);
-  const dialect = compileDialect(o.own(opts, 'dialect'), where);
-  const attemptHeader = o.own(opts, 'attemptHeader');
-  if (attemptHeader !== undefined && (typeof attemptHeader !== 'string' || !/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(attemptHeader))) {
-    throw (typeof attemptHeader === 'string' ? o.rangeError : o.typeError)(where, 'attemptHeader', 'an HTTP header name', attemptHeader);
-  }
-  const bufferBody = opts.bufferBody ?? false;
-  if (typeof bufferBody !== 'boolean') throw o.typeError(where, 'bufferBody', 'a boolean', bufferBody);
-  return {
-    fetch: o.fn(opts, 'fetch', where),
-    retry,
-    attemptTimeoutMs,
-    deadlineMs,
-    breaker,
-    budget,
-    rateLimiter,
-    adaptive: adaptive === true,
-    key,
-    settleAfterMs,
-    bufferBody,
-    dialect,
-    attemptHeader,
-    onRetry: o.fn(opts, 'onRetry', where),
-    hedge: o.own(opts, 'hedge') === undefined ? undefined : compileHedge(o.own(opts, 'hedge'), where),
-  };
-}
-
-/**
- * @internal The settle window (see reconcile) for an unknown produced under these limits: the
- * core's rule (twice the longest an attempt could run).
- */
-export function settleWindowFor(attemptTimeoutMs, deadlineMs) {
-  return coreSettleAfterMs(attemptTimeoutMs ?? NaN, deadlineMs ?? NaN);
-}
-
 /** Throws fetch's own TypeError for a request fetch would refuse (bad method, header, URL) — before anything is sent. */
 function checkRequest(url, method, headers) {
   if (typeof Request !== 'function') return;
   new Request(url.href, { method, headers });
 }
 
-/**
- * The process-wide limiter of `origin`. Bounded like BreakerRegistry (fetchDefaults().maxOrigins): URLs
- * built from client input must not grow memory without bound. Past the bound the oldest limiter
- * that never saw a throttle goes (it has learned nothing a new one would not); only when every
- * one is pacing does the oldest pacing one go.
- */
-function limiterFor(origin) {
-  let l = sharedLimiters.get(origin);
-  if (l === undefined) {
-    if (sharedLimiters.size >= fetchDefaults().maxOrigins) evictOldest(sharedLimiters, (limiter) => !limiter.enabled);
-    sharedLimiters.set(origin, (l = new RateLimiter()));
-  }
-  return l;
-}
-
-/** @internal How many origins have a process-wide adaptive limiter (tests check the bound). */
-export function adaptiveLimiterOrigins() {
-  return sharedLimiters.size;
-}
-
 function attemptTimeout(ms) {
   return new DOMException(`attempt timed out after ${ms} ms`, 'TimeoutError');
+}
+
+/** The URL of a fetch input: a string, a URL or a Request (relative to the page's location). */
+function urlOf(input) {
+  const raw = typeof input === 'string' ? input : typeof input?.href === 'string' ? input.href : input?.url;
+  if (typeof raw !== 'string') throw o.typeError('resilientFetch', 'input', 'a URL string, URL or Request', input);
+  return new URL(raw, globalThis.location?.href);
 }
 
 /**
@@ -253,7 +64,13 @@ function attemptTimeout(ms) {
  * keyed POST/PATCH may have been processed.
  */
 export function resilientFetch(input, init, options) {
-  return fetchWithState(input, init, options, {});
+  let plan;
+  try {
+    plan = planFor(options);
+  } catch (e) {
+    return Promise.reject(e); // at call, as a rejection: the options' TypeError/RangeError
+  }
+  return fetchWithPlan(plan, input, init, {});
 }
 
 /**
@@ -262,8 +79,10 @@ export function resilientFetch(input, init, options) {
  * `history` (core::history, every attempt folded in: the verdict of the whole call, not of its last
  * answer). With `readBody`, the body of the answer that ends the call is read inside its attempt
  * (as `state.bodyText`), so the attempt timeout and the deadline cover a body that stalls.
+ * `state.onSend()`, when given, runs just before each fetch call (the checkout client's onAttempt).
+ * `plan` is planFor(options) (resilientFetch) or compilePlan (the checkout client): compiled once, by the caller.
  */
-export async function fetchWithState(input, init, options, state, readBody = false) {
+export async function fetchWithPlan(plan, input, init, state, readBody = false) {
   const startedAt = Date.now();
   state.maybeSent = false;
   state.attempts = 0;
@@ -275,20 +94,18 @@ export async function fetchWithState(input, init, options, state, readBody = fal
   // The key's first use, for the retention window: the caller's (a checkout charge started
   // earlier), else this call's first attempt.
   state.firstAttemptAt = state.keyFirstUsedAt;
-  const c = compile(options);
   const url = urlOf(input);
-  const doFetch = c.fetch ?? globalThis.fetch;
+  const doFetch = plan.fetch ?? globalThis.fetch;
   const base = typeof Request === 'function' && input instanceof Request ? input : undefined;
   const reqInit = init === undefined ? {} : o.object(init, 'resilientFetch');
   const method = String(reqInit.method ?? base?.method ?? 'GET').toUpperCase();
   const headers = new Headers(base?.headers);
   new Headers(reqInit.headers).forEach((v, k) => headers.set(k, v));
-  // The key's header is the dialect's (Idempotency-Key when none is named), in its syntax.
-  const keyHeader = c.dialect?.header ?? 'Idempotency-Key';
+  const keyHeader = plan.keyHeader;
   let key;
-  if (c.key !== undefined) {
-    key = c.key === 'auto' ? newIdempotencyKey() : c.key;
-    headers.set(keyHeader, c.dialect === undefined ? key : c.dialect.headerValue(key, 'resilientFetch'));
+  if (plan.key !== undefined) {
+    key = plan.key === 'auto' ? newIdempotencyKey() : plan.key;
+    headers.set(keyHeader, plan.dialect === undefined ? key : plan.dialect.headerValue(key, 'resilientFetch'));
   } else {
     // The raw key when the caller (the checkout client) set the header itself in the dialect's syntax.
     key = headers.has(keyHeader) ? (state.key ?? headers.get(keyHeader)) : undefined;
@@ -298,8 +115,8 @@ export async function fetchWithState(input, init, options, state, readBody = fal
   // memory first (then every attempt sends the same bytes).
   let body = reqInit.body;
   const streamed = typeof ReadableStream === 'function' && body instanceof ReadableStream;
-  if (streamed && c.bufferBody) body = new Uint8Array(await new Response(body).arrayBuffer());
-  const replayable = !streamed || c.bufferBody;
+  if (streamed && plan.bufferBody) body = new Uint8Array(await new Response(body).arrayBuffer());
+  const replayable = !streamed || plan.bufferBody;
   const retryable = replayable && methodIsRetryable(method, key !== undefined);
   const callerSignal = reqInit.signal ?? base?.signal ?? undefined;
   const keyed = KEYED.has(method) && key !== undefined;
@@ -308,17 +125,8 @@ export async function fetchWithState(input, init, options, state, readBody = fal
   // opaque redirect, status 0, in browsers), which proves this attempt was not processed.
   const fetchInit = keyed ? { ...reqInit, method, headers, redirect: 'manual' } : { ...reqInit, method, headers };
   if (reqInit.body !== undefined) fetchInit.body = body;
-  if (streamed && c.bufferBody) delete fetchInit.duplex;
-  // Rejections of the fetch call itself (not our abort): network errors, whatever their text.
-  const fromFetch = new Set();
-
-  const breaker =
-    c.breaker === false
-      ? undefined
-      : typeof c.breaker?.execute === 'function'
-        ? c.breaker
-        : (c.breaker ?? (sharedRegistry ??= new BreakerRegistry())).get(url.origin);
-  const budget = c.budget === false ? undefined : (c.budget ?? (sharedBudget ??= new RetryBudget(fetchDefaults().budget)));
+  if (streamed && plan.bufferBody) delete fetchInit.duplex;
+  const breaker = plan.breaker ?? plan.registry?.get(url.origin);
 
   const attempt = async (ctx) => {
     const controller = new AbortController();
@@ -334,14 +142,15 @@ export async function fetchWithState(input, init, options, state, readBody = fal
     // earlier attempt may have been processed (reconcile by lookup instead).
     if (
       keyed &&
-      c.dialect !== undefined &&
+      plan.dialect !== undefined &&
       state.firstAttemptAt !== undefined &&
       historyVerdict(state.history) === VERDICT.UNKNOWN &&
-      c.dialect.keyExpired(state.firstAttemptAt, Date.now())
+      plan.dialect.keyExpired(state.firstAttemptAt, Date.now())
     ) {
-      throw new IdempotencyKeyExpiredError(key, { firstUsedAt: state.firstAttemptAt, retentionMs: c.dialect.retentionMs, dialect: c.dialect.name });
+      throw new IdempotencyKeyExpiredError(key, { firstUsedAt: state.firstAttemptAt, retentionMs: plan.dialect.retentionMs, dialect: plan.dialect.name });
     }
-    const cancelTimer = c.attemptTimeoutMs === undefined ? undefined : after(c.attemptTimeoutMs, () => controller.abort(attemptTimeout(c.attemptTimeoutMs)));
+    const cancelTimer =
+      plan.attemptTimeoutMs === undefined ? undefined : after(plan.attemptTimeoutMs, () => controller.abort(attemptTimeout(plan.attemptTimeoutMs)));
     try {
       const req = base !== undefined ? base.clone() : url.href;
       let response;
@@ -350,11 +159,12 @@ export async function fetchWithState(input, init, options, state, readBody = fal
       state.firstAttemptAt ??= state.lastAttemptAt;
       try {
         const sendInit = { ...copyInit(ctx, fetchInit, base?.cache), signal: controller.signal };
-        if (c.attemptHeader !== undefined) {
+        if (plan.attemptHeader !== undefined) {
           // Opt-in: the attempt number on the wire (1 = first), e.g. for the server's own resend_count.
           sendInit.headers = new Headers(sendInit.headers);
-          sendInit.headers.set(c.attemptHeader, String(state.attempts));
+          sendInit.headers.set(plan.attemptHeader, String(state.attempts));
         }
+        state.onSend?.();
         response = await doFetch(req, sendInit);
       } catch (e) {
         // fetch rejects with a generic AbortError; report the reason we aborted with.
@@ -370,12 +180,12 @@ export async function fetchWithState(input, init, options, state, readBody = fal
         const notSent = provablyNotSent(e);
         if (!notSent) state.maybeSent = true;
         state.history = historyRecord(state.history, notSent ? ANSWER.NOT_SENT : ANSWER.NO_ANSWER);
-        fromFetch.add(e);
+        markFromFetch(e);
         throw e;
       }
       state.maybeSent = true;
       // A replayed error is the gateway's stored answer for this key: final, not transient.
-      state.replayed = c.dialect?.isReplay(response.headers) ?? false;
+      state.replayed = plan.dialect?.isReplay(response.headers) ?? false;
       const transient = !response.ok && !state.replayed && isTransientResponse(response.status, response.headers.get('stripe-should-retry') ?? undefined);
       if (readBody && !transient) {
         // Read inside the attempt: its timeout and the deadline abort a body that stalls. A body
@@ -388,11 +198,11 @@ export async function fetchWithState(input, init, options, state, readBody = fal
             state.lastAttemptAt = Date.now();
             throw controller.signal.reason;
           }
-          fromFetch.add(e);
+          markFromFetch(e);
           throw e;
         }
       }
-      state.history = historyRecord(state.history, c.dialect === undefined ? response.status : c.dialect.answerCode(response.status));
+      state.history = historyRecord(state.history, plan.dialect === undefined ? response.status : plan.dialect.answerCode(response.status));
       if (response.ok) return response;
       if (transient) throw new RetryableResponse(response);
       return response;
@@ -402,34 +212,18 @@ export async function fetchWithState(input, init, options, state, readBody = fal
     }
   };
 
-  const policy = {
-    ...c.retry,
-    maxAttempts: retryable ? c.retry.maxAttempts : 1,
-    maxElapsedMs: c.deadlineMs,
-    signal: callerSignal,
-    budget,
-    rateLimiter: c.rateLimiter ?? (c.adaptive ? limiterFor(url.origin) : undefined),
-    isRetryable: (e) =>
-      e instanceof RetryableResponse ||
-      e instanceof OfflineError ||
-      (!(callerSignal?.aborted && e === callerSignal.reason) && (fromFetch.has(e) || isTransientError(e))),
-    onRetry: (info) => {
-      // Free the connection of a response we will not return.
-      if (info.error instanceof RetryableResponse) info.error.response.body?.cancel().catch(() => {});
-      c.onRetry?.(info);
-    },
-  };
-  if (policy.random === undefined) delete policy.random;
-  if (policy.rateLimiter === undefined) delete policy.rateLimiter;
+  const limiter = plan.rateLimiter ?? (plan.adaptive ? limiterFor(url.origin) : undefined);
   // Hedging (lib/hedge.js): every copy is an `attempt` (same headers, same key, same history); a
-  // cancelled copy may have reached the server, and is folded in the moment it is let go.
-  if (c.hedge !== undefined) {
-    policy.hedge = hedgeForRequest(c.hedge, retryable, method, () => {
-      state.maybeSent = true;
-      state.history = historyRecord(state.history, ANSWER.NO_ANSWER);
-      state.lastAttemptAt = Date.now();
-    });
-  }
+  // cancelled copy may have reached the server, and is folded in the moment it is let go. Its hook
+  // is this request's, so a hedged request's policy is its own.
+  const hedge =
+    plan.hedge === undefined
+      ? undefined
+      : hedgeForRequest(plan.hedge, retryable, method, () => {
+          state.maybeSent = true;
+          state.history = historyRecord(state.history, ANSWER.NO_ANSWER);
+          state.lastAttemptAt = Date.now();
+        });
 
   // A keyed POST/PATCH whose history says some attempt may have been processed ends unknown,
   // whatever its last answer was: a 404 or 401 after a dropped attempt proves nothing about it.
@@ -438,12 +232,22 @@ export async function fetchWithState(input, init, options, state, readBody = fal
       cause,
       attempts: state.attempts,
       lastAttemptAt: state.lastAttemptAt,
-      settleAfterMs: c.settleAfterMs ?? settleWindowFor(c.attemptTimeoutMs, c.deadlineMs),
+      settleAfterMs: plan.settleAfterMs,
     });
   const mayHaveBeenProcessed = () => keyed && historyVerdict(state.history) === VERDICT.UNKNOWN;
   let response;
   try {
-    const run = () => withRetry(attempt, policy);
+    const run = () => {
+      let policy;
+      try {
+        o.signal({ signal: callerSignal }, 'signal', 'withRetry');
+        policy = retryPolicyOf(plan, retryable, limiter);
+        if (hedge !== undefined) policy = { ...policy, hedge };
+      } catch (e) {
+        return Promise.reject(e); // inside the breaker, as before: withRetry's own validation
+      }
+      return retryWith(attempt, policy, callerSignal);
+    };
     response = await (breaker === undefined ? run() : breaker.execute(run));
   } catch (e) {
     const callerAbort = callerSignal?.aborted && e === callerSignal.reason;

@@ -6,7 +6,14 @@
 // slots, and the keys of unknown records (for the reconciliation worklist); it is the one
 // in-process handle that both IdempotencyStore and the memory state store drive.
 
-import { StoreCore, failedVerdictWaitMs, newIdempotencyKey as coreKey, settleAfterMs as coreSettleAfterMs } from '../steadfast_core.js';
+import {
+  StoreCore,
+  failedVerdictWaitMs,
+  inputBuffer,
+  newIdempotencyKey as coreKey,
+  settleAfterMs as coreSettleAfterMs,
+  wasmMemory,
+} from '../steadfast_core.js';
 import { brand, DuplicateRequestError, IdempotencyKeyReuseError, IdempotencyStateError, OutcomeUnknownError, StoreFullError } from './errors.js';
 import * as o from './options.js';
 import { deferred } from './deferred.js';
@@ -27,6 +34,28 @@ export function newIdempotencyKey() {
     }
     throw thrown;
   }
+}
+
+const encoder = new TextEncoder();
+/** The core's input buffer: its address, size, and a view of it (remade when memory grows). */
+let input;
+
+/**
+ * Write `key` and then `fp` (if any) as UTF-8 into the core's input buffer, growing it when a text
+ * might not fit (3 bytes per UTF-16 unit at most); returns both byte lengths. Why: the fresh-key
+ * path's longest string is the fingerprint text, and encodeInto copies it natively where a string
+ * argument would be copied by a JS loop per character, with an allocation and a free.
+ */
+function writeInput(key, fp) {
+  const need = 3 * (key.length + (fp === undefined ? 0 : fp.length));
+  if (input === undefined || need > input.size) {
+    const size = Math.max(need, 4096);
+    input = { ptr: inputBuffer(size), size, memory: wasmMemory(), bytes: undefined };
+  }
+  let bytes = input.bytes;
+  if (bytes === undefined || bytes.byteLength === 0) bytes = input.bytes = new Uint8Array(input.memory.buffer, input.ptr, input.size); // a grown memory detaches the old view
+  const k = encoder.encodeInto(key, bytes).written;
+  return [k, fp === undefined ? 0 : encoder.encodeInto(fp, bytes.subarray(k)).written];
 }
 
 /**
@@ -55,8 +84,11 @@ export class MemoryRecords {
     // The fingerprint text crosses with the key and is hashed in the core (a SipHash-128 keyed by
     // this store's secret seed; Redis keeps SHA-256/128, which every process computes alike): one
     // call, no digest back. (A JS cache of recent digests, tried before, cost as much per lookup of a
-    // fresh text as the core's hash, and a new order missed it anyway.)
-    const code = this.#core.begin(key, fp ?? '', now);
+    // fresh text as the core's hash, and a new order missed it anyway.) Both are written with
+    // encodeInto into the core's input buffer, not passed as strings (see writeInput).
+    const [k, f] = writeInput(key, fp);
+    const code = this.#core.beginInput(k, f, now);
+    if (Number.isNaN(code)) throw new Error('steadfast: internal: the input buffer did not hold the key'); // unreachable: writeInput sized it
     // Slots freed by expiry are dropped BEFORE this slot is used (the same begin may hand one out).
     if (code % BEGIN.SLOT >= BEGIN.EXPIRED_FLAG) for (const s of this.#core.takeExpired()) this.#forget(s);
     return { kind: code % BEGIN.EXPIRED_FLAG, slot: Math.floor(code / BEGIN.SLOT) };

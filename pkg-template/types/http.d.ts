@@ -23,6 +23,11 @@ export interface FetchRetryOptions {
   readonly random?: () => number;
 }
 
+/**
+ * `resilientFetch`'s options. Compiled once per options object (breaker choice, budget, limiter,
+ * dialect and one retry policy) and then `Object.freeze`d with its `retry`, as a `withRetry`
+ * policy is: reuse one object for many requests, and spread it to change a field.
+ */
 export interface ResilientFetchOptions {
   /** The fetch to wrap. Default `globalThis.fetch`, read at call time. */
   readonly fetch?: FetchFn;

@@ -11,6 +11,8 @@
 
 use std::cmp::Ordering;
 
+use super::sort::heap_sort_by;
+
 /// A JSON value: the data of a charge's fields. Objects keep their fields in the order given;
 /// the canonical text sorts them.
 #[derive(Debug, Clone, PartialEq)]
@@ -97,16 +99,24 @@ impl Json {
 
     /// This value's canonical text (objects with sorted keys, no whitespace).
     pub fn canonical(&self) -> Result<String, JsonError> {
+        self.canonical_with(write_finite)
+    }
+
+    /// [`Json::canonical`] with finite numbers written by `number`, which must write what
+    /// JavaScript's `String(n)` writes (the crate's own writer does). A shell with JavaScript at
+    /// hand passes JS's own: then a wasm module carries no float formatting of core's.
+    pub fn canonical_with(&self, number: NumberWriter) -> Result<String, JsonError> {
         let mut out = String::new();
-        self.write(&mut out, 0)?;
+        self.write(&mut out, 0, number)?;
         Ok(out)
     }
 
-    fn write(&self, out: &mut String, depth: usize) -> Result<(), JsonError> {
+    fn write(&self, out: &mut String, depth: usize, number: NumberWriter) -> Result<(), JsonError> {
         match self {
             Json::Null => out.push_str("null"),
             Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-            Json::Number(n) => write_number(out, *n)?,
+            Json::Number(n) if !n.is_finite() => return Err(JsonError::NonFinite),
+            Json::Number(n) => number(out, *n),
             Json::String(s) => quote(out, s),
             Json::Array(items) => {
                 if depth > MAX_DEPTH {
@@ -117,7 +127,7 @@ impl Json {
                     if i > 0 {
                         out.push(',');
                     }
-                    v.write(out, depth + 1)?;
+                    v.write(out, depth + 1, number)?;
                 }
                 out.push(']');
             }
@@ -127,7 +137,7 @@ impl Json {
                 }
                 let refs: Vec<(&str, &Json)> =
                     fields.iter().map(|(k, v)| (k.as_str(), v)).collect();
-                write_object(out, refs, depth, |_| false)?;
+                write_object(out, refs, depth, |_| false, number)?;
             }
         }
         Ok(())
@@ -140,10 +150,22 @@ pub fn canonical_object<'a>(
     fields: impl IntoIterator<Item = (&'a str, &'a Json)>,
     skip: impl Fn(&str) -> bool,
 ) -> Result<String, JsonError> {
+    canonical_object_with(fields, skip, write_finite)
+}
+
+/// [`canonical_object`] with numbers written by `number` (see [`Json::canonical_with`]).
+pub fn canonical_object_with<'a>(
+    fields: impl IntoIterator<Item = (&'a str, &'a Json)>,
+    skip: impl Fn(&str) -> bool,
+    number: NumberWriter,
+) -> Result<String, JsonError> {
     let mut out = String::new();
-    write_object(&mut out, fields.into_iter().collect(), 0, skip)?;
+    write_object(&mut out, fields.into_iter().collect(), 0, skip, number)?;
     Ok(out)
 }
+
+/// Appends a finite number as JavaScript's `String(n)` writes it.
+pub type NumberWriter = fn(&mut String, f64);
 
 fn utf16_order(a: &str, b: &str) -> Ordering {
     a.encode_utf16().cmp(b.encode_utf16())
@@ -151,16 +173,26 @@ fn utf16_order(a: &str, b: &str) -> Ordering {
 
 fn write_object(
     out: &mut String,
-    mut fields: Vec<(&str, &Json)>,
+    fields: Vec<(&str, &Json)>,
     depth: usize,
     skip: impl Fn(&str) -> bool,
+    number: NumberWriter,
 ) -> Result<(), JsonError> {
-    // Stable: of duplicate names the last given stays last, and is the one kept below.
-    fields.sort_by(|a, b| utf16_order(a.0, b.0));
+    // Ties broken by position, so of duplicate names the last given stays last, and is the one kept
+    // below. The module's heapsort, not `sort_by`: the std sort put two ~2.6 KB quicksorts into a
+    // Rust app's module (one per `skip` type), for objects of a few fields.
+    let mut fields: Vec<(usize, &str, &Json)> = fields
+        .into_iter()
+        .enumerate()
+        .map(|(i, (k, v))| (i, k, v))
+        .collect();
+    heap_sort_by(&mut fields, |a, b| {
+        utf16_order(a.1, b.1).then(a.0.cmp(&b.0)) == Ordering::Less
+    });
     out.push('{');
     let mut first = true;
-    for (i, (k, v)) in fields.iter().enumerate() {
-        let dup = fields.get(i + 1).is_some_and(|(next, _)| next == k);
+    for (i, (_, k, v)) in fields.iter().enumerate() {
+        let dup = fields.get(i + 1).is_some_and(|(_, next, _)| next == k);
         if dup || skip(k) {
             continue;
         }
@@ -170,7 +202,7 @@ fn write_object(
         first = false;
         quote(out, k);
         out.push(':');
-        v.write(out, depth + 1)?;
+        v.write(out, depth + 1, number)?;
     }
     out.push('}');
     Ok(())
@@ -201,7 +233,15 @@ fn quote(out: &mut String, s: &str) {
 }
 
 /// A finite number as JavaScript's `String(n)` writes it (ECMA-262 Number::toString): the
-/// shortest digits that round-trip, plain between 1e-7 and 1e21, exponent form outside.
+/// shortest digits that round-trip, plain between 1e-7 and 1e21, exponent form outside. The
+/// default [`NumberWriter`]. The canonical writers refuse a non-finite number before asking it;
+/// given one anyway, it appends `null` (what `JSON.stringify` writes), never panics.
+pub fn write_finite(out: &mut String, n: f64) {
+    if write_number(out, n).is_err() {
+        out.push_str("null");
+    }
+}
+
 fn write_number(out: &mut String, n: f64) -> Result<(), JsonError> {
     if !n.is_finite() {
         return Err(JsonError::NonFinite);
@@ -498,6 +538,36 @@ mod tests {
             v.canonical().unwrap(),
             "{\"a\":true,\"b\":\"q\\\"\\\\\\n\\u0001é\",\"\u{1F600}\":null,\"\u{FF5E}\":null}"
         );
+    }
+
+    #[test]
+    fn of_duplicate_names_the_last_given_is_kept_whatever_the_order() {
+        // 12 fields, 4 names given 3 times each in rotating orders: the sort is not stable by
+        // itself, only the position tie-break keeps the last value of each name.
+        for rotate in 0..12 {
+            let mut fields: Vec<(String, Json)> = (0..12)
+                .map(|i| {
+                    (
+                        ["d", "b", "c", "a"][i % 4].to_string(),
+                        Json::from(i as f64),
+                    )
+                })
+                .collect();
+            fields.rotate_left(rotate);
+            let mut want: Vec<(String, f64)> = Vec::new();
+            for (k, v) in &fields {
+                let Json::Number(n) = v else { unreachable!() };
+                want.retain(|(w, _)| w != k);
+                want.push((k.clone(), *n));
+            }
+            want.sort_by(|a, b| a.0.cmp(&b.0));
+            let text: Vec<String> = want.iter().map(|(k, n)| format!("\"{k}\":{n}")).collect();
+            assert_eq!(
+                Json::Object(fields).canonical().unwrap(),
+                format!("{{{}}}", text.join(",")),
+                "rotation {rotate}"
+            );
+        }
     }
 
     #[test]

@@ -100,23 +100,7 @@ impl StoreCore {
     /// "mismatch" the slot part is the key's slot, for "full" 0). With the expired bit set,
     /// drop the slots `takeExpired` returns BEFORE storing anything under this slot.
     pub fn begin(&mut self, key: &str, fingerprint_text: &str, now_ms: f64) -> f64 {
-        let fp = (!fingerprint_text.is_empty())
-            .then(|| self.records.fingerprint_of(fingerprint_text.as_bytes()));
-        let (begin, known) = self.records.begin(key.as_bytes(), fp, now_ms);
-        let flag = if self.records.has_expired() {
-            EXPIRED_FLAG
-        } else {
-            0.0
-        };
-        let (slot, kind) = match begin {
-            Begin::Run { slot } => (slot, RUN),
-            Begin::Replay { slot } => (slot, REPLAY),
-            Begin::InFlight { .. } => (known.unwrap_or(0), IN_FLIGHT),
-            Begin::Unknown { slot, .. } => (slot, UNKNOWN),
-            Begin::Mismatch => (known.unwrap_or(0), MISMATCH),
-            Begin::Full => (0, FULL),
-        };
-        f64::from(slot) * BEGIN_SLOT + flag + kind
+        self.begin_bytes(key.as_bytes(), fingerprint_text.as_bytes(), now_ms)
     }
 
     /// `kind`: a [`Completion::id`] — 0 success, 1 transient (→ unknown), 2 definitive (→ freed,
@@ -262,4 +246,27 @@ pub fn store_defaults() -> Vec<f64> {
         MAX_DURATION_MS,
     ];
     slots.to_vec()
+}
+
+impl StoreCore {
+    /// [`StoreCore::begin`] on bytes (the `&str` export and the input buffer's both come here).
+    pub(super) fn begin_bytes(&mut self, key: &[u8], fingerprint_text: &[u8], now_ms: f64) -> f64 {
+        let fp =
+            (!fingerprint_text.is_empty()).then(|| self.records.fingerprint_of(fingerprint_text));
+        let (begin, known) = self.records.begin(key, fp, now_ms);
+        let flag = if self.records.has_expired() {
+            EXPIRED_FLAG
+        } else {
+            0.0
+        };
+        let (slot, kind) = match begin {
+            Begin::Run { slot } => (slot, RUN),
+            Begin::Replay { slot } => (slot, REPLAY),
+            Begin::InFlight { .. } => (known.unwrap_or(0), IN_FLIGHT),
+            Begin::Unknown { slot, .. } => (slot, UNKNOWN),
+            Begin::Mismatch => (known.unwrap_or(0), MISMATCH),
+            Begin::Full => (0, FULL),
+        };
+        f64::from(slot) * BEGIN_SLOT + flag + kind
+    }
 }

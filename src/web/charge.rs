@@ -10,8 +10,9 @@ use std::future::Future;
 use super::breaker::CircuitBreaker;
 use super::error::{Classify, Error};
 use super::idempotency::IdempotencyStore;
+use super::num::canonical_number;
 use super::retry::{retry, Attempt, RetryPolicy};
-use crate::core::canonical::{canonical_object, Json};
+use crate::core::canonical::{canonical_object_with, Json};
 use crate::core::history::History;
 use crate::core::idempotency::validate_key;
 
@@ -131,7 +132,7 @@ impl Charge {
             || (name == "customer" && self.customer.is_some())
             || (name == "order" && self.order.is_some())
             || self.fields.iter().any(|(n, ..)| n == name);
-        if taken || value.canonical().is_err() {
+        if taken || value.canonical_with(canonical_number).is_err() {
             return Err(Error::InvalidOption {
                 option: "fields",
                 expected: "a field name the charge does not hold yet, with finite JSON nested at most 32 deep",
@@ -162,7 +163,7 @@ impl Charge {
                     .map(|(k, v, _)| (k.as_str(), v)),
             );
         // Every value was checked when it was added: the text always exists.
-        canonical_object(fields, |_| false).unwrap_or_default()
+        canonical_object_with(fields, |_| false, canonical_number).unwrap_or_default()
     }
 
     /// The canonical text bound to the key: every field but the key and the volatile ones, keys

@@ -8,6 +8,7 @@
 
 use core::fmt;
 
+use super::num::Num;
 use crate::core::history::Answer;
 
 /// Whether an error is worth retrying, and what the server said about when.
@@ -189,7 +190,9 @@ pub enum Error<E> {
     Core(crate::core::Error),
 }
 
-/// As `#[derive(Debug)]` would print it, except [`Error::Core`], printed as its code and message:
+/// As `#[derive(Debug)]` would print it, except [`Error::Core`], printed as its code and message,
+/// and, on wasm32, numbers, written as JavaScript writes them (`1`, not `1.0`: no float formatting
+/// of core's in the module, see `web::num`):
 /// the derived `Debug` of the core's option and expectation enums made the example app's module
 /// 0.6 KB gzipped larger (examples/rust-checkout/build.sh: 59.4 → 58.8 KB), for text its
 /// `Display` already gives.
@@ -199,12 +202,12 @@ impl<E: fmt::Debug> fmt::Debug for Error<E> {
             Error::Operation(e) => f.debug_tuple("Operation").field(e).finish(),
             Error::CircuitOpen { retry_after_ms } => f
                 .debug_struct("CircuitOpen")
-                .field("retry_after_ms", retry_after_ms)
+                .field("retry_after_ms", &Num(*retry_after_ms))
                 .finish(),
             Error::DuplicateInFlight { key, started_at_ms } => f
                 .debug_struct("DuplicateInFlight")
                 .field("key", key)
-                .field("started_at_ms", started_at_ms)
+                .field("started_at_ms", &Num(*started_at_ms))
                 .finish(),
             Error::OutcomeUnknown {
                 key,
@@ -213,7 +216,7 @@ impl<E: fmt::Debug> fmt::Debug for Error<E> {
             } => f
                 .debug_struct("OutcomeUnknown")
                 .field("key", key)
-                .field("started_at_ms", started_at_ms)
+                .field("started_at_ms", &Num(*started_at_ms))
                 .field("cause", cause)
                 .finish(),
             Error::KeyReused { key } => f.debug_struct("KeyReused").field("key", key).finish(),
@@ -236,7 +239,7 @@ impl<E: fmt::Debug> fmt::Debug for Error<E> {
                 last_error,
             } => f
                 .debug_struct("DeadlineExceeded")
-                .field("max_elapsed_ms", max_elapsed_ms)
+                .field("max_elapsed_ms", &Num(*max_elapsed_ms))
                 .field("attempt", attempt)
                 .field("last_error", last_error)
                 .finish(),
@@ -448,7 +451,8 @@ impl<E: fmt::Display> fmt::Display for Error<E> {
             }
             Error::DeadlineExceeded { max_elapsed_ms, .. } => write!(
                 f,
-                "Gave up: retrying would exceed maxElapsedMs ({max_elapsed_ms} ms)"
+                "Gave up: retrying would exceed maxElapsedMs ({} ms)",
+                Num(*max_elapsed_ms)
             ),
             Error::Aborted => f.write_str("The operation was aborted"),
             Error::InvalidKey { .. } => {

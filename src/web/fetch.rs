@@ -14,6 +14,7 @@ use web_sys::{Request, Response};
 
 use super::breaker::{CircuitBreaker, Counts};
 use super::error::{Classify, Error};
+use super::num::{opt, Num};
 use super::retry::{Attempt, RetryBudget, RetryPolicy};
 use super::runtime::Signal;
 use crate::core::breaker::{Registry, DEFAULT_MAX_ORIGINS};
@@ -23,8 +24,9 @@ use crate::core::history::{proves_not_sent, Answer};
 #[cfg(target_arch = "wasm32")]
 use platform::{fetch_on_wasm, send_on_wasm};
 
-/// Why an attempt failed (the `E` of [`Error`] for [`fetch`]).
-#[derive(Debug, Clone)]
+/// Why an attempt failed (the `E` of [`Error`] for [`fetch`]). `Debug` as derived, numbers as
+/// JavaScript writes them on wasm32 (see [`Error`]'s `Debug`).
+#[derive(Clone)]
 #[non_exhaustive]
 pub enum FetchFailure {
     /// `fetch` rejected: a network error (the Fetch standard rejects only for those). `code` is
@@ -101,17 +103,58 @@ impl Classify for FetchFailure {
     }
 }
 
+impl std::fmt::Debug for FetchFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FetchFailure::Network { message, code } => f
+                .debug_struct("Network")
+                .field("message", message)
+                .field("code", code)
+                .finish(),
+            FetchFailure::AttemptTimeout { ms } => f
+                .debug_struct("AttemptTimeout")
+                .field("ms", &Num(*ms))
+                .finish(),
+            FetchFailure::Status {
+                status,
+                retry_after_ms,
+                response,
+            } => f
+                .debug_struct("Status")
+                .field("status", status)
+                .field("retry_after_ms", &opt(retry_after_ms))
+                .field("response", response)
+                .finish(),
+            FetchFailure::Request { message } => {
+                f.debug_struct("Request").field("message", message).finish()
+            }
+            FetchFailure::Unsupported => f.write_str("Unsupported"),
+            FetchFailure::KeyExpired {
+                first_used_at_ms,
+                retention_ms,
+            } => f
+                .debug_struct("KeyExpired")
+                .field("first_used_at_ms", &Num(*first_used_at_ms))
+                .field("retention_ms", &Num(*retention_ms))
+                .finish(),
+        }
+    }
+}
+
 impl std::fmt::Display for FetchFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             FetchFailure::Network { message, .. } => write!(f, "network error: {message}"),
-            FetchFailure::AttemptTimeout { ms } => write!(f, "attempt timed out after {ms} ms"),
+            FetchFailure::AttemptTimeout { ms } => {
+                write!(f, "attempt timed out after {} ms", Num(*ms))
+            }
             FetchFailure::Status { status, .. } => write!(f, "HTTP {status}"),
             FetchFailure::Request { message } => write!(f, "bad request: {message}"),
             FetchFailure::Unsupported => f.write_str("no fetch on this platform (not wasm32)"),
             FetchFailure::KeyExpired { retention_ms, .. } => write!(
                 f,
-                "the idempotency key is past the gateway's retention window ({retention_ms} ms): not re-sent"
+                "the idempotency key is past the gateway's retention window ({} ms): not re-sent",
+                Num(*retention_ms)
             ),
         }
     }

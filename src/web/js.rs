@@ -211,7 +211,7 @@ impl WebScope {
 
 /// `new DOMException(message, 'TimeoutError')` — what `AbortSignal.timeout` aborts with.
 fn web_sys_timeout_reason(ms: f64) -> JsValue {
-    let message = format!("deadline of {ms} ms exceeded");
+    let message = format!("deadline of {} ms exceeded", super::num::Num(ms));
     let ctor = js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("DOMException"))
         .ok()
         .and_then(|c| c.dyn_into::<Function>().ok());

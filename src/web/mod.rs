@@ -65,6 +65,7 @@ mod breaker;
 mod charge;
 mod error;
 mod idempotency;
+mod num;
 mod race;
 mod retry;
 mod runtime;

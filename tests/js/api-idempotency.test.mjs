@@ -275,6 +275,24 @@ describe('fingerprints', () => {
     assert.equal(await store.run('a', async () => 'y', { fingerprint: 'y' }), 'y');
   });
 
+  test('fingerprints of any length and script bind their key, through memory growth in between', async () => {
+    const store = new IdempotencyStore();
+    const charge = charger();
+    // Beyond ASCII, and long: a text far larger than any buffer sized for the last one.
+    const texts = ['Zoë · 東京 · 😀', 'x'.repeat(100_000), `${'é'.repeat(50_000)}!`, ''];
+    for (const [i, fingerprint] of texts.entries()) await store.run(`k-${i}`, charge, { fingerprint });
+    assert.equal(charge.calls, texts.length);
+    // Thousands of records later (the wasm memory grows under them), each key still knows its text.
+    for (let i = 0; i < 20_000; i++) await store.run(`fill-${i}`, async () => i, { fingerprint: `{"n":${i}}` });
+    for (const [i, fingerprint] of texts.entries()) {
+      assert.deepEqual(await store.run(`k-${i}`, charge, { fingerprint }), { reference: 'ch_1', amountCents: 4999 }, `k-${i} replays`);
+      const other = fingerprint.length === 0 ? 'x' : `${fingerprint.slice(0, -1)}?`;
+      await assert.rejects(store.run(`k-${i}`, charge, { fingerprint: other }), IdempotencyKeyReuseError, `k-${i} refuses another text`);
+    }
+    assert.equal(charge.calls, texts.length);
+    assert.equal(await store.run('fill-19999', async () => -1, { fingerprint: '{"n":19999}' }), 19999);
+  });
+
   test('a non-string fingerprint is a TypeError', async () => {
     const store = new IdempotencyStore();
     await assert.rejects(

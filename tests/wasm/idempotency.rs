@@ -2,7 +2,7 @@
 //! encoding (slot * 16 + expired * 8 + kind), the fingerprint as four 32-bit words, complete, the
 //! resolve codes (with compare-and-set), slotOf, the peek layout, unknown slots, expiry, the
 //! maxRecords refusal, and the key rule, fingerprint and defaults the JS side reads from here.
-use steadfast::wasm::{fingerprint_words, key_rule, store_defaults, StoreCore};
+use steadfast::wasm::{fingerprint_words, input_buffer, key_rule, store_defaults, StoreCore};
 use wasm_bindgen_test::wasm_bindgen_test;
 
 use crate::support::{ok, option_error};
@@ -65,6 +65,46 @@ fn begin_encodes_slot_and_kind() {
         assert_eq!(kind_at(&mut s, odd, NO_FP, 4.0).1, RUN, "{odd:?}");
         assert_eq!(kind_at(&mut s, odd, NO_FP, 4.0).1, IN_FLIGHT, "{odd:?}");
     }
+}
+
+/// The package's call: `key` and `fp` written into the input buffer, then `beginInput`.
+fn begin_via_input(s: &mut StoreCore, key: &str, fp: &str, now: f64) -> f64 {
+    let bytes = [key.as_bytes(), fp.as_bytes()].concat();
+    let ptr = input_buffer(bytes.len() as u32) as *mut u8;
+    // SAFETY: input_buffer made the buffer at least this long, and nothing else holds it.
+    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), ptr, bytes.len()) };
+    s.begin_input(key.len() as u32, fp.len() as u32, now)
+}
+
+#[wasm_bindgen_test]
+fn begin_through_the_input_buffer_answers_as_begin_does() {
+    let (mut a, mut b) = (
+        ok(StoreCore::new(None, None)),
+        ok(StoreCore::new(None, None)),
+    );
+    let steps = [
+        ("ab", "cd", 0.0),
+        ("abc", "d", 0.0), // another key, not "ab" + "cd" split elsewhere
+        ("ab", "cd", 1.0), // in flight
+        ("ab", "cx", 1.0), // mismatch
+        ("é", "f:1", 2.0),
+        ("é", "", 2.0), // no fingerprint: mismatch with the text it began with
+        ("x", "", 3.0),
+    ];
+    for (key, fp, now) in steps {
+        assert_eq!(
+            begin_via_input(&mut a, key, fp, now),
+            begin(&mut b, key, fp, now),
+            "{key:?} {fp:?}"
+        );
+    }
+    assert_eq!(decode(begin_via_input(&mut a, "ab", "cx", 4.0)).2, MISMATCH);
+    // Lengths beyond the buffer are NaN, never a trap or a record of a wrong key.
+    let len = input_buffer(0);
+    assert!(len > 0, "the buffer has an address");
+    assert!(a.begin_input(u32::MAX, 0, 5.0).is_nan());
+    assert!(a.begin_input(1, u32::MAX, 5.0).is_nan());
+    assert_eq!(a.size(), 4, "nothing was recorded for them");
 }
 
 #[wasm_bindgen_test]
