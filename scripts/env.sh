@@ -25,7 +25,9 @@ STEADFAST_CHROMIUM="$(command -v chromium || true)"
 STEADFAST_FIREFOX="${STEADFAST_FIREFOX:-/usr/bin/firefox-esr}"
 STEADFAST_WEBKITDRIVER="${STEADFAST_WEBKITDRIVER:-/usr/bin/WebKitWebDriver}"
 if [ -z "${STEADFAST_MINIBROWSER:-}" ]; then
-  for f in /usr/lib/*/webkit2gtk-4.1/MiniBrowser; do [ -x "$f" ] && STEADFAST_MINIBROWSER="$f"; done
+  # A name of its own, unset after: this file is sourced into the caller's shell, whose `f` it must not touch.
+  for _steadfast_mb in /usr/lib/*/webkit2gtk-4.1/MiniBrowser; do [ -x "$_steadfast_mb" ] && STEADFAST_MINIBROWSER="$_steadfast_mb"; done
+  unset _steadfast_mb
   STEADFAST_MINIBROWSER="${STEADFAST_MINIBROWSER:-/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser}"
 fi
 export STEADFAST_ROOT STEADFAST_TOOLS STEADFAST_NODE_PKG STEADFAST_NODE STEADFAST_WASM_OPT \
