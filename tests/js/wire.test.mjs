@@ -288,6 +288,13 @@ test('hedge options and defaults: each slot is the option of its name', async ()
     Object.values(wire.HEDGE_STEP).every((c) => c <= 0),
     'a step code is never a wait (> 0)',
   );
+  // Each step code is the core's answer in its situation: two copies at most, a fixed 50 ms delay.
+  const args = { delayMs: 50, maxHedges: 1 };
+  const two = new core.HedgeCore(...wire.LAYOUT.hedge.map((name) => args[name] ?? NaN));
+  assert.equal(two.nextStep(0, 0, 0), wire.HEDGE_STEP.START);
+  assert.equal(two.nextStep(1, 1, 0), 50, 'a wait is its delay');
+  assert.equal(two.nextStep(2, 1, 0), wire.HEDGE_STEP.AWAIT_ANSWER);
+  assert.equal(two.nextStep(2, 0, 0), wire.HEDGE_STEP.EXHAUSTED);
 });
 
 test('retry stops: each code ends the call the way its name says', async () => {
