@@ -78,6 +78,11 @@ export let HISTORY_VERDICT;
 /** @internal parseShouldRetry's answers (`NONE`, `FALSE`, `TRUE`). */
 export let SHOULD_RETRY;
 
+/** @internal A dialect's key syntaxes, by the id DialectCore.custom takes ('raw', 'sf-string'). */
+export let KEY_SYNTAXES;
+/** @internal DialectCore's status slot that holds none (`NO_STATUS`: no in-progress status, an unused reuse slot). */
+export let DIALECT;
+
 /** @internal Read the vocabulary from the loaded core (lib/loader.js, once the core is ready). */
 export function loadWire() {
   const g = parseWire(wireLayouts());
@@ -112,4 +117,6 @@ export function loadWire() {
   ANSWER = codes(g.answer);
   HISTORY_VERDICT = codes(g.historyVerdict);
   SHOULD_RETRY = codes(g.shouldRetry);
+  KEY_SYNTAXES = g.keySyntax.names;
+  DIALECT = codes(g.dialect);
 }

@@ -2,7 +2,8 @@
 //! quota and hedge presets and arguments, `keyRule`, `BreakerCore.config()` and `snapshot()`,
 //! `StoreCore.peek`) and every code (begin and resolve answers, completion kinds, record statuses,
 //! breaker states, transitions, kinds, jitters, timed-call verdicts, quota error classes, hedge
-//! steps, retry stops, attempt answers, history verdicts, `Stripe-Should-Retry` verdicts) crosses
+//! steps, retry stops, attempt answers, history verdicts, `Stripe-Should-Retry` verdicts, dialect
+//! key syntaxes) crosses
 //! as numbers, and the JS shell (`pkg-template/lib/wire.js`) reads their names from here once, at
 //! load, to build frozen named objects. So JS holds no position or code of its own to drift from
 //! the Rust that encodes them.
@@ -14,7 +15,8 @@
 //! window follows), `peek`, `limiterPreset`, `quotaPreset`, `hedgeDefaults`, `hedge` (HedgeCore's
 //! arguments); the codes `begin`, `resolve`, `completion`, `status`, `state`, `transition`,
 //! `breakerKind`, `jitter`, `verdict`, `limiterPresetName`, `quotaPresetName`, `errorClass`,
-//! `historyVerdict`, `shouldRetry`; constants only: `breaker`, `hedgeStep`, `stop`, `answer`. The text is
+//! `historyVerdict`, `shouldRetry`, `keySyntax`; constants only: `breaker`, `hedgeStep`, `stop`,
+//! `answer`, `dialect` (a dialect's status slot that holds none). The text is
 //! written at compile time (const fns), so the module carries the bytes and no code to build them.
 
 // Every index below is evaluated at compile time (the consts and the const fns they call): an
@@ -29,6 +31,7 @@ use wasm_bindgen::prelude::*;
 use super::{breaker, classify, defaults, hedge, idempotency, limiter, quota};
 use crate::core::backoff::Jitter;
 use crate::core::breaker::{State, Trip};
+use crate::core::dialect::{KeySyntax, NO_STATUS};
 use crate::core::hedge::{AWAIT_ANSWER_CODE, EXHAUSTED_CODE, START_CODE};
 use crate::core::history::{
     Verdict, IN_PROGRESS_CODE, NOT_SENT_CODE, NO_ANSWER_CODE, REFUSED_CODE,
@@ -74,6 +77,7 @@ const STATUSES: [&str; 3] = names_of!(Status, 3);
 const COMPLETIONS: [&str; 4] = names_of!(Completion, 4);
 const JITTERS: [&str; 4] = names_of!(Jitter, 4);
 const ERROR_CLASSES: [&str; 3] = names_of!(ErrorClass, 3);
+const KEY_SYNTAXES: [&str; 2] = names_of!(KeySyntax, 2);
 const HISTORY_VERDICTS: [&str; 4] = names_of!(Verdict, 4);
 /// RetryCore.afterFailure's stops: a negative answer is `-Stop::id()` (any other is the delay).
 const STOPS: [(&str, i64); 3] = {
@@ -108,7 +112,7 @@ const SHOULD_RETRY: [&str; 3] = {
     out
 };
 
-const GROUPS: [Group; 28] = [
+const GROUPS: [Group; 30] = [
     ("fetchDefaults", &defaults::FETCH_DEFAULTS, &[]),
     ("storeDefaults", &idempotency::STORE_DEFAULTS, &[]),
     ("keyRule", &idempotency::KEY_RULE_NAMES, &[]),
@@ -141,6 +145,8 @@ const GROUPS: [Group; 28] = [
     ("answer", &[], &ANSWERS),
     ("historyVerdict", &HISTORY_VERDICTS, &[]),
     ("shouldRetry", &SHOULD_RETRY, &[]),
+    ("keySyntax", &KEY_SYNTAXES, &[]),
+    ("dialect", &[], &[("noStatus", NO_STATUS as i64)]),
 ];
 
 /// Decimal digits of `v` (sign included).

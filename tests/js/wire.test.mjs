@@ -20,6 +20,7 @@ import {
   RetryQuota,
   StoreFullError,
   events,
+  gatewayDialect,
   retryErrorClass,
   withRetry,
 } from 'steadfast';
@@ -69,6 +70,8 @@ test('the vocabulary names every group lib/wire.js reads, each name once', () =>
     'answer',
     'historyVerdict',
     'shouldRetry',
+    'keySyntax',
+    'dialect',
   ]) {
     assert.ok(groups[name], `group ${name}`);
     assert.equal(new Set(groups[name].names).size, groups[name].names.length, `${name}: a name given twice`);
@@ -342,4 +345,19 @@ test("attempt answers, history verdicts and Stripe-Should-Retry: the core's code
     ['POST', 'patch', 'PUT', 'GET'].map((m) => core.methodIsKeyed(m)),
     [true, true, false, false],
   );
+});
+
+test('dialect key syntaxes and the "no status" slot: each name is what the dialect does', async () => {
+  const { compileDialect } = await lib('lib/dialect.js');
+  assert.deepEqual([...wire.KEY_SYNTAXES], ['raw', 'sf-string']);
+  const header = Object.fromEntries(wire.KEY_SYNTAXES.map((syntax) => [syntax, compileDialect({ base: 'ietf', syntax }, 'test').headerValue('k', 'test')]));
+  assert.deepEqual(header, { raw: 'k', 'sf-string': '"k"' });
+  for (const syntax of wire.KEY_SYNTAXES) assert.equal(gatewayDialect({ base: 'ietf', syntax }).syntax, syntax);
+  // A slot holding no status reads as none: no in-progress status, only the reuse statuses given.
+  assert.deepEqual(Object.keys(wire.DIALECT), ['NO_STATUS']);
+  const none = gatewayDialect({ base: 'ietf', inProgressStatus: wire.DIALECT.NO_STATUS, reuseStatuses: [409] });
+  assert.equal(none.inProgressStatus, undefined);
+  assert.deepEqual([...none.reuseStatuses], [409]);
+  assert.equal(gatewayDialect('ietf').inProgressStatus, 409);
+  assert.deepEqual([...gatewayDialect('adyen').reuseStatuses], []);
 });

@@ -20,7 +20,8 @@ use steadfast::core::retry::RetryOptions;
 use steadfast::wasm::{
     fetch_defaults, hedge_defaults, history_record, history_verdict, key_rule, limiter_preset,
     method_is_keyed, parse_should_retry, quota_error_class, quota_preset, store_defaults,
-    wire_layouts, BreakerCore, HedgeCore, LimiterCore, QuotaCore, RetryCore, StoreCore,
+    wire_layouts, BreakerCore, DialectCore, HedgeCore, LimiterCore, QuotaCore, RetryCore,
+    StoreCore,
 };
 use wasm_bindgen_test::wasm_bindgen_test;
 
@@ -470,4 +471,43 @@ fn remaining_codes_are_the_answers_by_name() {
     );
     // The keyed-method rule is exported.
     assert!(method_is_keyed("POST") && method_is_keyed("patch") && !method_is_keyed("PUT"));
+}
+
+#[wasm_bindgen_test]
+fn dialect_syntax_and_no_status_by_name() {
+    let w = Wire::read();
+    let custom = |syntax: &str, in_progress: f64, reuse: f64| {
+        DialectCore::custom(
+            "mine".into(),
+            "Idempotency-Key".into(),
+            w.code("keySyntax", syntax) as u32,
+            255.0,
+            f64::INFINITY,
+            in_progress,
+            reuse,
+            w.constant("dialect", "noStatus"),
+            String::new(),
+            String::new(),
+        )
+    };
+    assert_eq!(w.names("keySyntax"), ["raw", "sf-string"]);
+    let none = w.constant("dialect", "noStatus");
+    let raw = ok(custom("raw", none, none));
+    assert_eq!(raw.syntax(), "raw");
+    assert_eq!(ok(raw.header_value("k")), "k");
+    let sf = ok(custom("sf-string", 409.0, 422.0));
+    assert_eq!(sf.syntax(), "sf-string");
+    assert_eq!(ok(sf.header_value("k")), "\"k\"");
+    // "No status" is accepted in a status slot and reads back as itself; any other non-error
+    // status is refused.
+    assert_eq!(f64::from(raw.in_progress_status()), none);
+    assert_eq!(
+        raw.reuse_statuses()
+            .iter()
+            .map(|s| f64::from(*s))
+            .collect::<Vec<_>>(),
+        [none, none]
+    );
+    assert_eq!(sf.in_progress_status(), 409);
+    assert!(custom("raw", none + 1.0, none).is_err());
 }
