@@ -15,6 +15,7 @@ import {
 } from '../steadfast_core.js';
 import * as o from './options.js';
 import { isSteadfastError } from './errors.js';
+import { ANSWER, HISTORY_VERDICT as VERDICT, SHOULD_RETRY } from './wire.js';
 
 /**
  * @internal The HTTP status an error carries (`status`, `statusCode`, `response.status`, or AWS SDK
@@ -108,9 +109,6 @@ export function hasCode(error, test) {
   return false;
 }
 
-/** Wire code of "no Stripe-Should-Retry verdict" (mirrors `SHOULD_RETRY_NONE` in src/wasm/classify.rs). */
-const SHOULD_RETRY_NONE = 0;
-
 /**
  * @internal Is an HTTP answer worth retrying? The core decides (`isTransientResponse`: the
  * server's own `Stripe-Should-Retry` verdict wins — a 409 "key in use" says true — else the status
@@ -118,7 +116,7 @@ const SHOULD_RETRY_NONE = 0;
  * header is there. Used for thrown errors here and for responses by resilientFetch.
  */
 export function isTransientResponse(status, shouldRetryHeader) {
-  const verdict = typeof shouldRetryHeader === 'string' ? parseShouldRetry(shouldRetryHeader) : SHOULD_RETRY_NONE;
+  const verdict = typeof shouldRetryHeader === 'string' ? parseShouldRetry(shouldRetryHeader) : SHOULD_RETRY.NONE;
   return coreIsTransientResponse(status, verdict);
 }
 
@@ -169,7 +167,7 @@ export function leavesOutcomeUnknown(isTransient, error) {
 
 /**
  * @internal What one attempt showed, as the core's answer code (`core::history::answer_from_code`):
- * -1 provably not sent, -2 no answer (may have been processed), -3 refused without a status, or
+ * `ANSWER.NOT_SENT` provably not sent, `NO_ANSWER` (may have been processed), `REFUSED` without a status, or
  * the HTTP status. JS only digs the facts out of the error's shape; the core decides what they
  * mean. `retryable` (a thunk, read only for an error of no known shape) is the caller's
  * classifier: a failure it would retry may have been processed; one it would not was refused.
@@ -221,10 +219,8 @@ export function boundedErrorType(error) {
   return typeof e.name === 'string' && ERROR_NAMES.has(e.name) ? e.name : '_OTHER';
 }
 
-/** @internal Answer codes of `answerOf` that are not statuses. */
-export const ANSWER = Object.freeze({ NOT_SENT: -1, NO_ANSWER: -2, REFUSED: -3 });
-/** @internal `historyVerdict` codes (core::history::Verdict::id). */
-export const VERDICT = Object.freeze({ DONE: 0, UNKNOWN: 1, REFUSED: 2, NOT_PROCESSED: 3 });
+// Answer codes of `answerOf` that are not statuses, and `historyVerdict`'s codes: the core's (lib/wire.js).
+export { ANSWER, VERDICT };
 
 /**
  * The histories of the errors `withRetry` gave up with: error -> the core's folded history of

@@ -6,6 +6,7 @@
 
 import { DialectCore, dialectNames } from '../steadfast_core.js';
 import * as o from './options.js';
+import { DIALECT, KEY_SYNTAXES } from './wire.js';
 
 /** The default dialect of the checkout client (the core's first row). */
 export function defaultDialectName() {
@@ -24,7 +25,6 @@ const CUSTOM_FIELDS = [
   'reuseErrorType',
   'replayHeader',
 ];
-const SYNTAXES = ['raw', 'sf-string'];
 const compiled = new Map();
 /** Custom dialect objects already compiled: a resilientFetch per request must not build a core object each time. */
 const compiledCustom = new WeakMap();
@@ -58,7 +58,7 @@ function custom(spec, where) {
   }
   const values = {
     header: str('header', base.header),
-    syntax: SYNTAXES[o.oneOf(spec, 'syntax', where, SYNTAXES, SYNTAXES.indexOf(base.syntax))],
+    syntax: KEY_SYNTAXES[o.oneOf(spec, 'syntax', where, KEY_SYNTAXES, KEY_SYNTAXES.indexOf(base.syntax))],
     maxKeyLength: num('maxKeyLength', base.maxKeyLength),
     retentionMs: num('retentionMs', base.retentionMs),
     inProgressStatus: num('inProgressStatus', base.inProgressStatus),
@@ -72,12 +72,12 @@ function custom(spec, where) {
     DialectCore.custom(
       name,
       values.header,
-      SYNTAXES.indexOf(values.syntax),
+      KEY_SYNTAXES.indexOf(values.syntax),
       values.maxKeyLength,
       values.retentionMs,
       values.inProgressStatus,
-      reuse[0] ?? 0,
-      reuse[1] ?? 0,
+      reuse[0] ?? DIALECT.NO_STATUS,
+      reuse[1] ?? DIALECT.NO_STATUS,
       values.reuseErrorType,
       values.replayHeader,
     ),
@@ -101,14 +101,14 @@ export function compileDialect(value, where) {
   if (cacheable && compiled.has(value)) return compiled.get(value);
   if (value !== null && typeof value === 'object' && compiledCustom.has(value)) return compiledCustom.get(value);
   const core = cacheable ? builtin(value, where) : value !== null && typeof value === 'object' ? custom(value, where) : builtin(value, where);
-  const reuseStatuses = Object.freeze([...core.reuseStatuses].filter((s) => s !== 0));
+  const reuseStatuses = Object.freeze([...core.reuseStatuses].filter((s) => s !== DIALECT.NO_STATUS));
   const d = Object.freeze({
     name: core.name,
     header: core.header,
     syntax: core.syntax,
     maxKeyLength: core.maxKeyLength,
     retentionMs: core.retentionMs,
-    inProgressStatus: core.inProgressStatus === 0 ? undefined : core.inProgressStatus,
+    inProgressStatus: core.inProgressStatus === DIALECT.NO_STATUS ? undefined : core.inProgressStatus,
     reuseStatuses,
     reuseErrorType: core.reuseErrorType === '' ? undefined : core.reuseErrorType,
     replayHeader: core.replayHeader === '' ? undefined : core.replayHeader,

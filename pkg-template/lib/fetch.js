@@ -14,7 +14,7 @@
 // What the options decide is compiled once per options object into a plan (fetch-plan.js); the
 // per-origin breakers and limiters are origin.js's. This file sends one request under a plan.
 
-import { historyRecord, methodIsRetryable, provesNotSent } from '../steadfast_core.js';
+import { historyRecord, methodIsKeyed, methodIsRetryable, provesNotSent } from '../steadfast_core.js';
 import { IdempotencyKeyExpiredError, OfflineError, OutcomeUnknownError } from './errors.js';
 import { ANSWER, VERDICT, historyVerdict, isTransientResponse, hasCode } from './classify.js';
 import { retryWith } from './retry.js';
@@ -26,8 +26,6 @@ import { RetryableResponse, limiterFor } from './origin.js';
 import { markFromFetch, planFor, retryPolicyOf } from './fetch-plan.js';
 
 export { BreakerRegistry, adaptiveLimiterOrigins } from './origin.js';
-
-const KEYED = new Set(['POST', 'PATCH']);
 
 /**
  * @internal Does this failure prove that nothing reached the server? Offline before sending, or a
@@ -119,7 +117,7 @@ export async function fetchWithPlan(plan, input, init, state, readBody = false) 
   const replayable = !streamed || plan.bufferBody;
   const retryable = replayable && methodIsRetryable(method, key !== undefined);
   const callerSignal = reqInit.signal ?? base?.signal ?? undefined;
-  const keyed = KEYED.has(method) && key !== undefined;
+  const keyed = key !== undefined && methodIsKeyed(method);
   // A redirect would turn a POST into a GET (301/302/303) whose 200 reads as a success that charged
   // nothing: a keyed request is never followed through one. It comes back as the 3xx answer (an
   // opaque redirect, status 0, in browsers), which proves this attempt was not processed.

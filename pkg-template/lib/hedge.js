@@ -12,6 +12,7 @@ import { emit, listening } from './events.js';
 import { after } from './clock.js';
 import { ANSWER, answerOf } from './classify.js';
 import * as o from './options.js';
+import { HEDGE_STEP, LAYOUT } from './wire.js';
 
 /**
  * A hedge was asked for a call that is not safe to send twice: a POST/PATCH without an idempotency
@@ -37,7 +38,6 @@ function lostReason() {
   return new DOMException('another copy of this call answered first', 'AbortError');
 }
 
-const FIELDS = ['delayMs', 'quantile', 'windowSize', 'minDelayMs', 'maxDelayMs', 'maxHedges', 'maxInFlight'];
 const compiled = new WeakMap();
 /** Hedges already compiled (a call's own, from hedgeForCall, included). */
 const COMPILED = new WeakSet();
@@ -54,12 +54,12 @@ export function compileHedge(value, where) {
   }
   const h = o.object(value, `${where} hedge`);
   const values = {};
-  for (const name of FIELDS) values[name] = o.num(h, name, where);
+  for (const name of LAYOUT.hedge) values[name] = o.num(h, name, where);
   const safe = o.own(h, 'safe');
   if (safe !== undefined && typeof safe !== 'boolean') throw o.typeError(where, 'hedge.safe', 'a boolean', safe);
   const key = o.own(h, 'idempotencyKey');
   if (key !== undefined && (typeof key !== 'string' || key === '')) throw o.typeError(where, 'hedge.idempotencyKey', 'a non-empty string', key);
-  const core = o.core(where, values, () => new HedgeCore(...FIELDS.map((name) => values[name] ?? NaN)));
+  const core = o.core(where, values, () => new HedgeCore(...LAYOUT.hedge.map((name) => values[name] ?? NaN)));
   const c = Object.freeze({ core, safe: safe === true, idempotencyKey: key });
   compiled.set(h, c);
   COMPILED.add(c);
@@ -221,7 +221,7 @@ export function hedged(fn, ctx, r) {
       for (;;) {
         if (settled) return;
         const next = core.nextStep(started, inFlight, r.clock() - lastStart);
-        if (next === 0) {
+        if (next === HEDGE_STEP.START) {
           if (budgetDry && started > 0) return; // no more copies; the running ones may still win
           start();
           continue;
@@ -235,8 +235,8 @@ export function hedged(fn, ctx, r) {
           });
           return;
         }
-        if (next === -1) return; // wait for an answer
-        return finish(false, lastError, undefined); // every copy failed retryably
+        if (next === HEDGE_STEP.AWAIT_ANSWER) return; // wait for an answer
+        return finish(false, lastError, undefined); // HEDGE_STEP.EXHAUSTED: every copy failed retryably
       }
     };
     step();

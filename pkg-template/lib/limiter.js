@@ -16,10 +16,11 @@ import { retryAfterMsOf, statusOf } from './classify.js';
 import { sleep } from './clock.js';
 import * as o from './options.js';
 import { deferred } from './deferred.js';
+import { ERROR_CLASS, LAYOUT, LIMITER_PRESETS, namedSlots } from './wire.js';
 
 const CORE = Symbol('steadfast.limiter');
-const PRESETS = ['cubic', 'aws', 'aimd'];
-const FIELDS = ['beta', 'scaleConstant', 'smooth', 'minRatePerSec', 'minCapacity', 'increasePerSec', 'maxHoldMs'];
+/** The preset slots a caller may override (every named slot but the mode and the AWS-exact flag). */
+const overridable = (name) => name !== 'mode' && name !== 'awsExact';
 const monotonic = () => globalThis.performance.now();
 
 export class RateLimiter {
@@ -36,17 +37,19 @@ export class RateLimiter {
     const stand = deferred(new.target, arguments, where, ['acquire', 'run']);
     if (stand !== undefined) return stand;
     const opts = o.object(options, where, true);
-    const presetId = o.oneOf(opts, 'preset', where, PRESETS, 0);
-    const p = limiterPreset(presetId);
+    const presetId = o.oneOf(opts, 'preset', where, LIMITER_PRESETS, 0);
+    const preset = namedSlots(LAYOUT.limiterPreset, limiterPreset(presetId));
     const values = {};
-    FIELDS.forEach((name, i) => (values[name] = o.num(opts, name, where) ?? p[i + 1]));
+    for (const name of LAYOUT.limiterPreset) if (overridable(name)) values[name] = o.num(opts, name, where) ?? preset[name];
     const clock = opts.clock === undefined ? monotonic : o.clock(opts, where);
-    const core = o.core(where, values, () => new LimiterCore(p[0], ...FIELDS.map((name) => values[name]), p[8] === 1));
+    // LimiterCore takes the preset's slots in their order (awsExact as a boolean).
+    const args = LAYOUT.limiterPreset.map((name) => (overridable(name) ? values[name] : name === 'awsExact' ? preset.awsExact === 1 : preset[name]));
+    const core = o.core(where, values, () => new LimiterCore(...args));
     // The AWS preset counts time from the limiter's creation, as AWS's DefaultRateLimiter (the core ignores it otherwise).
     core.start(clock());
     const observe = (error, sentAt) => {
       const now = clock();
-      const throttled = quotaErrorClass(statusOf(error) ?? NaN) === 1;
+      const throttled = quotaErrorClass(statusOf(error) ?? NaN) === ERROR_CLASS.THROTTLED;
       core.record(now, sentAt, throttled);
       if (throttled) {
         const ms = retryAfterMsOf(error, Date.now());
@@ -79,7 +82,7 @@ export class RateLimiter {
       },
       core,
       clock,
-      preset: PRESETS[presetId],
+      preset: LIMITER_PRESETS[presetId],
     };
     Object.freeze(this);
   }

@@ -8,12 +8,9 @@ import { QuotaCore, quotaPreset, quotaErrorClass } from '../steadfast_core.js';
 import * as o from './options.js';
 import { deferred } from './deferred.js';
 import { statusOf } from './classify.js';
+import { ERROR_CLASSES, LAYOUT, QUOTA_PRESETS } from './wire.js';
 
 const CORE = Symbol('steadfast.quota');
-const PRESETS = ['steadfast', 'aws'];
-const FIELDS = ['capacity', 'timeoutCost', 'throttledCost', 'serverErrorCost', 'successRefund'];
-/** Error classes, by core id. */
-const CLASSES = Object.freeze(['timeout', 'throttled', 'serverError']);
 
 /**
  * The class of a failure, as the quota charges it: `'throttled'` (HTTP 429), `'timeout'` (no
@@ -23,7 +20,7 @@ const CLASSES = Object.freeze(['timeout', 'throttled', 'serverError']);
  * @returns {'timeout' | 'throttled' | 'serverError'}
  */
 export function retryErrorClass(error) {
-  return CLASSES[quotaErrorClass(statusOf(error) ?? NaN)] ?? 'serverError';
+  return ERROR_CLASSES[quotaErrorClass(statusOf(error) ?? NaN)] ?? 'serverError';
 }
 
 export class RetryQuota {
@@ -39,10 +36,10 @@ export class RetryQuota {
     const stand = deferred(new.target, arguments, where);
     if (stand !== undefined) return stand;
     const opts = o.object(options, where, true);
-    const preset = quotaPreset(o.oneOf(opts, 'preset', where, PRESETS, 0));
+    const preset = quotaPreset(o.oneOf(opts, 'preset', where, QUOTA_PRESETS, 0));
     const values = {};
-    FIELDS.forEach((name, i) => (values[name] = o.num(opts, name, where) ?? preset[i]));
-    const core = o.core(where, values, () => new QuotaCore(...FIELDS.map((name) => values[name])));
+    LAYOUT.quotaPreset.forEach((name, i) => (values[name] = o.num(opts, name, where) ?? preset[i]));
+    const core = o.core(where, values, () => new QuotaCore(...LAYOUT.quotaPreset.map((name) => values[name])));
     this[CORE] = {
       countRequest() {},
       /** Pay for a retry after `error`: the cost paid (the receipt), or false when refused. */

@@ -14,12 +14,7 @@ import { budgetCore } from './budget.js';
 import { RateLimiter, limiterDriver } from './limiter.js';
 import { JITTERS } from './defaults.js';
 import { compileHedge, checkHedgeSafe, foldHedgeEvidence, hedged } from './hedge.js';
-
-/**
- * RetryCore.afterFailure's stop codes: a negative answer is `-Stop::id()` (src/core/retry.rs,
- * src/wasm/retry.rs), any other is the delay in ms.
- */
-const STOP = Object.freeze({ NOT_RETRYABLE: -1, ATTEMPTS_EXHAUSTED: -2, DEADLINE_EXCEEDED: -3 });
+import { STOP } from './wire.js';
 
 /** The jitter function named `where` (its export name, for errors, known before the core loads): the core's jitter `jitter`. */
 function jitterFn(where, jitter, name) {

@@ -24,7 +24,7 @@ function codes({ names, constants }) {
   return Object.freeze(out);
 }
 
-/** @internal Slot names of each positional export: `LAYOUT.fetchDefaults`, `storeDefaults`, `keyRule`, `breakerConfig`, `breakerSnapshot` (its head), `peek`. */
+/** @internal Slot names of each positional export: `LAYOUT.fetchDefaults`, `storeDefaults`, `keyRule`, `breakerConfig`, `breakerSnapshot` (its head), `peek`, `limiterPreset`, `quotaPreset`, `hedgeDefaults`, `hedge` (HedgeCore's arguments). */
 export let LAYOUT;
 /** @internal StoreCore.begin's answer kinds (`RUN` … `FULL`) and its encoding (`EXPIRED_FLAG`, `SLOT`: answer = slot · SLOT + flag + kind). */
 export let BEGIN;
@@ -59,11 +59,39 @@ export let TRANSITION;
 /** @internal What tryAcquireClosed answers when the circuit is not closed (read the clock, call tryAcquire). */
 export let NOT_CLOSED;
 
+/** @internal The RateLimiter `preset` names, by the id limiterPreset takes ('cubic', 'aws', 'aimd'). */
+export let LIMITER_PRESETS;
+/** @internal The RetryQuota `preset` names, by the id quotaPreset takes ('steadfast', 'aws'). */
+export let QUOTA_PRESETS;
+/** @internal quotaErrorClass's classes by code ('timeout', 'throttled', 'serverError'). */
+export let ERROR_CLASSES;
+/** @internal quotaErrorClass's codes (`TIMEOUT`, `THROTTLED`, `SERVER_ERROR`). */
+export let ERROR_CLASS;
+/** @internal HedgeCore.nextStep's codes (`START`, `AWAIT_ANSWER`, `EXHAUSTED`; any answer > 0 is a wait in ms). */
+export let HEDGE_STEP;
+/** @internal RetryCore.afterFailure's stops (`NOT_RETRYABLE`, `ATTEMPTS_EXHAUSTED`, `DEADLINE_EXCEEDED`; any answer >= 0 is the delay). */
+export let STOP;
+/** @internal historyRecord's answer codes that are not HTTP statuses (`NOT_SENT`, `NO_ANSWER`, `REFUSED`, `IN_PROGRESS`). */
+export let ANSWER;
+/** @internal historyVerdict's codes (`DONE`, `UNKNOWN`, `REFUSED`, `NOT_PROCESSED`). */
+export let HISTORY_VERDICT;
+/** @internal parseShouldRetry's answers (`NONE`, `FALSE`, `TRUE`). */
+export let SHOULD_RETRY;
+
+/** @internal A dialect's key syntaxes, by the id DialectCore.custom takes ('raw', 'sf-string'). */
+export let KEY_SYNTAXES;
+/** @internal DialectCore's status slot that holds none (`NO_STATUS`: no in-progress status, an unused reuse slot). */
+export let DIALECT;
+
 /** @internal Read the vocabulary from the loaded core (lib/loader.js, once the core is ready). */
 export function loadWire() {
   const g = parseWire(wireLayouts());
   LAYOUT = Object.freeze(
-    Object.fromEntries(['fetchDefaults', 'storeDefaults', 'keyRule', 'breakerConfig', 'breakerSnapshot', 'peek'].map((k) => [k, g[k].names])),
+    Object.fromEntries(
+      ['fetchDefaults', 'storeDefaults', 'keyRule', 'breakerConfig', 'breakerSnapshot', 'peek', 'limiterPreset', 'quotaPreset', 'hedgeDefaults', 'hedge'].map(
+        (k) => [k, g[k].names],
+      ),
+    ),
   );
   BEGIN = codes(g.begin);
   BEGIN_OUTCOMES = g.begin.names;
@@ -80,4 +108,15 @@ export function loadWire() {
   JITTERS = g.jitter.names;
   VERDICT = codes(g.verdict);
   ({ TRANSITION_FLAG: TRANSITION, NOT_CLOSED } = codes(g.breaker));
+  LIMITER_PRESETS = g.limiterPresetName.names;
+  QUOTA_PRESETS = g.quotaPresetName.names;
+  ERROR_CLASSES = g.errorClass.names;
+  ERROR_CLASS = codes(g.errorClass);
+  HEDGE_STEP = codes(g.hedgeStep);
+  STOP = codes(g.stop);
+  ANSWER = codes(g.answer);
+  HISTORY_VERDICT = codes(g.historyVerdict);
+  SHOULD_RETRY = codes(g.shouldRetry);
+  KEY_SYNTAXES = g.keySyntax.names;
+  DIALECT = codes(g.dialect);
 }

@@ -60,6 +60,14 @@ pub fn method_is_retryable(method: &str, has_idempotency_key: bool) -> bool {
     SAFE.iter().any(is) || (has_idempotency_key && KEYED.iter().any(is))
 }
 
+/// Whether `method` is one that only an Idempotency-Key makes repeatable (POST, PATCH): the
+/// requests that carry a key, are never redirected and may end "outcome unknown". Derived from
+/// [`method_is_retryable`], so the method lists exist once; both shells (`resilientFetch` through
+/// the wasm export `methodIsKeyed`, and the Rust `fetch`) ask this.
+pub fn method_is_keyed(method: &str) -> bool {
+    method_is_retryable(method, true) && !method_is_retryable(method, false)
+}
+
 /// `Stripe-Should-Retry`: `Some(true)`/`Some(false)` for the literal strings, else `None`.
 pub fn parse_should_retry(value: &str) -> Option<bool> {
     match value.trim() {
@@ -429,6 +437,18 @@ mod tests {
         for m in ["TRACE", "CONNECT", "PROPFIND", "", "GET ", "GETT"] {
             assert!(!method_is_retryable(m, false), "{m}");
             assert!(!method_is_retryable(m, true), "{m}");
+        }
+    }
+
+    #[test]
+    fn keyed_methods_are_post_and_patch_in_any_case() {
+        for m in ["POST", "PATCH", "post", "Patch"] {
+            assert!(method_is_keyed(m), "{m}");
+        }
+        for m in [
+            "GET", "PUT", "DELETE", "QUERY", "TRACE", "", "POST ", "POSTS",
+        ] {
+            assert!(!method_is_keyed(m), "{m}");
         }
     }
 

@@ -30,6 +30,9 @@ pub enum KeySyntax {
 }
 
 impl KeySyntax {
+    /// Every syntax, by id (the wasm boundary's code).
+    pub const ALL: [KeySyntax; 2] = [KeySyntax::Raw, KeySyntax::SfString];
+
     /// The name users write (`'raw'`, `'sf-string'`).
     pub const fn name(self) -> &'static str {
         match self {
@@ -118,7 +121,7 @@ pub const BUILTIN: [Row; 5] = [
         max_key_len: 255,
         retention_ms: f64::INFINITY,
         in_progress_status: 409,
-        reuse_statuses: [422, 0],
+        reuse_statuses: [422, NO_STATUS],
         reuse_error_type: "",
         replay_header: "",
         unconfirmed: "the key limit and the retention window are the server's to publish (the table uses the core's 255 and no age limit); the draft defines no replay marker",
@@ -129,8 +132,8 @@ pub const BUILTIN: [Row; 5] = [
         syntax: KeySyntax::Raw,
         max_key_len: 64,
         retention_ms: 31.0 * DAY_MS,
-        in_progress_status: 0,
-        reuse_statuses: [0, 0],
+        in_progress_status: NO_STATUS,
+        reuse_statuses: [NO_STATUS, NO_STATUS],
         reuse_error_type: "",
         replay_header: "",
         unconfirmed: "the answers for a key in progress and a key reused with another request; a replay marker (the response echoes the Idempotency-Key header, which confirms idempotent handling, not a replay); keys are not shared across regional endpoints",
@@ -141,8 +144,8 @@ pub const BUILTIN: [Row; 5] = [
         syntax: KeySyntax::Raw,
         max_key_len: 255,
         retention_ms: f64::INFINITY,
-        in_progress_status: 0,
-        reuse_statuses: [0, 0],
+        in_progress_status: NO_STATUS,
+        reuse_statuses: [NO_STATUS, NO_STATUS],
         reuse_error_type: "",
         replay_header: "",
         unconfirmed: "the key limit and retention are per API (the table uses the core's 255 and no age limit); a second simultaneous request \"might fail\" with an undocumented answer; no replay marker",
@@ -154,7 +157,7 @@ pub const BUILTIN: [Row; 5] = [
         max_key_len: 255,
         retention_ms: DAY_MS,
         in_progress_status: 429,
-        reuse_statuses: [0, 0],
+        reuse_statuses: [NO_STATUS, NO_STATUS],
         reuse_error_type: "",
         replay_header: "",
         unconfirmed: "the key limit (the table uses the core's 255); the answer for a key reused with another request; a replay marker. Only 2xx answers are kept, so an error answer is not replayed",
@@ -185,8 +188,11 @@ fn is_token(s: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
+/// A status slot of a dialect that holds none (no in-progress status, an unused reuse slot).
+pub const NO_STATUS: u16 = 0;
+
 fn status_ok(s: u16, allow_zero: bool) -> bool {
-    (allow_zero && s == 0) || (400..=599).contains(&s)
+    (allow_zero && s == NO_STATUS) || (400..=599).contains(&s)
 }
 
 impl Dialect {
@@ -238,7 +244,7 @@ impl Dialect {
     /// [`Answer::InProgress`] (the gateway holds the key: it may have been processed), any other
     /// status is itself.
     pub fn answer(&self, status: u16) -> Answer {
-        if self.in_progress_status != 0 && status == self.in_progress_status {
+        if self.in_progress_status != NO_STATUS && status == self.in_progress_status {
             Answer::InProgress
         } else {
             Answer::Status(status)
@@ -248,7 +254,7 @@ impl Dialect {
     /// Whether an answer says "this key was used for another request": one of the reuse statuses,
     /// and (when the dialect names one) the body's error type.
     pub fn is_reuse(&self, status: u16, error_type: &str) -> bool {
-        status != 0
+        status != NO_STATUS
             && self.reuse_statuses.contains(&status)
             && (self.reuse_error_type.is_empty() || self.reuse_error_type == error_type)
     }

@@ -80,6 +80,13 @@ enum Delay {
     },
 }
 
+/// [`Step::to_wire`]'s code for [`Step::Start`] (a wait is its delay, > 0).
+pub const START_CODE: i32 = 0;
+/// [`Step::to_wire`]'s code for [`Step::AwaitAnswer`].
+pub const AWAIT_ANSWER_CODE: i32 = -1;
+/// [`Step::to_wire`]'s code for [`Step::Exhausted`].
+pub const EXHAUSTED_CODE: i32 = -2;
+
 /// What the shell does next with a call's copies.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Step {
@@ -101,10 +108,10 @@ impl Step {
     /// The wire form: `ms ≥ 0` wait (0 = start now), `-1` await an answer, `-2` exhausted.
     pub fn to_wire(self) -> f64 {
         match self {
-            Step::Start => 0.0,
+            Step::Start => f64::from(START_CODE),
             Step::Wait { ms } => ms,
-            Step::AwaitAnswer => -1.0,
-            Step::Exhausted => -2.0,
+            Step::AwaitAnswer => f64::from(AWAIT_ANSWER_CODE),
+            Step::Exhausted => f64::from(EXHAUSTED_CODE),
         }
     }
 }

@@ -87,6 +87,24 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// Every verdict, by id.
+    pub const ALL: [Verdict; 4] = [
+        Verdict::Done,
+        Verdict::Unknown,
+        Verdict::Refused,
+        Verdict::NotProcessed,
+    ];
+
+    /// Its name across the boundary.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Verdict::Done => "done",
+            Verdict::Unknown => "unknown",
+            Verdict::Refused => "refused",
+            Verdict::NotProcessed => "not-processed",
+        }
+    }
+
     /// Stable id across the boundary.
     pub const fn id(self) -> u32 {
         match self {
@@ -155,15 +173,24 @@ impl History {
     }
 }
 
+/// [`answer_from_code`]'s code for [`Answer::NotSent`].
+pub const NOT_SENT_CODE: i32 = -1;
+/// [`answer_from_code`]'s code for [`Answer::NoAnswer`] (any code it does not know reads so too).
+pub const NO_ANSWER_CODE: i32 = -2;
+/// [`answer_from_code`]'s code for [`Answer::Refused`].
+pub const REFUSED_CODE: i32 = -3;
+/// [`answer_from_code`]'s code for [`Answer::InProgress`].
+pub const IN_PROGRESS_CODE: i32 = -4;
+
 /// The answer code the boundary uses for [`Answer`]: `-1` not sent, `-2` no answer, `-3` refused,
 /// `-4` in progress (the dialect's in-progress answer), any other number an HTTP status (`0` to `999`; anything else reads as no answer — the safe
 /// reading of a code nobody defined).
 pub fn answer_from_code(code: f64) -> Answer {
-    if code == -1.0 {
+    if code == f64::from(NOT_SENT_CODE) {
         Answer::NotSent
-    } else if code == -3.0 {
+    } else if code == f64::from(REFUSED_CODE) {
         Answer::Refused
-    } else if code == -4.0 {
+    } else if code == f64::from(IN_PROGRESS_CODE) {
         Answer::InProgress
     } else if (0.0..=999.0).contains(&code) && code.fract() == 0.0 {
         Answer::Status(code as u16)

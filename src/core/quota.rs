@@ -70,6 +70,15 @@ impl ErrorClass {
             .unwrap_or(ErrorClass::ServerError)
     }
 
+    /// Its name across the boundary (`retryErrorClass`'s answer).
+    pub const fn name(self) -> &'static str {
+        match self {
+            ErrorClass::Timeout => "timeout",
+            ErrorClass::Throttled => "throttled",
+            ErrorClass::ServerError => "serverError",
+        }
+    }
+
     /// Stable id.
     pub const fn id(self) -> u32 {
         match self {

@@ -60,6 +60,22 @@ pub enum Stop {
 }
 
 impl Stop {
+    /// Every stop, by id − 1.
+    pub const ALL: [Stop; 3] = [
+        Stop::NotRetryable,
+        Stop::AttemptsExhausted,
+        Stop::DeadlineExceeded,
+    ];
+
+    /// Its name across the boundary.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Stop::NotRetryable => "not-retryable",
+            Stop::AttemptsExhausted => "attempts-exhausted",
+            Stop::DeadlineExceeded => "deadline-exceeded",
+        }
+    }
+
     /// Stable id across the boundary (1-based; 0 means "retry").
     pub const fn id(self) -> u32 {
         match self {

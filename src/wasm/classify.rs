@@ -61,6 +61,12 @@ pub fn method_is_retryable(method: &str, has_idempotency_key: bool) -> bool {
     classify::method_is_retryable(method, has_idempotency_key)
 }
 
+/// Whether `method` only an Idempotency-Key makes repeatable (`core::classify::method_is_keyed`).
+#[wasm_bindgen(js_name = methodIsKeyed)]
+pub fn method_is_keyed(method: &str) -> bool {
+    classify::method_is_keyed(method)
+}
+
 /// Fold one attempt into a charge's history (`core::history::History`, a plain `u32` the caller
 /// keeps): `answer` is `-1` not sent, `-2` no answer, `-3` refused without a status, or the HTTP
 /// status (`core::history::answer_from_code`). Numbers only: called once per failed attempt.

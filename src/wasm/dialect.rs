@@ -5,7 +5,7 @@
 use wasm_bindgen::prelude::*;
 
 use super::throw;
-use crate::core::dialect::{Dialect, KeySyntax, BUILTIN};
+use crate::core::dialect::{Dialect, KeySyntax, BUILTIN, NO_STATUS};
 use crate::core::error::{Error, Expect, Opt};
 
 /// The built-in dialect names, comma-separated, default first.
@@ -22,7 +22,10 @@ pub struct DialectCore {
 }
 
 fn status(option: Opt, v: f64) -> Result<u16, JsValue> {
-    if v.is_finite() && v.fract() == 0.0 && (v == 0.0 || (400.0..=599.0).contains(&v)) {
+    if v.is_finite()
+        && v.fract() == 0.0
+        && (v == f64::from(NO_STATUS) || (400.0..=599.0).contains(&v))
+    {
         Ok(v as u16)
     } else {
         Err(throw(Error::option(option, Expect::ErrorStatus)))
@@ -37,7 +40,8 @@ impl DialectCore {
         Dialect::builtin(name).map(|dialect| DialectCore { dialect })
     }
 
-    /// A custom dialect, validated by `Dialect::custom`. `syntax`: 0 raw, 1 sf-string.
+    /// A custom dialect, validated by `Dialect::custom`. `syntax`: a `KeySyntax` id (the wire's
+    /// `keySyntax` group); a status of `NO_STATUS` (the wire's `dialect.noStatus`): none.
     #[wasm_bindgen(js_name = custom)]
     #[allow(clippy::too_many_arguments)]
     pub fn custom(
@@ -62,11 +66,10 @@ impl DialectCore {
         let dialect = Dialect::custom(Dialect {
             name,
             header,
-            syntax: if syntax == 1 {
-                KeySyntax::SfString
-            } else {
-                KeySyntax::Raw
-            },
+            syntax: KeySyntax::ALL
+                .get(syntax as usize)
+                .copied()
+                .unwrap_or(KeySyntax::Raw),
             max_key_len,
             retention_ms,
             in_progress_status: status(Opt::InProgressStatus, in_progress_status)?,
@@ -106,12 +109,12 @@ impl DialectCore {
     pub fn retention_ms(&self) -> f64 {
         self.dialect.retention_ms
     }
-    /// The in-progress status (0: none).
+    /// The in-progress status (`NO_STATUS`: none).
     #[wasm_bindgen(getter, js_name = inProgressStatus)]
     pub fn in_progress_status(&self) -> u16 {
         self.dialect.in_progress_status
     }
-    /// The reuse statuses (0: unused slot).
+    /// The reuse statuses (`NO_STATUS`: unused slot).
     #[wasm_bindgen(getter, js_name = reuseStatuses)]
     pub fn reuse_statuses(&self) -> Vec<u16> {
         self.dialect.reuse_statuses.to_vec()

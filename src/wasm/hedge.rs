@@ -6,7 +6,26 @@ use wasm_bindgen::prelude::*;
 use super::throw;
 use crate::core::hedge::{Hedge, HedgeOptions, DEFAULTS};
 
-/// `[quantile, windowSize, minDelayMs, maxDelayMs, maxHedges]` when the caller names none.
+/// [`hedge_defaults`]'s slots, named as the `hedge` options.
+pub(super) const DEFAULT_SLOTS: [&str; 5] = [
+    "quantile",
+    "windowSize",
+    "minDelayMs",
+    "maxDelayMs",
+    "maxHedges",
+];
+/// [`HedgeCore::new`]'s arguments, named as the `hedge` options.
+pub(super) const OPTIONS: [&str; 7] = [
+    "delayMs",
+    "quantile",
+    "windowSize",
+    "minDelayMs",
+    "maxDelayMs",
+    "maxHedges",
+    "maxInFlight",
+];
+
+/// The defaults ([`DEFAULT_SLOTS`]) when the caller names none.
 #[wasm_bindgen(js_name = hedgeDefaults)]
 pub fn hedge_defaults() -> Vec<f64> {
     let d = DEFAULTS;
@@ -55,8 +74,8 @@ impl HedgeCore {
         .map_err(throw)
     }
 
-    /// What to do now: `ms > 0` wait, `0` start a copy, `-1` await an answer, `-2` every copy
-    /// answered without a winner.
+    /// What to do now: `ms > 0` wait, else a code of the wire's `hedgeStep` group (start a copy,
+    /// await an answer, every copy answered without a winner).
     #[wasm_bindgen(js_name = nextStep)]
     pub fn next_step(&self, started: u32, in_flight: u32, since_last_start_ms: f64) -> f64 {
         self.hedge

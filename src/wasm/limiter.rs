@@ -5,8 +5,23 @@ use wasm_bindgen::prelude::*;
 use super::throw;
 use crate::core::limiter::{LimiterConfig, Mode, RateLimiter};
 
-/// `[mode, beta, scaleConstant, smooth, minRatePerSec, minCapacity, increasePerSec, maxHoldMs,
-/// awsExact]` of preset `id`: 0 CUBIC (ours), 1 AWS adaptive, 2 AIMD.
+/// The presets' names, by id (the `preset` option's values).
+pub(super) const PRESETS: [&str; 3] = ["cubic", "aws", "aimd"];
+/// [`limiter_preset`]'s slots, named as the `RateLimiter` options (`mode` is a `Mode` id,
+/// `awsExact` 0 or 1); `LimiterCore::new` takes them in this order.
+pub(super) const PRESET: [&str; 9] = [
+    "mode",
+    "beta",
+    "scaleConstant",
+    "smooth",
+    "minRatePerSec",
+    "minCapacity",
+    "increasePerSec",
+    "maxHoldMs",
+    "awsExact",
+];
+
+/// The slots ([`PRESET`]) of preset `id` ([`PRESETS`]); ours for an unknown id.
 #[wasm_bindgen(js_name = limiterPreset)]
 pub fn limiter_preset(id: u32) -> Vec<f64> {
     let c = match id {

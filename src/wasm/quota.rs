@@ -6,8 +6,19 @@ use wasm_bindgen::prelude::*;
 use super::throw;
 use crate::core::quota::{ErrorClass, QuotaConfig, RetryQuota};
 
-/// `[capacity, timeout, throttled, serverError, successRefund]` of preset `id` (0 ours, 1 AWS
-/// standard mode); ours for an unknown id.
+/// The presets' names, by id (the `preset` option's values).
+pub(super) const PRESETS: [&str; 2] = ["steadfast", "aws"];
+/// [`quota_preset`]'s slots, named as the `RetryQuota` options; `QuotaCore::new` takes them in
+/// this order.
+pub(super) const PRESET: [&str; 5] = [
+    "capacity",
+    "timeoutCost",
+    "throttledCost",
+    "serverErrorCost",
+    "successRefund",
+];
+
+/// The slots ([`PRESET`]) of preset `id` ([`PRESETS`]); ours for an unknown id.
 #[wasm_bindgen(js_name = quotaPreset)]
 pub fn quota_preset(id: u32) -> Vec<f64> {
     let c = if id == 1 {
@@ -26,7 +37,7 @@ pub fn quota_preset(id: u32) -> Vec<f64> {
     .to_vec()
 }
 
-/// The class id (0 timeout, 1 throttled, 2 server error) of a failure with HTTP `status` (NaN:
+/// The class id (`ErrorClass::id`, named in the wire's `errorClass` group) of a failure with HTTP `status` (NaN:
 /// no response).
 #[wasm_bindgen(js_name = quotaErrorClass)]
 pub fn quota_error_class(status: f64) -> u32 {

@@ -38,7 +38,7 @@ impl RetryCore {
     }
 
     /// After failed attempt `attempt`: the delay in ms (≥ 0) before the next attempt, or a
-    /// negative stop code: −1 not retryable, −2 attempts exhausted, −3 deadline exceeded.
+    /// negative stop code, `-Stop::id()` (named in the wire's `stop` group).
     /// `retry_after_ms` is NaN when the server sent none; `unit` is a draw in [0, 1) from the
     /// caller's `random()`, or NaN to use the seeded generator.
     #[wasm_bindgen(js_name = afterFailure)]

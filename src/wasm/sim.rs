@@ -58,21 +58,8 @@ const TAIL_DEFAULTS: [&str; 6] = [
     "arrivalMs",
     "seed",
 ];
-/// [`sim_tail`]'s hedge options (`HedgeCore`'s arguments).
-const HEDGE: [&str; 7] = [
-    "delayMs",
-    "quantile",
-    "windowSize",
-    "minDelayMs",
-    "maxDelayMs",
-    "maxHedges",
-    "maxInFlight",
-];
 /// One run of [`sim_tail`]'s result (without, then with hedging).
 const TAIL_RUN: [&str; 5] = ["p50Ms", "p99Ms", "p999Ms", "copiesPerRequest", "refused"];
-/// The outage model's `quota` and `limiter` presets, by mode − 1 (mode 0 = off).
-const QUOTA_PRESETS: [&str; 2] = ["steadfast", "aws"];
-const LIMITER_PRESETS: [&str; 3] = ["cubic", "aws", "aimd"];
 
 const SIM_GROUPS: [Group; 11] = [
     ("strategy", &STRATEGIES, &[]),
@@ -82,10 +69,12 @@ const SIM_GROUPS: [Group; 11] = [
     ("jitterRows", &JITTER_ROWS, &[]),
     ("jitterStats", &JITTER_STATS, &[]),
     ("tailDefaults", &TAIL_DEFAULTS, &[]),
-    ("hedge", &HEDGE, &[]),
+    // sim_tail's hedge options: HedgeCore's arguments.
+    ("hedge", &super::hedge::OPTIONS, &[]),
     ("tailRun", &TAIL_RUN, &[]),
-    ("quotaPreset", &QUOTA_PRESETS, &[]),
-    ("limiterPreset", &LIMITER_PRESETS, &[]),
+    // The outage model's `quota` and `limiter` presets, by mode − 1 (mode 0 = off).
+    ("quotaPreset", &super::quota::PRESETS, &[]),
+    ("limiterPreset", &super::limiter::PRESETS, &[]),
 ];
 const SIM_WIRE: &str = wire_text!(SIM_GROUPS);
 

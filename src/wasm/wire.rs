@@ -1,16 +1,22 @@
-//! The wire's vocabulary, named once: every positional layout (the defaults arrays, `keyRule`,
-//! `BreakerCore.config()` and `snapshot()`, `StoreCore.peek`) and every code (begin and resolve
-//! answers, completion kinds, record statuses, breaker states, transitions, kinds, jitters,
-//! timed-call verdicts) crosses as numbers, and the JS shell (`pkg-template/lib/wire.js`) reads
-//! their names from here once, at load, to build frozen named objects. So JS holds no position or
-//! code of its own to drift from the Rust that encodes them.
+//! The wire's vocabulary, named once: every positional layout (the defaults arrays, the limiter,
+//! quota and hedge presets and arguments, `keyRule`, `BreakerCore.config()` and `snapshot()`,
+//! `StoreCore.peek`) and every code (begin and resolve answers, completion kinds, record statuses,
+//! breaker states, transitions, kinds, jitters, timed-call verdicts, quota error classes, hedge
+//! steps, retry stops, attempt answers, history verdicts, `Stripe-Should-Retry` verdicts, dialect
+//! key syntaxes) crosses
+//! as numbers, and the JS shell (`pkg-template/lib/wire.js`) reads their names from here once, at
+//! load, to build frozen named objects. So JS holds no position or code of its own to drift from
+//! the Rust that encodes them.
 //!
 //! Why one string: one export and one crossing for the whole vocabulary, no serde (size).
 //! Format: `group:entry,entry,…;group:…`. An entry is a name, whose code (or slot) is its position
 //! in the group, or `name=integer`, a named constant (written after the names). Groups: the layouts
 //! `fetchDefaults`, `storeDefaults`, `keyRule`, `breakerConfig`, `breakerSnapshot` (its head; the
-//! window follows), `peek`; the codes `begin`, `resolve`, `completion`, `status`, `state`,
-//! `transition`, `breakerKind`, `jitter`, `verdict`; `breaker` (constants only). The text is
+//! window follows), `peek`, `limiterPreset`, `quotaPreset`, `hedgeDefaults`, `hedge` (HedgeCore's
+//! arguments); the codes `begin`, `resolve`, `completion`, `status`, `state`, `transition`,
+//! `breakerKind`, `jitter`, `verdict`, `limiterPresetName`, `quotaPresetName`, `errorClass`,
+//! `historyVerdict`, `shouldRetry`, `keySyntax`; constants only: `breaker`, `hedgeStep`, `stop`,
+//! `answer`, `dialect` (a dialect's status slot that holds none). The text is
 //! written at compile time (const fns), so the module carries the bytes and no code to build them.
 
 // Every index below is evaluated at compile time (the consts and the const fns they call): an
@@ -22,10 +28,17 @@
 
 use wasm_bindgen::prelude::*;
 
-use super::{breaker, defaults, idempotency};
+use super::{breaker, classify, defaults, hedge, idempotency, limiter, quota};
 use crate::core::backoff::Jitter;
 use crate::core::breaker::{State, Trip};
+use crate::core::dialect::{KeySyntax, NO_STATUS};
+use crate::core::hedge::{AWAIT_ANSWER_CODE, EXHAUSTED_CODE, START_CODE};
+use crate::core::history::{
+    Verdict, IN_PROGRESS_CODE, NOT_SENT_CODE, NO_ANSWER_CODE, REFUSED_CODE,
+};
 use crate::core::idempotency::{Completion, Status};
+use crate::core::quota::ErrorClass;
+use crate::core::retry::Stop;
 
 /// A group: its name, its names by code (or slot), its named constants.
 pub(super) type Group = (
@@ -63,8 +76,43 @@ const TRANSITIONS: [&str; 5] = {
 const STATUSES: [&str; 3] = names_of!(Status, 3);
 const COMPLETIONS: [&str; 4] = names_of!(Completion, 4);
 const JITTERS: [&str; 4] = names_of!(Jitter, 4);
+const ERROR_CLASSES: [&str; 3] = names_of!(ErrorClass, 3);
+const KEY_SYNTAXES: [&str; 2] = names_of!(KeySyntax, 2);
+const HISTORY_VERDICTS: [&str; 4] = names_of!(Verdict, 4);
+/// RetryCore.afterFailure's stops: a negative answer is `-Stop::id()` (any other is the delay).
+const STOPS: [(&str, i64); 3] = {
+    let mut out = [("", 0); 3];
+    let mut i = 0;
+    while i < out.len() {
+        let s = Stop::ALL[i];
+        out[i] = (s.name(), -(s.id() as i64));
+        i += 1;
+    }
+    out
+};
+/// historyRecord's answer codes that are not HTTP statuses (`core::history::answer_from_code`).
+const ANSWERS: [(&str, i64); 4] = [
+    ("notSent", NOT_SENT_CODE as i64),
+    ("noAnswer", NO_ANSWER_CODE as i64),
+    ("refused", REFUSED_CODE as i64),
+    ("inProgress", IN_PROGRESS_CODE as i64),
+];
+/// HedgeCore.nextStep's codes (any answer > 0 is a wait in ms).
+const HEDGE_STEPS: [(&str, i64); 3] = [
+    ("start", START_CODE as i64),
+    ("awaitAnswer", AWAIT_ANSWER_CODE as i64),
+    ("exhausted", EXHAUSTED_CODE as i64),
+];
+/// parseShouldRetry's answers, by code.
+const SHOULD_RETRY: [&str; 3] = {
+    let mut out = [""; 3];
+    out[classify::SHOULD_RETRY_NONE as usize] = "none";
+    out[classify::SHOULD_RETRY_FALSE as usize] = "false";
+    out[classify::SHOULD_RETRY_TRUE as usize] = "true";
+    out
+};
 
-const GROUPS: [Group; 16] = [
+const GROUPS: [Group; 30] = [
     ("fetchDefaults", &defaults::FETCH_DEFAULTS, &[]),
     ("storeDefaults", &idempotency::STORE_DEFAULTS, &[]),
     ("keyRule", &idempotency::KEY_RULE_NAMES, &[]),
@@ -85,6 +133,20 @@ const GROUPS: [Group; 16] = [
     ("jitter", &JITTERS, &[]),
     ("verdict", &breaker::VERDICT, &[]),
     ("breaker", &[], &breaker::CONSTANTS),
+    ("limiterPreset", &limiter::PRESET, &[]),
+    ("limiterPresetName", &limiter::PRESETS, &[]),
+    ("quotaPreset", &quota::PRESET, &[]),
+    ("quotaPresetName", &quota::PRESETS, &[]),
+    ("errorClass", &ERROR_CLASSES, &[]),
+    ("hedgeDefaults", &hedge::DEFAULT_SLOTS, &[]),
+    ("hedge", &hedge::OPTIONS, &[]),
+    ("hedgeStep", &[], &HEDGE_STEPS),
+    ("stop", &[], &STOPS),
+    ("answer", &[], &ANSWERS),
+    ("historyVerdict", &HISTORY_VERDICTS, &[]),
+    ("shouldRetry", &SHOULD_RETRY, &[]),
+    ("keySyntax", &KEY_SYNTAXES, &[]),
+    ("dialect", &[], &[("noStatus", NO_STATUS as i64)]),
 ];
 
 /// Decimal digits of `v` (sign included).

@@ -419,7 +419,9 @@ mod platform {
     use super::{
         shared_breaker, shared_budget, Choice, FetchFailure, FetchOptions, IdempotencyKey,
     };
-    use crate::core::classify::{is_transient_response, method_is_retryable, parse_retry_after};
+    use crate::core::classify::{
+        is_transient_response, method_is_keyed, method_is_retryable, parse_retry_after,
+    };
     use crate::core::dialect::Dialect;
     use crate::core::history::{Answer, History, Verdict};
     use crate::core::idempotency::validate_key;
@@ -530,8 +532,7 @@ mod platform {
         }
         let key = key.or_else(|| headers.get(key_header).ok().flatten());
         // A method the core retries only with a key (POST, PATCH): its fate can be unknown.
-        let keyed_method =
-            method_is_retryable(&method, true) && !method_is_retryable(&method, false);
+        let keyed_method = method_is_keyed(&method);
         let retryable = method_is_retryable(&method, key.is_some());
 
         let base = match &options.policy {

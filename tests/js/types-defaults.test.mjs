@@ -23,15 +23,16 @@ const stated = statedDefaults(PKG);
 // ---- the core's exported defaults, by name ---------------------------------------------------------
 // lib/defaults.js is the package's one reader of the core's fetchDefaults() (src/wasm/defaults.rs).
 const { fetchDefaults } = await import(pathToFileURL(join(PKG, 'lib', 'defaults.js')).href);
+const { LAYOUT, LIMITER_PRESETS, QUOTA_PRESETS, namedSlots } = await import(pathToFileURL(join(PKG, 'lib', 'wire.js')).href);
 const { budget: fetchBudget, retry, breaker: fetchBreaker, checkoutAttemptTimeoutMs } = fetchDefaults();
 const { jitter: JITTER, ...fetchRetry } = retry;
 const { ratio, minRetriesPerSec, windowMs } = fetchBudget;
 const [ttlMs, maxRecords, inFlightLeaseMs, unknownTtlMs] = core.storeDefaults();
-const QUOTA_FIELDS = ['capacity', 'timeoutCost', 'throttledCost', 'serverErrorCost', 'successRefund'];
-const LIMITER_FIELDS = ['mode', 'beta', 'scaleConstant', 'smooth', 'minRatePerSec', 'minCapacity', 'increasePerSec', 'maxHoldMs'];
-const preset = (values, fields) => Object.fromEntries(fields.map((f, i) => [f, values[i]]));
-const quota = { steadfast: preset(core.quotaPreset(0), QUOTA_FIELDS), aws: preset(core.quotaPreset(1), QUOTA_FIELDS) };
-const limiter = { cubic: preset(core.limiterPreset(0), LIMITER_FIELDS), aimd: preset(core.limiterPreset(2), LIMITER_FIELDS) };
+// The presets by the names the core gives their ids and slots (lib/wire.js).
+const quotaOf = (name) => namedSlots(LAYOUT.quotaPreset, core.quotaPreset(QUOTA_PRESETS.indexOf(name)));
+const limiterOf = (name) => namedSlots(LAYOUT.limiterPreset, core.limiterPreset(LIMITER_PRESETS.indexOf(name)));
+const quota = { steadfast: quotaOf('steadfast'), aws: quotaOf('aws') };
+const limiter = { cubic: limiterOf('cubic'), aimd: limiterOf('aimd') };
 const settleWhenUnbounded = core.settleAfterMs(NaN, NaN);
 const [hClients, hBase, hMax, hAttempt, hBucket, hSeed] = simCore.simHistogramDefaults();
 const [jSamples, jAttempt, jBase, jMax, jSeed] = simCore.simJitterDefaults();
@@ -39,7 +40,13 @@ const outageNames = simCore.simOutageLayout().split(';')[0].split(',');
 const outageVector = simCore.simOutageDefaults();
 const outage = Object.fromEntries(outageNames.map((name, i) => [name, outageVector[i]]));
 
-const [qQuantile, qWindow, qMin, qMax, qHedges] = core.hedgeDefaults();
+const {
+  quantile: qQuantile,
+  windowSize: qWindow,
+  minDelayMs: qMin,
+  maxDelayMs: qMax,
+  maxHedges: qHedges,
+} = namedSlots(LAYOUT.hedgeDefaults, core.hedgeDefaults());
 const tailNames = ['requests', 'latencyMs', 'tailProbability', 'tailLatencyMs', 'arrivalMs', 'seed'];
 const tailDefaults = simCore.simTailDefaults();
 const fields = (prefix, values) => Object.fromEntries(Object.entries(values).map(([k, v]) => [`${prefix}.${k}`, () => v]));

@@ -8,7 +8,22 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { CircuitBreaker, DuplicateRequestError, IdempotencyKeyReuseError, IdempotencyStore, OutcomeUnknownError, StoreFullError, events } from 'steadfast';
+import {
+  CircuitBreaker,
+  DEFAULT_RETRY_POLICY,
+  DeadlineExceededError,
+  DuplicateRequestError,
+  IdempotencyKeyReuseError,
+  IdempotencyStore,
+  OutcomeUnknownError,
+  RateLimiter,
+  RetryQuota,
+  StoreFullError,
+  events,
+  gatewayDialect,
+  retryErrorClass,
+  withRetry,
+} from 'steadfast';
 import { manualClock } from '../support/clock.mjs';
 
 const PKG = dirname(fileURLToPath(import.meta.resolve('steadfast')));
@@ -43,6 +58,20 @@ test('the vocabulary names every group lib/wire.js reads, each name once', () =>
     'jitter',
     'verdict',
     'breaker',
+    'limiterPreset',
+    'limiterPresetName',
+    'quotaPreset',
+    'quotaPresetName',
+    'errorClass',
+    'hedgeDefaults',
+    'hedge',
+    'hedgeStep',
+    'stop',
+    'answer',
+    'historyVerdict',
+    'shouldRetry',
+    'keySyntax',
+    'dialect',
   ]) {
     assert.ok(groups[name], `group ${name}`);
     assert.equal(new Set(groups[name].names).size, groups[name].names.length, `${name}: a name given twice`);
@@ -195,4 +224,140 @@ test('the simulator reads its slots by the names simLayouts gives', async () => 
     assert.deepEqual(Object.keys(run), [...g.tailRun.names]);
     assert.ok(run.p50Ms <= run.p99Ms && run.p99Ms <= run.p999Ms && run.copiesPerRequest >= 1);
   }
+});
+
+/** The RangeError a constructor throws for `options`, or undefined. */
+const rangeErrorOf = (make) => {
+  try {
+    make();
+  } catch (e) {
+    if (e instanceof RangeError) return e;
+    throw e;
+  }
+  return undefined;
+};
+
+test('limiter and quota presets: each preset name is its preset, each slot the option of its name', () => {
+  assert.deepEqual([...wire.LIMITER_PRESETS], ['cubic', 'aws', 'aimd']);
+  for (const preset of wire.LIMITER_PRESETS) assert.equal(new RateLimiter({ preset }).preset, preset);
+  // Every overridable slot reaches the core under its own name: an invalid value is refused naming it.
+  const overridable = wire.LAYOUT.limiterPreset.filter((n) => n !== 'mode' && n !== 'awsExact');
+  assert.equal(overridable.length, wire.LAYOUT.limiterPreset.length - 2);
+  for (const name of overridable) {
+    const e = rangeErrorOf(() => new RateLimiter({ [name]: -1 }));
+    assert.ok(e?.message.includes(name), `${name}: ${e?.message}`);
+  }
+  // The AIMD preset (mode slot) and AWS's exact rules (awsExact slot) are distinct presets in the core.
+  const raw = Object.fromEntries(wire.LIMITER_PRESETS.map((p, id) => [p, wire.namedSlots(wire.LAYOUT.limiterPreset, core.limiterPreset(id))]));
+  assert.deepEqual([raw.cubic.mode, raw.aws.mode, raw.aimd.mode], [0, 0, 1]);
+  assert.deepEqual([raw.cubic.awsExact, raw.aws.awsExact, raw.aimd.awsExact], [0, 1, 0]);
+
+  assert.deepEqual([...wire.QUOTA_PRESETS], ['steadfast', 'aws']);
+  assert.deepEqual([...wire.LAYOUT.quotaPreset], ['capacity', 'timeoutCost', 'throttledCost', 'serverErrorCost', 'successRefund']);
+  for (const [id, preset] of wire.QUOTA_PRESETS.entries()) {
+    assert.equal(new RetryQuota({ preset }).capacity, wire.namedSlots(wire.LAYOUT.quotaPreset, core.quotaPreset(id)).capacity);
+  }
+  // Each cost is paid for its own class, and the refund is the successRefund slot.
+  const q = new RetryQuota({ capacity: 1000, timeoutCost: 1, throttledCost: 2, serverErrorCost: 4, successRefund: 8 });
+  const status = (s) => Object.assign(new Error('x'), { status: s });
+  const spent = (error) => {
+    const before = q.available;
+    assert.ok(q.tryConsume(error));
+    return before - q.available;
+  };
+  assert.deepEqual([spent(new Error('reset')), spent(status(429)), spent(status(503))], [1, 2, 4]);
+  while (q.available > 900) q.tryConsume(status(503)); // room below the capacity for the refund
+  const before = q.available;
+  q.recordSuccess();
+  assert.equal(q.available - before, 8);
+  assert.deepEqual([retryErrorClass(new Error('reset')), retryErrorClass(status(429)), retryErrorClass(status(503))], [...wire.ERROR_CLASSES]);
+  assert.deepEqual(Object.keys(wire.ERROR_CLASS), ['TIMEOUT', 'THROTTLED', 'SERVER_ERROR']);
+});
+
+test('hedge options and defaults: each slot is the option of its name', async () => {
+  const defaults = wire.namedSlots(wire.LAYOUT.hedgeDefaults, core.hedgeDefaults());
+  assert.deepEqual(Object.keys(defaults), ['quantile', 'windowSize', 'minDelayMs', 'maxDelayMs', 'maxHedges']);
+  for (const name of wire.LAYOUT.hedgeDefaults) assert.ok(wire.LAYOUT.hedge.includes(name), `${name} is a hedge option`);
+  // Every HedgeCore argument reaches the core under its own name.
+  for (const name of wire.LAYOUT.hedge) {
+    await assert.rejects(
+      withRetry(async () => 1, { ...DEFAULT_RETRY_POLICY, hedge: { [name]: -1 } }),
+      (e) => e instanceof RangeError && e.message.includes(name),
+      name,
+    );
+  }
+  assert.deepEqual(Object.keys(wire.HEDGE_STEP), ['START', 'AWAIT_ANSWER', 'EXHAUSTED']);
+  assert.ok(
+    Object.values(wire.HEDGE_STEP).every((c) => c <= 0),
+    'a step code is never a wait (> 0)',
+  );
+  // Each step code is the core's answer in its situation: two copies at most, a fixed 50 ms delay.
+  const args = { delayMs: 50, maxHedges: 1 };
+  const two = new core.HedgeCore(...wire.LAYOUT.hedge.map((name) => args[name] ?? NaN));
+  assert.equal(two.nextStep(0, 0, 0), wire.HEDGE_STEP.START);
+  assert.equal(two.nextStep(1, 1, 0), 50, 'a wait is its delay');
+  assert.equal(two.nextStep(2, 1, 0), wire.HEDGE_STEP.AWAIT_ANSWER);
+  assert.equal(two.nextStep(2, 0, 0), wire.HEDGE_STEP.EXHAUSTED);
+});
+
+test('retry stops: each code ends the call the way its name says', async () => {
+  assert.deepEqual(Object.keys(wire.STOP), ['NOT_RETRYABLE', 'ATTEMPTS_EXHAUSTED', 'DEADLINE_EXCEEDED']);
+  const reasons = [];
+  const off = events.onGiveUp(({ reason }) => reasons.push(reason));
+  try {
+    const fail = (error) => () => Promise.reject(error);
+    const transient = Object.assign(new Error('reset'), { code: 'ECONNRESET' });
+    await assert.rejects(withRetry(fail(Object.assign(new Error('bad'), { status: 400 })), { ...DEFAULT_RETRY_POLICY, maxAttempts: 3, baseDelayMs: 1 }), {
+      status: 400,
+    });
+    await assert.rejects(withRetry(fail(transient), { ...DEFAULT_RETRY_POLICY, maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1 }), { code: 'ECONNRESET' });
+    await assert.rejects(
+      withRetry(fail(Object.assign(new Error('busy'), { status: 503 })), {
+        maxAttempts: 3,
+        baseDelayMs: 1000,
+        maxDelayMs: 1000,
+        jitter: 'none',
+        maxElapsedMs: 250,
+      }),
+      DeadlineExceededError,
+    );
+  } finally {
+    off();
+  }
+  assert.deepEqual(reasons, ['not-retryable', 'attempts', 'deadline']);
+});
+
+test("attempt answers, history verdicts and Stripe-Should-Retry: the core's codes by name", () => {
+  assert.deepEqual(Object.keys(wire.ANSWER), ['NOT_SENT', 'NO_ANSWER', 'REFUSED', 'IN_PROGRESS']);
+  assert.deepEqual(Object.keys(wire.HISTORY_VERDICT), ['DONE', 'UNKNOWN', 'REFUSED', 'NOT_PROCESSED']);
+  const verdictOf = (...answers) => core.historyVerdict(answers.reduce((h, a) => core.historyRecord(h, a), 0));
+  assert.equal(verdictOf(wire.ANSWER.NOT_SENT), wire.HISTORY_VERDICT.NOT_PROCESSED);
+  assert.equal(verdictOf(wire.ANSWER.NO_ANSWER), wire.HISTORY_VERDICT.UNKNOWN);
+  assert.equal(verdictOf(wire.ANSWER.REFUSED), wire.HISTORY_VERDICT.REFUSED);
+  assert.equal(verdictOf(wire.ANSWER.IN_PROGRESS), wire.HISTORY_VERDICT.UNKNOWN);
+  assert.equal(verdictOf(wire.ANSWER.NOT_SENT, 200), wire.HISTORY_VERDICT.DONE);
+  assert.deepEqual(
+    ['none', 'false', 'true'].map((v) => core.parseShouldRetry(v === 'none' ? '' : v)),
+    [wire.SHOULD_RETRY.NONE, wire.SHOULD_RETRY.FALSE, wire.SHOULD_RETRY.TRUE],
+  );
+  // The keyed-method rule is the core's: POST and PATCH, in any case.
+  assert.deepEqual(
+    ['POST', 'patch', 'PUT', 'GET'].map((m) => core.methodIsKeyed(m)),
+    [true, true, false, false],
+  );
+});
+
+test('dialect key syntaxes and the "no status" slot: each name is what the dialect does', async () => {
+  const { compileDialect } = await lib('lib/dialect.js');
+  assert.deepEqual([...wire.KEY_SYNTAXES], ['raw', 'sf-string']);
+  const header = Object.fromEntries(wire.KEY_SYNTAXES.map((syntax) => [syntax, compileDialect({ base: 'ietf', syntax }, 'test').headerValue('k', 'test')]));
+  assert.deepEqual(header, { raw: 'k', 'sf-string': '"k"' });
+  for (const syntax of wire.KEY_SYNTAXES) assert.equal(gatewayDialect({ base: 'ietf', syntax }).syntax, syntax);
+  // A slot holding no status reads as none: no in-progress status, only the reuse statuses given.
+  assert.deepEqual(Object.keys(wire.DIALECT), ['NO_STATUS']);
+  const none = gatewayDialect({ base: 'ietf', inProgressStatus: wire.DIALECT.NO_STATUS, reuseStatuses: [409] });
+  assert.equal(none.inProgressStatus, undefined);
+  assert.deepEqual([...none.reuseStatuses], [409]);
+  assert.equal(gatewayDialect('ietf').inProgressStatus, 409);
+  assert.deepEqual([...gatewayDialect('adyen').reuseStatuses], []);
 });

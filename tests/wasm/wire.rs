@@ -8,14 +8,20 @@ use steadfast::core::backoff::Jitter;
 use steadfast::core::breaker::{RateOptions, State, DEFAULT_MAX_ORIGINS};
 use steadfast::core::budget::RatioOptions;
 use steadfast::core::error::MAX_DURATION_MS;
+use steadfast::core::hedge::DEFAULTS as HEDGE_DEFAULTS;
 use steadfast::core::idempotency::{
     DEFAULT_IN_FLIGHT_LEASE_MS, DEFAULT_MAX_RECORDS, DEFAULT_TTL_MS, DEFAULT_UNKNOWN_TTL_MS,
     MAX_KEY_LEN,
 };
+use steadfast::core::limiter::{LimiterConfig, Mode};
+use steadfast::core::quota::QuotaConfig;
 use steadfast::core::reconcile::CHECKOUT_ATTEMPT_TIMEOUT_MS;
 use steadfast::core::retry::RetryOptions;
 use steadfast::wasm::{
-    fetch_defaults, key_rule, store_defaults, wire_layouts, BreakerCore, StoreCore,
+    fetch_defaults, hedge_defaults, history_record, history_verdict, key_rule, limiter_preset,
+    method_is_keyed, parse_should_retry, quota_error_class, quota_preset, store_defaults,
+    wire_layouts, BreakerCore, DialectCore, HedgeCore, LimiterCore, QuotaCore, RetryCore,
+    StoreCore,
 };
 use wasm_bindgen_test::wasm_bindgen_test;
 
@@ -295,4 +301,213 @@ fn store_codes_are_the_answers_by_name() {
     assert!(s.complete(b, w.code("completion", "refuted") as u32, 7.0));
     // Expiry: the expired flag is set on the begin that finds expired slots to drain.
     assert!(s.begin("d", "", 2_000.0) % slot >= flag);
+}
+
+#[wasm_bindgen_test]
+fn limiter_quota_and_hedge_presets_by_name() {
+    let w = Wire::read();
+    let presets = [
+        ("cubic", LimiterConfig::default()),
+        ("aws", LimiterConfig::aws_adaptive()),
+        ("aimd", LimiterConfig::aimd()),
+    ];
+    assert_eq!(w.names("limiterPresetName").len(), presets.len());
+    for (name, c) in presets {
+        let id = w.code("limiterPresetName", name) as u32;
+        let flag = |b: bool| f64::from(u8::from(b));
+        assert_named(
+            "limiterPreset",
+            &w.named("limiterPreset", &limiter_preset(id)),
+            &[
+                ("mode", flag(c.mode == Mode::Aimd)),
+                ("beta", c.beta),
+                ("scaleConstant", c.scale_constant),
+                ("smooth", c.smooth),
+                ("minRatePerSec", c.min_rate_per_sec),
+                ("minCapacity", c.min_capacity),
+                ("increasePerSec", c.increase_per_sec),
+                ("maxHoldMs", c.max_hold_ms),
+                ("awsExact", flag(c.aws_exact)),
+            ],
+        );
+        // LimiterCore takes the slots in the same order.
+        let p = limiter_preset(id);
+        let arg = |n: &str| p[w.code("limiterPreset", n) as usize];
+        assert!(LimiterCore::new(
+            arg("mode") as u32,
+            arg("beta"),
+            arg("scaleConstant"),
+            arg("smooth"),
+            arg("minRatePerSec"),
+            arg("minCapacity"),
+            arg("increasePerSec"),
+            arg("maxHoldMs"),
+            arg("awsExact") == 1.0,
+        )
+        .is_ok());
+    }
+    let quotas = [
+        ("steadfast", QuotaConfig::default()),
+        ("aws", QuotaConfig::aws_standard()),
+    ];
+    assert_eq!(w.names("quotaPresetName").len(), quotas.len());
+    for (name, c) in quotas {
+        let id = w.code("quotaPresetName", name) as u32;
+        let p = quota_preset(id);
+        assert_named(
+            "quotaPreset",
+            &w.named("quotaPreset", &p),
+            &[
+                ("capacity", f64::from(c.capacity)),
+                ("timeoutCost", f64::from(c.timeout)),
+                ("throttledCost", f64::from(c.throttled)),
+                ("serverErrorCost", f64::from(c.server_error)),
+                ("successRefund", f64::from(c.success_refund)),
+            ],
+        );
+        // QuotaCore takes the slots in the same order: a retry after a 429 costs throttledCost.
+        let arg = |n: &str| p[w.code("quotaPreset", n) as usize];
+        let mut q = ok(QuotaCore::new(
+            arg("capacity"),
+            arg("timeoutCost"),
+            arg("throttledCost"),
+            arg("serverErrorCost"),
+            arg("successRefund"),
+        ));
+        let throttled = quota_error_class(429.0);
+        assert_eq!(q.try_acquire(throttled), f64::from(c.throttled));
+    }
+    let d = HEDGE_DEFAULTS;
+    assert_named(
+        "hedgeDefaults",
+        &w.named("hedgeDefaults", &hedge_defaults()),
+        &[
+            ("quantile", d.quantile),
+            ("windowSize", f64::from(d.window_size)),
+            ("minDelayMs", d.min_delay_ms),
+            ("maxDelayMs", d.max_delay_ms),
+            ("maxHedges", f64::from(d.max_hedges)),
+        ],
+    );
+    // HedgeCore's arguments by name: a fixed delay and a hedge count, the rest not given.
+    let mut args = vec![f64::NAN; w.names("hedge").len()];
+    args[w.code("hedge", "delayMs") as usize] = 70.0;
+    args[w.code("hedge", "maxHedges") as usize] = 2.0;
+    let [a, b, c, e, f, g, h] = args[..] else {
+        panic!("seven hedge options")
+    };
+    let hedge = ok(HedgeCore::new(a, b, c, e, f, g, h));
+    assert_eq!(hedge.delay_ms(), 70.0);
+    assert_eq!(hedge.max_copies(), 3);
+}
+
+#[wasm_bindgen_test]
+fn remaining_codes_are_the_answers_by_name() {
+    let w = Wire::read();
+    // Quota error classes.
+    for (status, class) in [
+        (f64::NAN, "timeout"),
+        (408.0, "timeout"),
+        (429.0, "throttled"),
+        (503.0, "serverError"),
+    ] {
+        assert_eq!(
+            f64::from(quota_error_class(status)),
+            w.code("errorClass", class),
+            "{status}"
+        );
+    }
+    // Hedge steps: start the first copy, await once both copies run, exhausted when none runs.
+    let two = ok(HedgeCore::new(
+        50.0,
+        f64::NAN,
+        f64::NAN,
+        f64::NAN,
+        f64::NAN,
+        1.0,
+        f64::NAN,
+    ));
+    let step = |name: &str| w.constant("hedgeStep", name);
+    assert_eq!(two.next_step(0, 0, 0.0), step("start"));
+    assert_eq!(two.next_step(1, 1, 0.0), 50.0, "a wait is its delay");
+    assert_eq!(two.next_step(1, 1, 50.0), step("start"));
+    assert_eq!(two.next_step(2, 1, 0.0), step("awaitAnswer"));
+    assert_eq!(two.next_step(2, 0, 0.0), step("exhausted"));
+    // Retry stops.
+    let r = ok(RetryCore::new(2.0, 100.0, 1_000.0, 0, Some(150.0)));
+    let stop = |name: &str| w.constant("stop", name);
+    assert_eq!(
+        r.after_failure(1, 0.0, false, f64::NAN, 0.0, 0.5),
+        stop("not-retryable")
+    );
+    assert_eq!(
+        r.after_failure(2, 0.0, true, f64::NAN, 0.0, 0.5),
+        stop("attempts-exhausted")
+    );
+    assert_eq!(
+        r.after_failure(1, 140.0, true, 100.0, 0.0, 0.5),
+        stop("deadline-exceeded")
+    );
+    assert!(r.after_failure(1, 0.0, true, f64::NAN, 0.0, 0.5) >= 0.0);
+    // Attempt answers fold into the history verdict each name means.
+    let verdict = |answers: &[f64]| {
+        let h = answers.iter().fold(0, |h, a| history_record(h, *a));
+        f64::from(history_verdict(h))
+    };
+    let answer = |name: &str| w.constant("answer", name);
+    let hv = |name: &str| w.code("historyVerdict", name);
+    assert_eq!(verdict(&[answer("notSent")]), hv("not-processed"));
+    assert_eq!(verdict(&[answer("noAnswer")]), hv("unknown"));
+    assert_eq!(verdict(&[answer("refused")]), hv("refused"));
+    assert_eq!(verdict(&[answer("inProgress")]), hv("unknown"));
+    assert_eq!(verdict(&[answer("notSent"), 200.0]), hv("done"));
+    // Stripe-Should-Retry.
+    for v in ["true", "false"] {
+        assert_eq!(f64::from(parse_should_retry(v)), w.code("shouldRetry", v));
+    }
+    assert_eq!(
+        f64::from(parse_should_retry("maybe")),
+        w.code("shouldRetry", "none")
+    );
+    // The keyed-method rule is exported.
+    assert!(method_is_keyed("POST") && method_is_keyed("patch") && !method_is_keyed("PUT"));
+}
+
+#[wasm_bindgen_test]
+fn dialect_syntax_and_no_status_by_name() {
+    let w = Wire::read();
+    let custom = |syntax: &str, in_progress: f64, reuse: f64| {
+        DialectCore::custom(
+            "mine".into(),
+            "Idempotency-Key".into(),
+            w.code("keySyntax", syntax) as u32,
+            255.0,
+            f64::INFINITY,
+            in_progress,
+            reuse,
+            w.constant("dialect", "noStatus"),
+            String::new(),
+            String::new(),
+        )
+    };
+    assert_eq!(w.names("keySyntax"), ["raw", "sf-string"]);
+    let none = w.constant("dialect", "noStatus");
+    let raw = ok(custom("raw", none, none));
+    assert_eq!(raw.syntax(), "raw");
+    assert_eq!(ok(raw.header_value("k")), "k");
+    let sf = ok(custom("sf-string", 409.0, 422.0));
+    assert_eq!(sf.syntax(), "sf-string");
+    assert_eq!(ok(sf.header_value("k")), "\"k\"");
+    // "No status" is accepted in a status slot and reads back as itself; any other non-error
+    // status is refused.
+    assert_eq!(f64::from(raw.in_progress_status()), none);
+    assert_eq!(
+        raw.reuse_statuses()
+            .iter()
+            .map(|s| f64::from(*s))
+            .collect::<Vec<_>>(),
+        [none, none]
+    );
+    assert_eq!(sf.in_progress_status(), 409);
+    assert!(custom("raw", none + 1.0, none).is_err());
 }
