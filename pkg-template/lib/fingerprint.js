@@ -22,7 +22,7 @@ export function fingerprintText(opts, where) {
 /**
  * Hex digests of recent fingerprint texts, for the Redis store (a retry, a double click or a
  * replay sends the same request again). Bounded: cleared at CACHE_MAX.
- * The in-memory store does not come here: its StoreCore.begin hashes the text it is given.
+ * The in-memory store does not come here: its StoreCore.beginInput hashes the text it is given.
  */
 const cache = new Map();
 const CACHE_MAX = 256;

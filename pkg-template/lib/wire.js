@@ -26,7 +26,7 @@ function codes({ names, constants }) {
 
 /** @internal Slot names of each positional export: `LAYOUT.fetchDefaults`, `storeDefaults`, `keyRule`, `breakerConfig`, `breakerSnapshot` (its head), `peek`, `limiterPreset`, `quotaPreset`, `hedgeDefaults`, `hedge` (HedgeCore's arguments). */
 export let LAYOUT;
-/** @internal StoreCore.begin's answer kinds (`RUN` … `FULL`) and its encoding (`EXPIRED_FLAG`, `SLOT`: answer = slot · SLOT + flag + kind). */
+/** @internal StoreCore.beginInput's answer kinds (`RUN` … `FULL`) and its encoding (`EXPIRED_FLAG`, `SLOT`: answer = slot · SLOT + flag + kind). */
 export let BEGIN;
 /** @internal begin's kinds by code, as the `idempotency` event names them ('run', 'replay', 'in-flight', …). */
 export let BEGIN_OUTCOMES;

@@ -91,18 +91,6 @@ impl StoreCore {
             .map_err(throw)
     }
 
-    /// Start a run for `key` (the caller checks the key rule first; any string is safe here) with
-    /// the request's fingerprint text (`""`: none), hashed here with the store's keyed fingerprint
-    /// ([`KeyedRecords::fingerprint_of`]; a shared store keeps SHA-256/128 instead, see
-    /// `fingerprintWords`): the key and the text cross together, in one call, and no digest comes
-    /// back to JS. Encoded as `slot * 16 + expired * 8 + kind`
-    /// (kind: an index of [`BEGIN`] — 0 run, 1 replay, 2 in flight, 3 unknown, 4 mismatch, 5 full; for "in flight" and
-    /// "mismatch" the slot part is the key's slot, for "full" 0). With the expired bit set,
-    /// drop the slots `takeExpired` returns BEFORE storing anything under this slot.
-    pub fn begin(&mut self, key: &str, fingerprint_text: &str, now_ms: f64) -> f64 {
-        self.begin_bytes(key.as_bytes(), fingerprint_text.as_bytes(), now_ms)
-    }
-
     /// `kind`: a [`Completion::id`] — 0 success, 1 transient (→ unknown), 2 definitive (→ freed,
     /// unless the record may have been processed: then unknown again), 3 refuted (an answer
     /// about the key: → freed); any other id counts as definitive. Returns whether the slot was
@@ -224,8 +212,9 @@ pub fn key_rule() -> Vec<u32> {
 }
 
 /// The fingerprint of a request's canonical text as four 32-bit words, most significant first:
-/// what `StoreCore.begin` takes, and what JS renders as the 32 hex digits Redis stores. Words, not
-/// a hex string: a `Uint32Array` comes back without a `TextDecoder` pass.
+/// what JS renders as the 32 hex digits the Redis store keeps (the in-process store hashes the
+/// text itself, with its keyed SipHash). Words, not a hex string: a `Uint32Array` comes back
+/// without a `TextDecoder` pass.
 #[wasm_bindgen(js_name = fingerprintWords)]
 pub fn fingerprint_words(text: &str) -> Vec<u32> {
     let fp = fingerprint(text);
@@ -249,7 +238,15 @@ pub fn store_defaults() -> Vec<f64> {
 }
 
 impl StoreCore {
-    /// [`StoreCore::begin`] on bytes (the `&str` export and the input buffer's both come here).
+    /// Start a run for `key` (the caller checks the key rule first; any bytes are safe here) with
+    /// the request's fingerprint text (empty: none), hashed here with the store's keyed
+    /// fingerprint ([`KeyedRecords::fingerprint_of`]; a shared store keeps SHA-256/128 instead,
+    /// see `fingerprintWords`): the key and the text arrive together, in one call (JS writes both
+    /// into the input buffer: [`StoreCore::begin_input`]), and no digest goes back to JS. Encoded
+    /// as `slot * 16 + expired * 8 + kind` (kind: an index of [`BEGIN`] — 0 run, 1 replay, 2 in
+    /// flight, 3 unknown, 4 mismatch, 5 full; for "in flight" and "mismatch" the slot part is the
+    /// key's slot, for "full" 0). With the expired bit set, drop the slots `takeExpired` returns
+    /// BEFORE storing anything under this slot.
     pub(super) fn begin_bytes(&mut self, key: &[u8], fingerprint_text: &[u8], now_ms: f64) -> f64 {
         let fp =
             (!fingerprint_text.is_empty()).then(|| self.records.fingerprint_of(fingerprint_text));

@@ -39,7 +39,7 @@ pub fn wasm_memory() -> JsValue {
 
 #[wasm_bindgen]
 impl StoreCore {
-    /// [`StoreCore::begin`] with the key in the input buffer's first `key_len` bytes and the
+    /// `begin` (the answer of [`StoreCore::begin_bytes`]) with the key in the input buffer's first `key_len` bytes and the
     /// fingerprint text in the next `fingerprint_len` (0: none). NaN when they do not fit the
     /// buffer.
     #[wasm_bindgen(js_name = beginInput)]

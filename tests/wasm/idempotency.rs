@@ -5,7 +5,7 @@
 use steadfast::wasm::{fingerprint_words, input_buffer, key_rule, store_defaults, StoreCore};
 use wasm_bindgen_test::wasm_bindgen_test;
 
-use crate::support::{ok, option_error};
+use crate::support::{begin, ok, option_error};
 
 const RUN: f64 = 0.0;
 const REPLAY: f64 = 1.0;
@@ -26,10 +26,6 @@ const WRONG_STATE: f64 = 2.0;
 
 fn decode(code: f64) -> (u32, bool, f64) {
     ((code / 16.0).floor() as u32, code % 16.0 >= 8.0, code % 8.0)
-}
-
-fn begin(s: &mut StoreCore, key: &str, fp: &str, now: f64) -> f64 {
-    s.begin(key, fp, now)
 }
 
 /// `begin` with the expired flag masked off.
@@ -67,38 +63,31 @@ fn begin_encodes_slot_and_kind() {
     }
 }
 
-/// The package's call: `key` and `fp` written into the input buffer, then `beginInput`.
-fn begin_via_input(s: &mut StoreCore, key: &str, fp: &str, now: f64) -> f64 {
-    let bytes = [key.as_bytes(), fp.as_bytes()].concat();
-    let ptr = input_buffer(bytes.len() as u32) as *mut u8;
-    // SAFETY: input_buffer made the buffer at least this long, and nothing else holds it.
-    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), ptr, bytes.len()) };
-    s.begin_input(key.len() as u32, fp.len() as u32, now)
-}
-
 #[wasm_bindgen_test]
-fn begin_through_the_input_buffer_answers_as_begin_does() {
-    let (mut a, mut b) = (
-        ok(StoreCore::new(None, None)),
-        ok(StoreCore::new(None, None)),
-    );
+fn begin_through_the_input_buffer_splits_key_and_text_where_told() {
+    let mut a = ok(StoreCore::new(None, None));
     let steps = [
-        ("ab", "cd", 0.0),
-        ("abc", "d", 0.0), // another key, not "ab" + "cd" split elsewhere
-        ("ab", "cd", 1.0), // in flight
-        ("ab", "cx", 1.0), // mismatch
-        ("é", "f:1", 2.0),
-        ("é", "", 2.0), // no fingerprint: mismatch with the text it began with
-        ("x", "", 3.0),
+        (("ab", "cd", 0.0), (0, RUN)),
+        (("abc", "d", 0.0), (1, RUN)), // another key, not "ab" + "cd" split elsewhere
+        (("ab", "cd", 1.0), (0, IN_FLIGHT)),
+        (("ab", "cx", 1.0), (0, MISMATCH)),
+        (("é", "f:1", 2.0), (2, RUN)),   // lengths in bytes: "é" is two
+        (("é", "", 2.0), (2, MISMATCH)), // no fingerprint: not the text it began with
+        (("x", "", 3.0), (3, RUN)),
     ];
-    for (key, fp, now) in steps {
-        assert_eq!(
-            begin_via_input(&mut a, key, fp, now),
-            begin(&mut b, key, fp, now),
-            "{key:?} {fp:?}"
-        );
+    for ((key, fp, now), want) in steps {
+        assert_eq!(kind_at(&mut a, key, fp, now), want, "{key:?} {fp:?}");
     }
-    assert_eq!(decode(begin_via_input(&mut a, "ab", "cx", 4.0)).2, MISMATCH);
+    assert_eq!(
+        (
+            a.slot_of("ab"),
+            a.slot_of("abc"),
+            a.slot_of("é"),
+            a.slot_of("abcd")
+        ),
+        (0.0, 1.0, 2.0, -1.0),
+        "the index holds each key alone, never key + text"
+    );
     // Lengths beyond the buffer are NaN, never a trap or a record of a wrong key.
     let len = input_buffer(0);
     assert!(len > 0, "the buffer has an address");

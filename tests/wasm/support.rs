@@ -1,5 +1,6 @@
 //! Helpers shared by the boundary suites: the exported structs do not implement `Debug`, so
 //! `Result::unwrap`/`unwrap_err` are not available on their constructors.
+use steadfast::wasm::{input_buffer, StoreCore};
 use wasm_bindgen::JsValue;
 
 /// The value of an `Ok`, or a panic showing the thrown string.
@@ -27,4 +28,14 @@ pub fn option_error<T>(r: Result<T, JsValue>) -> (String, String) {
         Some((option, rule)) => (option.to_owned(), rule.to_owned()),
         None => panic!("not an option error: {s:?}"),
     }
+}
+
+/// `StoreCore` begin as the package calls it: `key` and then `fp` written into the core's input
+/// buffer, then `beginInput` with their byte lengths.
+pub fn begin(s: &mut StoreCore, key: &str, fp: &str, now: f64) -> f64 {
+    let bytes = [key.as_bytes(), fp.as_bytes()].concat();
+    let ptr = input_buffer(bytes.len() as u32) as *mut u8;
+    // SAFETY: input_buffer made the buffer at least this long, and nothing else holds it.
+    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), ptr, bytes.len()) };
+    s.begin_input(key.len() as u32, fp.len() as u32, now)
 }

@@ -25,7 +25,7 @@ use steadfast::wasm::{
 };
 use wasm_bindgen_test::wasm_bindgen_test;
 
-use crate::support::ok;
+use crate::support::{begin, ok};
 
 /// The vocabulary: group → (names in order, named constants).
 struct Wire(HashMap<String, (Vec<String>, HashMap<String, f64>)>);
@@ -257,8 +257,11 @@ fn store_codes_are_the_answers_by_name() {
     let flag = w.constant("begin", "expiredFlag");
     let kind = |code: f64| code % slot % flag;
     let mut s = ok(StoreCore::new(Some(1_000.0), Some(2.0)));
-    assert_eq!(kind(s.begin("a", "f:1", 0.0)), w.code("begin", "run"));
-    assert_eq!(kind(s.begin("a", "f:1", 1.0)), w.code("begin", "in-flight"));
+    assert_eq!(kind(begin(&mut s, "a", "f:1", 0.0)), w.code("begin", "run"));
+    assert_eq!(
+        kind(begin(&mut s, "a", "f:1", 1.0)),
+        w.code("begin", "in-flight")
+    );
     let peek = w.named("peek", &s.peek(s.slot_of("a") as u32, 1.0));
     assert_eq!(peek["status"], w.code("status", "in-flight"));
     assert_eq!(peek["startedAtMs"], 0.0);
@@ -268,18 +271,24 @@ fn store_codes_are_the_answers_by_name() {
         w.named("peek", &s.peek(a, 3.0))["status"],
         w.code("status", "done")
     );
-    let replay = s.begin("a", "f:1", 3.0);
+    let replay = begin(&mut s, "a", "f:1", 3.0);
     assert_eq!(kind(replay), w.code("begin", "replay"));
     assert_eq!((replay / slot).floor(), f64::from(a));
-    assert_eq!(kind(s.begin("a", "f:2", 3.0)), w.code("begin", "mismatch"));
-    let b = (s.begin("b", "", 4.0) / slot).floor() as u32;
-    assert_eq!(kind(s.begin("c", "", 4.0)), w.code("begin", "full"));
+    assert_eq!(
+        kind(begin(&mut s, "a", "f:2", 3.0)),
+        w.code("begin", "mismatch")
+    );
+    let b = (begin(&mut s, "b", "", 4.0) / slot).floor() as u32;
+    assert_eq!(kind(begin(&mut s, "c", "", 4.0)), w.code("begin", "full"));
     assert!(!s.complete(b, w.code("completion", "unknown") as u32, 5.0));
     assert_eq!(
         w.named("peek", &s.peek(b, 5.0))["status"],
         w.code("status", "unknown")
     );
-    assert_eq!(kind(s.begin("b", "", 6.0)), w.code("begin", "unknown"));
+    assert_eq!(
+        kind(begin(&mut s, "b", "", 6.0)),
+        w.code("begin", "unknown")
+    );
     // resolve and reopen
     assert_eq!(
         s.resolve("nope", true, None, 6.0),
@@ -300,7 +309,7 @@ fn store_codes_are_the_answers_by_name() {
     // "refuted" frees even a record that may have been processed; "failed" would not.
     assert!(s.complete(b, w.code("completion", "refuted") as u32, 7.0));
     // Expiry: the expired flag is set on the begin that finds expired slots to drain.
-    assert!(s.begin("d", "", 2_000.0) % slot >= flag);
+    assert!(begin(&mut s, "d", "", 2_000.0) % slot >= flag);
 }
 
 #[wasm_bindgen_test]
