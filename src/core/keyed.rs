@@ -13,8 +13,10 @@
 //! from the platform CSPRNG.
 //!
 //! The index is one open-addressing table (linear probing, at most 3/4 full, backward-shift
-//! deletion: no tombstones) of `slot + 1`, with each slot's key id kept beside the records in
-//! fixed-size chunks. Every slot the records free (a definitive failure, a reconciled failure, an
+//! deletion: no tombstones) of 32-bit cells, each `slot + 1` in its low bits and a tag (bits of the
+//! key id) above them, with each slot's key id kept beside the records in fixed-size chunks. A
+//! probe compares a key id only where the tag matches, so a new key's lookup in a large store
+//! reads the table and not the id of every slot it passes (each one a cache miss). Every slot the records free (a definitive failure, a reconciled failure, an
 //! expired done record) leaves the index in the same call that freed it.
 
 use super::error::Error;
@@ -89,15 +91,34 @@ fn sip(k0: u64, k1: u64, data: &[u8], wide: bool) -> KeyId {
 #[derive(Debug, Clone)]
 struct KeyIndex {
     seed: [u64; 2],
-    /// `slot + 1`, or 0 for an empty cell; the length is 0 or a power of two.
+    /// A cell is 0 (empty) or `tag | (slot + 1)`: the low `slot_bits` bits hold `slot + 1`, the
+    /// rest a tag taken from the key id's second half. The length is 0 or a power of two.
     table: Vec<u32>,
+    /// How many low bits of a cell hold `slot + 1`: enough for twice the store's `max_records`
+    /// (widened if a slot ever needs more). The bits above are the tag.
+    slot_bits: u32,
     /// How many cells are used.
     used: usize,
     /// Each indexed slot's key id.
     ids: Chunks<KeyId>,
 }
 
+/// The `slot_bits` for a store of at most `max_records` records: `2 * max_records` fits.
+fn slot_bits_for(max_records: u32) -> u32 {
+    (64 - (2 * u64::from(max_records.max(1))).leading_zeros()).min(32)
+}
+
 impl KeyIndex {
+    fn new(seed: [u64; 2], max_records: u32) -> Self {
+        Self {
+            seed,
+            table: Vec::new(),
+            slot_bits: slot_bits_for(max_records),
+            used: 0,
+            ids: Chunks::default(),
+        }
+    }
+
     fn id(&self, key: &[u8]) -> KeyId {
         siphash128(self.seed[0], self.seed[1], key)
     }
@@ -110,28 +131,55 @@ impl KeyIndex {
         self.ids.get(slot as usize)
     }
 
-    /// Probe from `id`'s home: the first cell whose slot satisfies `hit`, with that slot.
-    fn probe(&self, id: &KeyId, hit: impl Fn(u32) -> bool) -> Option<(usize, u32)> {
+    /// The bits of a cell that hold `slot + 1`.
+    fn slot_mask(&self) -> u32 {
+        u32::MAX.checked_shr(32 - self.slot_bits).unwrap_or(0)
+    }
+
+    /// `id`'s tag: the bits of a cell above the slot bits (none when the slot takes all 32).
+    fn tag(&self, id: &KeyId) -> u32 {
+        (id[1] as u32) & !self.slot_mask()
+    }
+
+    /// The slot a used cell holds.
+    fn slot_in(&self, cell: u32) -> u32 {
+        (cell & self.slot_mask()).wrapping_sub(1)
+    }
+
+    /// Probe from `home`: the first used cell for which `hit` holds, with its index.
+    fn probe(&self, home: usize, hit: impl Fn(u32) -> bool) -> Option<(usize, u32)> {
         let mask = self.table.len().checked_sub(1)?;
-        let mut i = self.home(id);
+        let mut i = home;
         loop {
-            let slot = self.table.get(i)?.checked_sub(1)?;
-            if hit(slot) {
-                return Some((i, slot));
+            let cell = *self.table.get(i)?;
+            if cell == 0 {
+                return None;
+            }
+            if hit(cell) {
+                return Some((i, cell));
             }
             i = (i + 1) & mask;
         }
     }
 
-    /// The slot indexed under `id`, if any.
+    /// The slot indexed under `id`, if any. Why the tag: a fresh key's probe passes the cells of
+    /// other keys, and comparing each one's id would read a random place in `ids` (a cache miss in
+    /// a large store); the tag in the cell rules almost all of them out without leaving the table.
     fn find(&self, id: &KeyId) -> Option<u32> {
-        self.probe(id, |slot| self.id_at(slot) == Some(id))
-            .map(|(_, slot)| slot)
+        let tag = self.tag(id);
+        let mask = self.slot_mask();
+        self.probe(self.home(id), |cell| {
+            cell & !mask == tag && self.id_at((cell & mask).wrapping_sub(1)) == Some(id)
+        })
+        .map(|(_, cell)| self.slot_in(cell))
     }
 
     /// The cell holding `slot`, if indexed.
     fn cell_of(&self, slot: u32) -> Option<usize> {
-        self.probe(self.id_at(slot)?, |s| s == slot).map(|(i, _)| i)
+        let home = self.home(self.id_at(slot)?);
+        let mask = self.slot_mask();
+        self.probe(home, |cell| cell & mask == slot.wrapping_add(1))
+            .map(|(i, _)| i)
     }
 
     /// Index `slot` under `id` (not indexed yet).
@@ -139,8 +187,15 @@ impl KeyIndex {
         if let Some(cell) = self.ids.at_mut(slot as usize) {
             *cell = id;
         }
+        if slot >= self.slot_mask() {
+            // Unreachable while slots stay below 2 * max_records; if one ever does not, give the
+            // slot every bit (no tag) rather than store a wrong one.
+            let old = self.slot_mask();
+            self.slot_bits = 32;
+            self.rebuild(self.table.len(), old);
+        }
         if (self.used + 1) * 4 > self.table.len() * 3 {
-            self.grow();
+            self.rebuild((self.table.len() * 2).max(16), self.slot_mask());
         }
         self.place(slot);
         self.used += 1;
@@ -151,22 +206,24 @@ impl KeyIndex {
         let Some(id) = self.id_at(slot).copied() else {
             return;
         };
+        let value = self.tag(&id) | slot.wrapping_add(1);
         let mask = self.table.len() - 1;
         let mut i = self.home(&id);
         while let Some(cell) = self.table.get_mut(i) {
             if *cell == 0 {
-                *cell = slot + 1;
+                *cell = value;
                 return;
             }
             i = (i + 1) & mask;
         }
     }
 
-    fn grow(&mut self) {
-        let size = (self.table.len() * 2).max(16);
+    /// Re-place every indexed slot into a table of `size` cells (growth, or new slot bits);
+    /// `old_mask` is the slot mask the current cells were written with.
+    fn rebuild(&mut self, size: usize, old_mask: u32) {
         let old = std::mem::replace(&mut self.table, vec![0; size]);
         for cell in old.into_iter().filter(|&c| c != 0) {
-            self.place(cell - 1);
+            self.place((cell & old_mask).wrapping_sub(1));
         }
     }
 
@@ -183,7 +240,7 @@ impl KeyIndex {
             if cell == 0 {
                 break;
             }
-            let home = self.id_at(cell - 1).map_or(j, |id| self.home(id));
+            let home = self.id_at(self.slot_in(cell)).map_or(j, |id| self.home(id));
             // The entry at j may move back into the hole unless its home lies cyclically in
             // (hole, j]: moving it before its home would hide it from its own probe.
             let stays = if hole <= j {
@@ -225,12 +282,7 @@ impl KeyedRecords {
         Self {
             fp_key: siphash128(seed[0], seed[1], b"steadfast request fingerprint key"),
             records: Records::new(config),
-            index: KeyIndex {
-                seed,
-                table: Vec::new(),
-                used: 0,
-                ids: Chunks::default(),
-            },
+            index: KeyIndex::new(seed, config.max_records),
         }
     }
 
@@ -501,5 +553,99 @@ mod tests {
             assert_eq!(s.slot_of(key(i).as_bytes()), want, "{i}");
         }
         assert_eq!(s.indexed(), s.records().len());
+    }
+    #[test]
+    fn cells_keep_twice_max_records_of_slot_and_the_rest_as_tag() {
+        assert_eq!(slot_bits_for(1), 2);
+        assert_eq!(slot_bits_for(1_000_000), 21);
+        assert_eq!(slot_bits_for(10_000_000), 25);
+        assert_eq!(
+            slot_bits_for(1 << 30),
+            32,
+            "the largest store: no tag, every cell compares ids"
+        );
+        let ix = KeyIndex::new([1, 2], 1_000_000);
+        assert_eq!(ix.slot_mask(), (1 << 21) - 1);
+        let id = [0, 0xffff_ffff_ffff_ffff];
+        assert_eq!(ix.tag(&id), !((1 << 21) - 1));
+        assert_eq!(ix.slot_in(ix.tag(&id) | 1_999_999), 1_999_998);
+        assert_eq!(KeyIndex::new([1, 2], 1 << 30).tag(&id), 0);
+    }
+
+    /// Index `ids[i]` under slot `i` in a fresh index, then check find/remove against the list.
+    fn index_of(ids: &[KeyId], max_records: u32) -> KeyIndex {
+        let mut ix = KeyIndex::new([1, 2], max_records);
+        for (slot, id) in ids.iter().enumerate() {
+            ix.insert(*id, slot as u32);
+        }
+        ix
+    }
+
+    #[test]
+    fn ids_that_share_home_and_tag_are_still_told_apart_by_the_id() {
+        // Same first half (same home), same tag bits, different low bits of the second half.
+        let ids: Vec<KeyId> = (0..40u64).map(|i| [7, 0xabcd_0000_0000_0000 | i]).collect();
+        let mut ix = index_of(&ids, 1000);
+        for (slot, id) in ids.iter().enumerate() {
+            assert_eq!(ix.find(id), Some(slot as u32));
+        }
+        assert_eq!(ix.find(&[7, 0xabcd_0000_0000_0000 | 999]), None);
+        for slot in (0..40).step_by(2) {
+            ix.remove(slot);
+        }
+        for (slot, id) in ids.iter().enumerate() {
+            assert_eq!(
+                ix.find(id),
+                (slot % 2 == 1).then_some(slot as u32),
+                "slot {slot}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_slot_beyond_the_slot_bits_widens_the_cells_and_loses_nothing() {
+        // max_records 1: two slot bits (slot + 1 <= 3). Slots 0..50 force the widening at slot 3.
+        let ids: Vec<KeyId> = (0..50u64)
+            .map(|i| siphash128(3, 4, &i.to_le_bytes()))
+            .collect();
+        let mut ix = index_of(&ids, 1);
+        assert_eq!(ix.slot_bits, 32);
+        for (slot, id) in ids.iter().enumerate() {
+            assert_eq!(ix.find(id), Some(slot as u32));
+        }
+        ix.remove(10);
+        assert_eq!(ix.find(&ids[10]), None);
+        assert_eq!(ix.find(&ids[11]), Some(11));
+    }
+
+    proptest::proptest! {
+        /// Any sequence of begins and frees over a small key space agrees with a map kept beside it,
+        /// at slot widths with a wide tag (max 64) and none (max 2^30).
+        #[test]
+        fn the_index_agrees_with_a_model(ops in proptest::collection::vec((0u8..48, proptest::bool::ANY), 1..400), wide in proptest::bool::ANY) {
+            let max = if wide { 1 << 30 } else { 64 };
+            let mut s = store(max);
+            let mut model = std::collections::HashMap::new();
+            for (k, free) in ops {
+                let key = [b'k', k];
+                match model.get(&k).copied() {
+                    Some(slot) if free => {
+                        proptest::prop_assert!(s.complete(slot, Completion::Definitive, 1.0));
+                        model.remove(&k);
+                    }
+                    Some(slot) => proptest::prop_assert!(matches!(s.begin(&key, None, 1.0).0, Begin::InFlight { .. }), "slot {slot}"),
+                    None => {
+                        let (b, known) = s.begin(&key, None, 1.0);
+                        let Begin::Run { slot } = b else { return Err(proptest::test_runner::TestCaseError::fail("not run")) };
+                        proptest::prop_assert_eq!(known, None);
+                        model.insert(k, slot);
+                    }
+                }
+                for q in 0u8..48 {
+                    proptest::prop_assert_eq!(s.slot_of(&[b'k', q]), model.get(&q).copied());
+                }
+            }
+            proptest::prop_assert_eq!(s.indexed(), model.len());
+        }
     }
 }
