@@ -249,17 +249,17 @@ pub fn fingerprint(text: &str) -> Fingerprint {
     u128::from_be_bytes(b)
 }
 
-/// One record, 32 bytes: the fingerprint as two `u64` (no `Option<u128>`, whose 16-byte alignment
-/// padded a record to 64 bytes) and its presence folded into `state` with the status; one time,
-/// since no status needs two (in flight and unknown: when the run began; done: when it expires —
-/// a done record's start is never read).
+/// One record, 24 bytes: two `u64` hold the fingerprint's low 120 bits and, in the top byte of
+/// the first, `state` (the status, and the fingerprint's presence and the sticky flag as bits);
+/// one time, since no status needs two (in flight and unknown: when the run began; done: when it
+/// expires — a done record's start is never read). Why 120 bits and not 128: a byte of state
+/// beside a 128-bit digest padded the record to 32 bytes; two requests share 120 bits of a
+/// 128-bit digest with probability about 2^-120, which is as out of reach as 2^-128.
 #[derive(Debug, Clone, Copy, Default)]
 struct Record {
-    fingerprint: [u64; 2],
+    words: [u64; 2],
     /// In flight / unknown: when the run began. Done: when the record expires.
     at_ms: f64,
-    /// [`EMPTY`], or a [`Status::id`] + 1, plus [`HAS_FP`] when the run had a fingerprint.
-    state: u8,
 }
 
 /// `Record::state` of a slot that holds no record.
@@ -270,15 +270,22 @@ const HAS_FP: u8 = 0x10;
 const MAYBE: u8 = 0x20;
 /// The flag bits of `Record::state` (the rest is the status).
 const FLAGS: u8 = HAS_FP | MAYBE;
+/// The bits of a fingerprint a record keeps (its top byte's place holds the state).
+const KEPT: Fingerprint = u128::MAX >> 8;
+
+/// The part of `fingerprint` a record keeps and compares.
+fn kept(fingerprint: Option<Fingerprint>) -> Option<Fingerprint> {
+    fingerprint.map(|f| f & KEPT)
+}
 
 impl Record {
     fn new(fingerprint: Option<Fingerprint>, now_ms: f64) -> Self {
-        let fp = fingerprint.unwrap_or(0);
+        let fp = fingerprint.unwrap_or(0) & KEPT;
+        let state =
+            Self::state_of(Status::InFlight) | if fingerprint.is_some() { HAS_FP } else { 0 };
         Self {
-            fingerprint: [(fp >> 64) as u64, fp as u64],
+            words: [(fp >> 64) as u64 | u64::from(state) << 56, fp as u64],
             at_ms: now_ms,
-            state: Self::state_of(Status::InFlight)
-                | if fingerprint.is_some() { HAS_FP } else { 0 },
         }
     }
 
@@ -286,12 +293,20 @@ impl Record {
         status.id() as u8 + 1
     }
 
+    fn state(&self) -> u8 {
+        (self.words[0] >> 56) as u8
+    }
+
+    fn set_state(&mut self, state: u8) {
+        self.words[0] = (self.words[0] & (u64::MAX >> 8)) | u64::from(state) << 56;
+    }
+
     fn is_empty(&self) -> bool {
-        self.state == EMPTY
+        self.state() == EMPTY
     }
 
     fn status(&self) -> Status {
-        match self.state & !FLAGS {
+        match self.state() & !FLAGS {
             1 => Status::InFlight,
             2 => Status::Done,
             _ => Status::Unknown,
@@ -300,20 +315,23 @@ impl Record {
 
     /// Whether the slot holds a record with `status`.
     fn is(&self, status: Status) -> bool {
-        self.state & !FLAGS == Self::state_of(status)
+        self.state() & !FLAGS == Self::state_of(status)
     }
 
     fn set_status(&mut self, status: Status) {
-        self.state = (self.state & FLAGS) | Self::state_of(status);
+        self.set_state((self.state() & FLAGS) | Self::state_of(status));
     }
 
     fn may_have_been_processed(&self) -> bool {
-        self.state & MAYBE != 0
+        self.state() & MAYBE != 0
     }
 
-    fn fingerprint(&self) -> Option<Fingerprint> {
-        let [hi, lo] = self.fingerprint;
-        (self.state & HAS_FP != 0).then_some(u128::from(hi) << 64 | u128::from(lo))
+    /// Whether `fingerprint` is this record's request (the kept bits, or both absent).
+    fn same_request(&self, fingerprint: Option<Fingerprint>) -> bool {
+        let [hi, lo] = self.words;
+        let mine =
+            (self.state() & HAS_FP != 0).then_some((u128::from(hi) << 64 | u128::from(lo)) & KEPT);
+        mine == kept(fingerprint)
     }
 }
 
@@ -481,7 +499,7 @@ impl Records {
     ) -> Begin {
         if let Some(slot) = slot {
             if let Some(r) = self.live_record(slot, now_ms) {
-                if r.fingerprint() != fingerprint {
+                if !r.same_request(fingerprint) {
                     return Begin::Mismatch;
                 }
                 return match r.status() {
@@ -577,7 +595,7 @@ impl Records {
             Completion::Transient | Completion::Definitive => {
                 if let Some(r) = self.slots.get_mut(slot as usize) {
                     r.set_status(Status::Unknown);
-                    r.state |= MAYBE;
+                    r.set_state(r.state() | MAYBE);
                 }
                 false
             }
@@ -605,7 +623,7 @@ impl Records {
         let Some(r) = self.live_record(slot, now_ms) else {
             return Err(Error::UnknownKey);
         };
-        if r.fingerprint() != fingerprint {
+        if !r.same_request(fingerprint) {
             return Err(Error::KeyReused);
         }
         let stale = expect_started_at_ms.is_some_and(|at| at != r.at_ms);
@@ -915,17 +933,30 @@ mod tests {
     }
 
     #[test]
-    fn a_record_is_32_bytes_and_a_zero_fingerprint_is_not_none() {
-        assert_eq!(std::mem::size_of::<Record>(), 32);
+    fn a_record_is_24_bytes_and_a_zero_fingerprint_is_not_none() {
+        assert_eq!(std::mem::size_of::<Record>(), 24);
         let mut r = records(10);
         let zero = run(&mut r, Some(0), 0.0);
         let none = run(&mut r, None, 0.0);
-        let high = run(&mut r, Some(u128::MAX - 1), 0.0);
+        let high = run(&mut r, Some(u128::MAX), 0.0);
         assert_eq!(r.begin(Some(zero), None, 1.0), Begin::Mismatch);
         assert_eq!(r.begin(Some(none), Some(0), 1.0), Begin::Mismatch);
-        assert_eq!(r.begin(Some(high), Some(u128::MAX), 1.0), Begin::Mismatch);
+        // Every one of the 120 kept bits counts; the state's byte does not leak into the compare.
+        for bit in 0..120 {
+            assert_eq!(
+                r.begin(Some(high), Some(u128::MAX ^ (1 << bit)), 1.0),
+                Begin::Mismatch,
+                "bit {bit}"
+            );
+            assert_eq!(
+                r.begin(Some(zero), Some(1 << bit), 1.0),
+                Begin::Mismatch,
+                "bit {bit}"
+            );
+        }
+        // The top byte is not kept: a digest that differs only there is the same request.
         assert!(matches!(
-            r.begin(Some(high), Some(u128::MAX - 1), 1.0),
+            r.begin(Some(high), Some(u128::MAX >> 8), 1.0),
             Begin::InFlight { .. }
         ));
         // The status change keeps the fingerprint, and the fingerprint the status.
@@ -935,6 +966,15 @@ mod tests {
             r.begin(Some(zero), Some(0), 3.0),
             Begin::Unknown { .. }
         ));
+        // The sticky flag (set when an unknown record is reopened) changes neither.
+        assert_eq!(r.reopen(zero, Some(1), None, 4.0), Err(Error::KeyReused));
+        assert_eq!(r.reopen(zero, Some(0), None, 4.0), Ok(()));
+        r.complete(zero, Completion::Definitive, 5.0);
+        assert!(matches!(
+            r.begin(Some(zero), Some(0), 6.0),
+            Begin::Unknown { .. }
+        ));
+        assert_eq!(r.begin(Some(zero), Some(1), 6.0), Begin::Mismatch);
     }
 
     #[test]
