@@ -14,9 +14,10 @@ const never = () => false;
 
 /**
  * A refusal that never ran the call (a bulkhead that was full, an inner breaker that was open)
- * says nothing about the dependency: always excluded, whatever `isExcluded` says.
+ * says nothing about the dependency: always excluded, whatever `isExcluded` says. @internal (the
+ * shared breaker asks it too)
  */
-const neverRan = (error) => isSteadfastError(error, 'BULKHEAD_REJECTED') || isSteadfastError(error, 'CIRCUIT_OPEN');
+export const neverRan = (error) => isSteadfastError(error, 'BULKHEAD_REJECTED') || isSteadfastError(error, 'CIRCUIT_OPEN');
 
 export class CircuitBreaker {
   #core;

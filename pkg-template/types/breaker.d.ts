@@ -26,8 +26,8 @@ interface BreakerCommon {
   readonly isExcluded?: (error: unknown) => boolean;
   /**
    * A call that succeeds but takes at least this long (ms, > 0) counts as a failure, in both trip
-   * kinds. Costs two clock reads per call. Default: none (no call is slow). Not carried by shared
-   * (Redis/tab) breakers.
+   * kinds. Costs two clock reads per call. Default: none (no call is slow). Shared breakers apply
+   * it too: the process that made the call judges its duration, the store counts the failure.
    */
   readonly slowCallDurationMs?: number;
   /** Restore a snapshot from `toJSON()` of a breaker with the same options. */

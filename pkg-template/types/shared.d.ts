@@ -59,6 +59,12 @@ export type BreakerStoreTransition = BreakerStoreState | 'none';
 export interface BreakerStoreHandle {
   acquire(): Promise<{ granted: boolean; state: BreakerStoreState; permit?: unknown; retryInMs: number; transition: BreakerStoreTransition }>;
   record(permit: unknown, failed: boolean): Promise<{ state: BreakerStoreState; transition: BreakerStoreTransition }>;
+  /**
+   * An excluded outcome (`isExcluded`, or a refusal that never ran the call): nothing is counted, and
+   * a half-open probe gives its slot back so the next call may probe. Optional for a custom store:
+   * without it an excluded probe's slot is held until its lease lapses (twice `openDurationMs`).
+   */
+  release?(permit: unknown): Promise<{ state: BreakerStoreState; transition: BreakerStoreTransition }>;
   state(): Promise<{ state: BreakerStoreState; retryInMs: number }>;
   isolate(): Promise<{ state: BreakerStoreState; transition: BreakerStoreTransition }>;
   reset(): Promise<{ state: BreakerStoreState; transition: BreakerStoreTransition }>;

@@ -171,6 +171,23 @@ impl BreakerCore {
         transition(self.breaker.record(to_permit(permit), outcome, now_ms))
     }
 
+    /// How a call that ended after `duration_ms` counts, as an index of [`VERDICT`]: `verdict` as
+    /// the caller judged it, with the slow-call threshold applied (what `recordTimed` records). For
+    /// a breaker whose outcomes are recorded elsewhere: a shared breaker's state store.
+    #[wasm_bindgen(js_name = outcomeOf)]
+    pub fn outcome_of(&self, verdict: u32, duration_ms: f64) -> u32 {
+        let failed = match verdict {
+            0 => Some(false),
+            1 => Some(true),
+            _ => None,
+        };
+        match self.breaker.config().outcome(failed, duration_ms) {
+            Outcome::Success => 0,
+            Outcome::Failure => 1,
+            Outcome::Excluded => 2,
+        }
+    }
+
     /// Report a call that counts as neither success nor failure. Returns 0 (nothing changes state).
     #[wasm_bindgen(js_name = recordExcluded)]
     pub fn record_excluded(&mut self, permit: f64) -> u32 {

@@ -12,6 +12,7 @@ import {
   shareBreakerAcrossTabs,
   persistentCheckoutKey,
 } from 'steadfast';
+import { OUTCOME_CASES } from '../shared/breaker-outcomes.mjs';
 
 const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
 const fail = () => Promise.reject(new Error('HTTP 503'));
@@ -176,4 +177,36 @@ test("persistentCheckoutKey: a reload with a changed cart never resumes, replays
   // A stored fingerprint that is not one is untrusted input: the entry is replaced, not believed.
   data.set([...data.keys()][0], JSON.stringify({ ...JSON.parse([...data.values()][0]), fp: 'x' }));
   assert.notEqual((await persistentCheckoutKey({ cartId: 'cart-x', storage, locks: null })).key, page1.key);
+});
+
+for (const [name, run] of OUTCOME_CASES) {
+  test(`memory store: ${name}`, () => run(memoryStateStore(), 'outcomes'));
+}
+
+test('memory store: a custom store handle without release keeps an excluded probe until its lease lapses', async () => {
+  const inner = memoryStateStore();
+  const store = {
+    kind: 'custom',
+    breaker(name, config) {
+      const h = inner.breaker(name, config);
+      return { acquire: () => h.acquire(), record: (p, f) => h.record(p, f), state: () => h.state(), isolate: () => h.isolate(), reset: () => h.reset() };
+    },
+    idempotency: (o) => inner.idempotency(o),
+  };
+  const declined = Object.assign(new Error('declined'), { decline: true });
+  const b = createSharedBreaker({ store, name: 'no-release', failureThreshold: 1, openDurationMs: 40, isExcluded: (e) => e?.decline === true });
+  await assert.rejects(b.execute(fail), /503/);
+  await sleep(60);
+  await assert.rejects(
+    b.execute(() => Promise.reject(declined)),
+    /declined/,
+  );
+  await assert.rejects(
+    b.execute(() => 'x'),
+    CircuitOpenError,
+    'the probe slot is still held',
+  );
+  await sleep(100); // the lease: 2 x openDurationMs
+  assert.equal(await b.execute(() => 'probe'), 'probe');
+  assert.equal(await b.state(), 'closed');
 });

@@ -225,6 +225,25 @@ fn breaker_config_and_snapshot_by_name() {
         f64::from(t.record_timed(p, failure, 1.0, 3.0)),
         w.code("transition", "open")
     );
+    // outcomeOf answers in the same verdict codes, the slow-call threshold applied; any number in.
+    let success = w.code("verdict", "success") as u32;
+    let mut j = ok(BreakerCore::consecutive(1.0, 1_000.0, None));
+    assert_eq!(
+        j.outcome_of(success, 1e12),
+        success,
+        "no threshold: no call is slow"
+    );
+    ok(j.set_slow_call_duration_ms(200.0));
+    assert_eq!(j.outcome_of(success, 199.0), success);
+    assert_eq!(j.outcome_of(success, 200.0), failure);
+    assert_eq!(j.outcome_of(failure, 0.0), failure);
+    assert_eq!(j.outcome_of(excluded, 1e9), excluded);
+    assert_eq!(j.outcome_of(success, f64::NAN), success);
+    assert_eq!(
+        j.outcome_of(99, -1.0),
+        excluded,
+        "an unknown verdict counts as neither"
+    );
 }
 
 #[wasm_bindgen_test]

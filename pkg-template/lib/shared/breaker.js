@@ -3,23 +3,40 @@
 // process fail fast and, in half-open, exactly one probe runs cluster-wide. The rules live in the
 // store (wasm core in memory, its Lua twin in Redis); this driver asks, runs, and reports.
 
-import { CircuitBreaker } from '../breaker.js';
+import { CircuitBreaker, neverRan } from '../breaker.js';
 import { CircuitOpenError } from '../errors.js';
 import * as o from '../options.js';
 import { deferred } from '../deferred.js';
 import { StateStoreUnavailableError } from './errors.js';
 import { defaultStateStore } from './store.js';
 import { STATES, readBreakerOptions } from '../breaker-options.js';
+import { VERDICT } from '../wire.js';
 
 const always = () => true;
-/** SharedCircuitBreaker's own options; every other own option is a breaker option. */
-const SHARED_ONLY = new Set(['store', 'name', 'whenUnavailable', 'localCacheMs', 'onStoreError', 'onStateChange', 'isFailure', 'clock', 'state']);
+const never = () => false;
+/** SharedCircuitBreaker's own options (and the outcome options it applies itself); every other own option is a breaker option. */
+const SHARED_ONLY = new Set([
+  'store',
+  'name',
+  'whenUnavailable',
+  'localCacheMs',
+  'onStoreError',
+  'onStateChange',
+  'isFailure',
+  'isExcluded',
+  'slowCallDurationMs',
+  'clock',
+  'state',
+]);
 const monotonic = () => globalThis.performance.now();
 
 export class SharedCircuitBreaker {
   #handle;
   #local;
   #isFailure;
+  #isExcluded;
+  /** A BreakerCore holding the slow-call threshold, when one is set (it judges durations only). */
+  #judge;
   #onStateChange;
   #onStoreError;
   #whenUnavailable;
@@ -50,6 +67,8 @@ export class SharedCircuitBreaker {
     if (clock !== undefined) throw o.typeError(where, 'clock', "absent: a shared breaker runs on the store's clock", clock);
     if (state !== undefined) throw o.typeError(where, 'state', 'absent: the state lives in the store', state);
     this.#isFailure = o.fn(opts, 'isFailure', where) ?? always;
+    this.#isExcluded = o.fn(opts, 'isExcluded', where) ?? never;
+    const slowCallDurationMs = o.num(opts, 'slowCallDurationMs', where);
     this.#onStateChange = o.fn(opts, 'onStateChange', where);
     this.#onStoreError = o.fn(opts, 'onStoreError', where);
     this.#whenUnavailable = ['local', 'reject'][o.oneOf(opts, 'whenUnavailable', where, ['local', 'reject'], 0)];
@@ -60,8 +79,16 @@ export class SharedCircuitBreaker {
     if (!(this.#localCacheMs >= 0)) throw o.rangeError(where, 'localCacheMs', 'a number >= 0', this.#localCacheMs);
     // Options are parsed once (breaker-options.js; the core validates and fills defaults); the store
     // and the in-process fallback are built from the same normalised config.
-    const { config } = readBreakerOptions(breakerOptions, where);
-    this.#local = new CircuitBreaker({ ...config, isFailure: this.#isFailure });
+    const { core, config } = readBreakerOptions(breakerOptions, where);
+    // The slow-call rule is the core's: a core with this threshold judges each call's duration
+    // (outcomeOf) before the outcome goes to the store. Without a threshold no clock is read.
+    if (slowCallDurationMs !== undefined) {
+      o.core(where, { slowCallDurationMs }, () => core.setSlowCallDurationMs(slowCallDurationMs));
+      this.#judge = core;
+    }
+    const outcomes = { isFailure: this.#isFailure, isExcluded: this.#isExcluded };
+    if (slowCallDurationMs !== undefined) outcomes.slowCallDurationMs = slowCallDurationMs;
+    this.#local = new CircuitBreaker({ ...config, ...outcomes });
     this.#handle = s.breaker(name, config);
     this.#name = name;
   }
@@ -116,20 +143,46 @@ export class SharedCircuitBreaker {
       if (ticket.state === 'open' && ticket.retryInMs > 0) this.#failFastUntil = monotonic() + Math.min(ticket.retryInMs, this.#localCacheMs);
       return this.#rejected(fallback, ticket.retryInMs);
     }
+    const started = this.#judge === undefined ? 0 : monotonic();
     let value;
     try {
       value = await fn();
     } catch (error) {
-      let failed;
+      let verdict;
       try {
-        failed = this.#isFailure(error) === true;
+        verdict = this.#verdictOf(error);
       } finally {
-        await this.#record(ticket.permit, failed ?? true);
+        await this.#report(ticket, verdict ?? VERDICT.FAILURE, started); // a throwing isFailure/isExcluded counts as a failure
       }
       throw error;
     }
-    await this.#record(ticket.permit, false);
+    await this.#report(ticket, VERDICT.SUCCESS, started);
     return value;
+  }
+
+  /** How a thrown error counts, as CircuitBreaker judges it: excluded, a failure, or (isFailure said no) a success. */
+  #verdictOf(error) {
+    if (neverRan(error) || this.#isExcluded(error) === true) return VERDICT.EXCLUDED;
+    return this.#isFailure(error) === true ? VERDICT.FAILURE : VERDICT.SUCCESS;
+  }
+
+  /**
+   * Report the call `ticket` admitted: a failure or a success (the core applies the slow-call
+   * threshold first) is recorded; an excluded one records nothing, and a half-open probe gives its
+   * slot back (`release`) so the next call may probe. A store handle without `release` keeps the
+   * probe's slot until its lease lapses (twice openDurationMs), as if its owner had vanished.
+   */
+  async #report(ticket, verdict, started) {
+    const v = this.#judge === undefined ? verdict : this.#judge.outcomeOf(verdict, monotonic() - started);
+    if (v !== VERDICT.EXCLUDED) return this.#record(ticket.permit, v === VERDICT.FAILURE);
+    if (ticket.state === 'closed' || typeof this.#handle.release !== 'function') return undefined; // a closed circuit holds nothing to give back
+    try {
+      const r = await this.#guard('release', () => this.#handle.release(ticket.permit));
+      this.#observe(r.state, r.transition);
+    } catch {
+      // Reported through onStoreError; the probe's lease lapses in the store.
+    }
+    return undefined;
   }
 
   async #record(permit, failed) {

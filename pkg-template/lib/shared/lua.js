@@ -128,6 +128,14 @@ if op == 'record' then
   return {-1, shown()}
 end
 
+-- An excluded outcome (core Outcome::Excluded): nothing is counted; a half-open probe of this
+-- generation gives its slot back, so the next acquire may probe at once.
+if op == 'release' then
+  local pg, probe = tonumber(ARGV[8]), ARGV[9] == '1'
+  if pg == g and s == 2 and probe and pa ~= nil then pa = nil; save() end
+  return {-1, shown()}
+end
+
 if op == 'state' then
   if s == 1 and now < u then return {1, tostring(u - now)} end
   return {shown(), '0'}

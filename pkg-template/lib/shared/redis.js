@@ -478,6 +478,9 @@ export function redisStateStore(options) {
         async record(permit, failed) {
           return change(await call('record', [permit.gen, permit.probe, failed ? 1 : 0]));
         },
+        async release(permit) {
+          return change(await call('release', [permit.gen, permit.probe]));
+        },
         async state() {
           const [state, retry] = await call('state');
           return { state: stateName(state), retryInMs: Number(retry) };

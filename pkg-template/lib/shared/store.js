@@ -10,6 +10,9 @@
 //   store.breaker(name, config) -> {
 //     acquire()              -> { granted, state, permit, retryInMs, transition }
 //     record(permit, failed) -> { state, transition }
+//     release(permit)        -> { state, transition }   an excluded outcome: nothing recorded; a
+//                               half-open probe gives its slot back (optional: without it, the
+//                               probe's slot is held until its lease lapses)
 //     state()                -> { state, retryInMs }
 //     isolate() / reset()    -> { state, transition }
 //   }   state: 'closed' | 'open' | 'half-open' | 'isolated'; transition: the state the call moved
@@ -44,6 +47,9 @@ function memoryBreaker(c) {
     },
     async record(permit, failed) {
       return change(failed ? core.recordFailure(permit, Date.now()) : core.recordSuccess(permit));
+    },
+    async release(permit) {
+      return change(core.recordExcluded(permit));
     },
     async state() {
       const now = Date.now();
