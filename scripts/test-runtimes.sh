@@ -77,7 +77,7 @@ if [ "$what" != lint ]; then
   # Every runtime's test must have run and passed (node --test exits 0 for a file with no tests).
   passed="$(sed -n 's/^ℹ pass \([0-9][0-9]*\)$/\1/p' "$log" | tail -n 1)"
   rm -f "$log"
-  planned=6 # Deno, Bun, Workers, Next.js (Turbopack), Next.js (webpack), the summary
+  planned=7 # Deno, Deno (connect.mjs), Bun, Workers, Next.js (Turbopack), Next.js (webpack), the summary
   if [ "${passed:-0}" -ne "$planned" ]; then
     echo "test-runtimes: ${passed:-0} tests passed, $planned planned" >&2
     exit 1

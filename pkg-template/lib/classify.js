@@ -9,6 +9,7 @@ import {
   historyVerdict,
   isTransientCode,
   isTransientResponse as coreIsTransientResponse,
+  messageProvesNotSent,
   parseRetryAfter as coreParseRetryAfter,
   parseShouldRetry,
   provesNotSent,
@@ -110,6 +111,36 @@ export function hasCode(error, test) {
 }
 
 /**
+ * @internal Whether `error` or a `cause` a few levels down carries a string `message` that `test`
+ * accepts: Deno's fetch throws TypeError('fetch failed', { cause: Error('error sending request …') }).
+ * A hostile getter or a revoked Proxy on the way reads as no message.
+ */
+function hasMessage(error, test) {
+  let cur = error;
+  try {
+    for (let depth = 0; depth < 4 && cur !== null && typeof cur === 'object'; depth++) {
+      const { message } = cur;
+      if (typeof message === 'string' && test(message)) return true;
+      cur = cur.cause;
+    }
+  } catch {
+    return false;
+  }
+  return false;
+}
+
+/**
+ * @internal Does this failure prove that nothing reached the server? The core decides from what the
+ * error carries: a code (Node's ECONNREFUSED, ENOTFOUND…: `provesNotSent`) or, where the runtime names
+ * no code, its words (Deno's refused connection, `client error (Connect): tcp connect error: …`:
+ * `messageProvesNotSent`), on the error or a `cause` a few levels down. A browser's fetch error says
+ * neither, so there it is never proof.
+ */
+export function provesNothingSent(error) {
+  return hasCode(error, provesNotSent) || hasMessage(error, messageProvesNotSent);
+}
+
+/**
  * @internal Is an HTTP answer worth retrying? The core decides (`isTransientResponse`: the
  * server's own `Stripe-Should-Retry` verdict wins — a 409 "key in use" says true — else the status
  * rule); this only reads the header into its tri-state wire code, crossing a string only when the
@@ -194,7 +225,7 @@ export function answerOf(error, retryable) {
     if (e.name === 'TimeoutError' || e.name === 'AbortError') return ANSWER.NO_ANSWER;
     const status = statusOf(e);
     if (status !== undefined) return status;
-    if (hasCode(e, provesNotSent)) return ANSWER.NOT_SENT;
+    if (provesNothingSent(e)) return ANSWER.NOT_SENT;
     if (hasCode(e, isTransientCode) || isFetchNetworkError(e)) return ANSWER.NO_ANSWER;
   }
   return retryable() ? ANSWER.NO_ANSWER : ANSWER.REFUSED;

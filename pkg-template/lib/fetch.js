@@ -14,9 +14,9 @@
 // What the options decide is compiled once per options object into a plan (fetch-plan.js); the
 // per-origin breakers and limiters are origin.js's. This file sends one request under a plan.
 
-import { historyRecord, methodIsKeyed, methodIsRetryable, provesNotSent } from '../steadfast_core.js';
+import { historyRecord, methodIsKeyed, methodIsRetryable } from '../steadfast_core.js';
 import { IdempotencyKeyExpiredError, OfflineError, OutcomeUnknownError } from './errors.js';
-import { ANSWER, VERDICT, historyVerdict, isTransientResponse, hasCode } from './classify.js';
+import { ANSWER, VERDICT, historyVerdict, isTransientResponse, provesNothingSent } from './classify.js';
 import { retryWith } from './retry.js';
 import { newIdempotencyKey } from './idempotency.js';
 import * as o from './options.js';
@@ -29,12 +29,12 @@ export { BreakerRegistry, adaptiveLimiterOrigins } from './origin.js';
 
 /**
  * @internal Does this failure prove that nothing reached the server? Offline before sending, or a
- * connection that was never made (refused, DNS failed, connect timed out: Node reports these; a
- * browser's TypeError cannot tell, so there it is never proof). The codes are the core's
- * (core::history::NOT_SENT_CODES).
+ * connection that was never made (refused, DNS failed, connect timed out: Node reports these by
+ * code, Deno in its message; a browser's TypeError cannot tell, so there it is never proof). The
+ * rule is the core's (core::history::NOT_SENT_CODES, core::classify::message_proves_not_sent).
  */
 export function provablyNotSent(error) {
-  return error instanceof OfflineError || hasCode(error, provesNotSent);
+  return error instanceof OfflineError || provesNothingSent(error);
 }
 
 /** Throws fetch's own TypeError for a request fetch would refuse (bad method, header, URL) — before anything is sent. */

@@ -46,6 +46,36 @@ pub fn is_transient_code(code: &str) -> bool {
     TRANSIENT_CODES.contains(&code)
 }
 
+/// Whether the message of a fetch network error proves that the request never left: the
+/// connection was never made. The codes that prove it are [`crate::core::history::NOT_SENT_CODES`]
+/// (Node's `ECONNREFUSED`…); Deno's fetch names no code, only hyper's chain of causes, on the
+/// rejection's `cause` (`TypeError("fetch failed")`) or, in older Deno, on the rejection itself:
+///
+/// `error sending request for url (http://127.0.0.1:9/): client error (Connect): tcp connect error: Connection refused (os error 111)`
+///
+/// The stage names the fact: `client error (Connect)` is the connector failing, before any byte of
+/// the request was written; within it `tcp connect error` (refused, unreachable, connect timed
+/// out) and `dns error` (the name did not resolve) mean no connection ever existed. Every other
+/// text is not proof: a failure after connecting (`client error (SendRequest): connection closed
+/// before message completed`, or a bare `Connection reset by peer (os error 104)`) may have
+/// reached the server, and a TLS failure inside the connect stage is left to the status and code
+/// rules. The stage is matched after the URL, which a serialized URL cannot fake (it has no
+/// spaces); the OS's own words (`Connection refused`, which differ per platform) are not read.
+pub fn message_proves_not_sent(message: &str) -> bool {
+    const DENO: &str = "error sending request ";
+    const CONNECT: &str = ": client error (Connect): ";
+    if !message.starts_with(DENO) {
+        return false;
+    }
+    match message.rfind(CONNECT) {
+        Some(at) => {
+            let cause = &message[at + CONNECT.len()..];
+            cause.starts_with("tcp connect error") || cause.starts_with("dns error")
+        }
+        None => false,
+    }
+}
+
 /// Whether a request with this method may be sent again after a failure that left its fate unknown
 /// (RFC 9110 §9.2.2): the idempotent methods GET, HEAD, OPTIONS, PUT, DELETE and QUERY always;
 /// POST and PATCH only with an `Idempotency-Key` (the server then deduplicates); TRACE and CONNECT
@@ -310,6 +340,44 @@ mod tests {
             "card_declined",
         ] {
             assert!(!is_transient_code(c));
+        }
+    }
+
+    #[test]
+    fn deno_connect_stage_failures_prove_nothing_was_sent() {
+        // What Deno 2.9's fetch puts on the rejection's cause, measured against a closed port
+        // and an unresolvable name (tests/runtimes/run.mjs drives the real thing).
+        for m in [
+            "error sending request for url (http://127.0.0.1:36559/x): client error (Connect): tcp connect error: Connection refused (os error 111)",
+            "error sending request for url (http://nonexistent.invalid/x): client error (Connect): dns error: failed to lookup address information: Name or service not known",
+            "error sending request for url (http://10.255.255.1/): client error (Connect): tcp connect error: Connection timed out (os error 110)",
+            "error sending request for url (http://[::1]:9/): client error (Connect): tcp connect error: No connection could be made because the target machine actively refused it. (os error 10061)",
+            "error sending request from 127.0.0.1:1 for http://127.0.0.1:2/ (127.0.0.1:2): client error (Connect): tcp connect error: Connection refused (os error 61)",
+        ] {
+            assert!(message_proves_not_sent(m), "{m}");
+        }
+    }
+
+    #[test]
+    fn failures_after_connecting_and_other_texts_are_not_proof() {
+        for m in [
+            // Connected, then the server let go: the request may have been processed.
+            "error sending request from 127.0.0.1:35952 for http://127.0.0.1:38087/close (127.0.0.1:38087): client error (SendRequest): connection closed before message completed",
+            "Connection reset by peer (os error 104)",
+            "error sending request for url (http://127.0.0.1:1/): connection error: Connection reset by peer (os error 104)",
+            // A TLS failure in the connect stage: left to the other rules.
+            "error sending request for url (https://127.0.0.1:8443/): client error (Connect): invalid peer certificate: UnknownIssuer",
+            // The stage inside a URL (no spaces survive serialization) or in another error's words.
+            "error sending request for url (http://h/:%20client%20error%20(Connect):%20tcp%20connect%20error): client error (SendRequest): connection closed before message completed",
+            "client error (Connect): tcp connect error: Connection refused (os error 111)",
+            "fetch failed",
+            "Failed to fetch",
+            "ECONNREFUSED",
+            "",
+            "error sending request ",
+            "error sending request for url (x): client error (Connect): ",
+        ] {
+            assert!(!message_proves_not_sent(m), "{m}");
         }
     }
 

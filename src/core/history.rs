@@ -201,7 +201,9 @@ pub fn answer_from_code(code: f64) -> Answer {
 
 /// Network error codes that prove the request never left the client: the connection was never
 /// made (refused, DNS failed, connect timed out). Node reports these; a browser's fetch error
-/// carries no code, so there it is never proof. The one copy of the rule for both shells.
+/// carries no code, so there it is never proof; Deno's carries none either, and its words say it
+/// instead ([`crate::core::classify::message_proves_not_sent`]). The one copy of the rule for both
+/// shells.
 pub const NOT_SENT_CODES: [&str; 4] = [
     "ECONNREFUSED",
     "ENOTFOUND",

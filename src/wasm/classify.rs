@@ -87,3 +87,10 @@ pub fn history_verdict(history: u32) -> u32 {
 pub fn proves_not_sent(code: &str) -> bool {
     history::proves_not_sent(code)
 }
+
+/// Whether a network error's message proves nothing was sent (Deno's connect-stage failures:
+/// `core::classify::message_proves_not_sent`). Crosses a string only for a failed attempt.
+#[wasm_bindgen(js_name = messageProvesNotSent)]
+pub fn message_proves_not_sent(message: &str) -> bool {
+    classify::message_proves_not_sent(message)
+}

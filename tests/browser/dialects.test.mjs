@@ -1,10 +1,13 @@
-// Each gateway dialect in Chromium: the packed package in a plain page (import map) charges a local
+// engines: chromium firefox webkit
+// Each gateway dialect in each browser engine: the packed package in a plain page charges a local
 // gateway per dialect (tests/support/dialect-gateway.mjs, on another 127.0.0.1 port: CORS) and must
 // show the same behaviour as in Node (tests/js/dialects.test.mjs): the key in the dialect's header
 // and syntax, a replay marked where the gateway marks it, an "in progress" answer leaving the charge
-// unknown, and no re-send past the retention window.
+// unknown, and no re-send past the retention window. The page's result crosses back as JSON (a
+// WebDriver engine would turn an `undefined` field into null, Playwright keeps it): an absent field is
+// absent in every engine.
 import { test, before, after } from 'node:test';
-import { counter, makeConsumer, serve, launchBrowser } from './harness.mjs';
+import { counter, makeConsumer, serve, launchBrowser, ENGINE_LABEL } from './harness.mjs';
 import { startDialectGateway } from '../support/dialect-gateway.mjs';
 
 const DIALECTS = ['stripe', 'ietf', 'adyen', 'paypal', 'checkout'];
@@ -48,12 +51,12 @@ function inPage({ dialect, urls, retentionMs }) {
     await sleep(retentionMs + 20);
     const r = await c.reconcile('k-old');
     out.reconciled = { status: r.status, reason: r.reason, name: r.error?.name, code: r.error?.code };
-    return out;
+    return JSON.parse(JSON.stringify(out));
   })();
 }
 
 for (const dialect of DIALECTS) {
-  test(`chromium: ${dialect} dialect against its gateway`, { timeout: 60_000 }, async (t) => {
+  test(`${ENGINE_LABEL}: ${dialect} dialect against its gateway`, { timeout: 60_000 }, async (t) => {
     const check = counter(`dialect ${dialect}`);
     const retentionMs = 150;
     const plain = await startDialectGateway({ dialect });

@@ -1,8 +1,10 @@
-// Hedging in Chromium: the packed package in a plain page (import map), served by the key-honouring
-// gateway (tests/support/gateway.mjs) whose passthrough also serves the page and a slow-tail route.
-// (1) A GET whose first copy hangs is answered by its hedge; the server sees the loser's connection
-// closed by the browser. (2) A keyed POST whose first copy debits and hangs is answered by its hedge's
-// replay: one debit. (3) A POST without a key is refused before anything leaves.
+// engines: chromium firefox webkit
+// Hedging in each browser engine: the packed package in a plain page (import map), served by the
+// key-honouring gateway (tests/support/gateway.mjs) whose passthrough also serves the page and a
+// slow-tail route. (1) A GET whose first copy hangs is answered by its hedge; the server sees the
+// loser's connection closed by the browser, before the first copy's answer was ever written. (2) A
+// keyed POST whose first copy debits and hangs is answered by its hedge's replay: one debit. (3) A POST
+// without a key is refused before anything leaves. How long each call took is printed, not asserted.
 import { test, before, after } from 'node:test';
 import { readFile } from 'node:fs/promises';
 import { extname, join, normalize, sep } from 'node:path';
@@ -47,11 +49,12 @@ before(async () => {
     if (path.startsWith('/v1/')) return false;
     if (path.startsWith('/slow/')) {
       // The first request hangs (until the browser lets go, or 5 s); the others answer at once.
-      const entry = { n: slow.length, abandoned: false };
+      const entry = { n: slow.length, abandoned: false, answered: false };
       slow.push(entry);
       const timer = setTimeout(
         () => {
-          res.writeHead(200, { 'content-type': 'text/plain', 'cache-control': 'no-store' });
+          entry.answered = true;
+          res.writeHead(200, { 'content-type': 'text/plain', 'cache-control': 'no-store', connection: 'close' });
           res.end(`answer ${entry.n}`);
         },
         entry.n === 0 ? 5_000 : 0,
@@ -64,12 +67,13 @@ before(async () => {
     }
     const file = normalize(join(app, path === '/' ? 'index.html' : path));
     if (!file.startsWith(app + sep)) {
-      res.writeHead(403).end();
+      res.writeHead(403, { connection: 'close' }).end();
       return true;
     }
     readFile(file).then(
-      (body) => res.writeHead(200, { 'content-type': MIME[extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-store' }).end(body),
-      () => res.writeHead(404).end(),
+      (body) =>
+        res.writeHead(200, { 'content-type': MIME[extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-store', connection: 'close' }).end(body),
+      () => res.writeHead(404, { connection: 'close' }).end(),
     );
     return true;
   };
@@ -95,20 +99,20 @@ test(`${ENGINE_LABEL}: a hedge answers a stuck GET and a hung keyed POST (one de
     });
   const r = await page.evaluate(() => globalThis.__hedge);
   t.diagnostic(JSON.stringify(r));
+  t.diagnostic(`${ENGINE_LABEL}: GET answered in ${Math.round(r.get.ms)} ms, POST in ${Math.round(r.post.ms)} ms`);
   check.equal(r.get.status, 200);
   check.equal(r.get.text, 'answer 1', 'the hedge answered the GET');
-  check.ok(r.get.ms < 2_000, `GET answered in ${Math.round(r.get.ms)} ms, not after the 5 s tail`);
   check.deepEqual(r.get.kinds, ['started:1', 'won:1', 'cancelled:0']);
   check.equal(slow.length, 2, 'one hedge was sent');
   const start = Date.now();
-  while (!slow[0].abandoned && Date.now() - start < 2_000) await new Promise((ok) => setTimeout(ok, 10));
+  while (!slow[0].abandoned && !slow[0].answered && Date.now() - start < 4_000) await new Promise((ok) => setTimeout(ok, 10));
   check.ok(slow[0].abandoned, "the server saw the losing GET's connection closed by the browser");
+  check.equal(slow[0].answered, false, "the losing GET's answer was never written: the page had its answer without the tail");
   check.equal(r.post.status, 200);
   check.equal(r.post.replayed, 'true', "the hedge got the first copy's stored answer");
-  check.ok(r.post.ms < 3_000, `POST answered in ${Math.round(r.post.ms)} ms, before the attempt timeout`);
   check.deepEqual(r.post.kinds, ['started:1', 'won:1', 'cancelled:0']);
   check.equal(gw.chargesByKey().get('browser-hedge-1'), 1, 'exactly one debit');
   check.equal(r.refused, 'HEDGE_NOT_SAFE', 'a POST without a key is refused');
   check.deepEqual(browser.problems, [], 'no page errors or console errors');
-  check.done(13);
+  check.done(12);
 });

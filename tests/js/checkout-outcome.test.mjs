@@ -8,7 +8,7 @@ import { CheckoutRequestError, CircuitOpenError, IdempotencyKeyReuseError, Offli
 const lib = (name) => import(new URL(`../node_modules/steadfast/lib/${name}.js`, import.meta.url).href);
 const { answerOutcome, failureOutcome, unavailableFor, unknownRetryAfterMs, parseBody, Declined, Unavailable, UNAVAILABLE_RETRY_MS } =
   await lib('checkout-outcome');
-const { VERDICT } = await lib('classify');
+const { VERDICT, ANSWER, answerOf } = await lib('classify');
 const { compileDialect } = await lib('dialect');
 const { RetryBudgetExhaustedError } = await lib('errors');
 
@@ -94,6 +94,34 @@ describe('unavailableFor: a failure that provably sent nothing -> why', () => {
   }
   test('nothing sent and not the network (a bad URL): undefined, the caller rethrows it', () => {
     assert.equal(unavailableFor(new TypeError('Invalid URL'), false, NOW), undefined);
+  });
+});
+
+// Deno's fetch names no code: the words of its cause are all there is (the real errors: tests/runtimes/connect.mjs).
+describe("Deno's words: a connect-stage failure sent nothing, a failure after connecting may have", () => {
+  const deno = (words) => new TypeError('fetch failed', { cause: new Error(words) });
+  const refused = deno(
+    'error sending request for url (http://127.0.0.1:9/v1/charges): client error (Connect): tcp connect error: Connection refused (os error 111)',
+  );
+  const older = new TypeError(
+    'error sending request for url (http://127.0.0.1:9/): client error (Connect): tcp connect error: Connection refused (os error 111)',
+  );
+  const reset = deno('Connection reset by peer (os error 104)');
+  const closed = deno(
+    'error sending request from 127.0.0.1:35952 for http://127.0.0.1:38087/ (127.0.0.1:38087): client error (SendRequest): connection closed before message completed',
+  );
+  const never = () => assert.fail('the classifier is not asked about a network error of a known shape');
+  test('refused (Deno 2.9: on the cause; older Deno: on the error): not sent, connection-refused', () => {
+    for (const e of [refused, older, new RetryBudgetExhaustedError(refused, 2)]) {
+      assert.equal(answerOf(e, never), ANSWER.NOT_SENT);
+      assert.deepEqual([unavailableFor(e, false, NOW)?.reason], ['connection-refused']);
+    }
+  });
+  test('a reset or a close after connecting: no answer (the key stays unknown), never "not sent"', () => {
+    for (const e of [reset, closed]) {
+      assert.equal(answerOf(e, never), ANSWER.NO_ANSWER);
+      assert.equal(unavailableFor(e, false, NOW), undefined);
+    }
   });
 });
 

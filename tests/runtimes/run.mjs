@@ -5,7 +5,9 @@
 // wrangler's bundle served by workerd, locally), and a Next.js app built by Turbopack and by webpack
 // and served by `next start` (a client component loaded in headless Chromium, a Node route, an edge
 // route). Every server listens on 127.0.0.1 only. Run by scripts/test-runtimes.sh, which installs the
-// runtimes (tools.json) into STEADFAST_RUNTIMES and sets the variables read below.
+// runtimes (tools.json) into STEADFAST_RUNTIMES and sets the variables read below. connect.mjs: a
+// refused connection and a reset after connecting, from Deno's (and Bun's) own fetch, with Node as the
+// reference.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
@@ -133,6 +135,7 @@ const PLAIN = [
   ['program.js', 'program.js'],
   ['cli.mjs', 'cli.mjs'],
   ['deno-no-read.mjs', 'deno-no-read.mjs'],
+  ['connect.mjs', 'connect.mjs'],
 ];
 
 test('Deno: with --allow-read it runs; without, a typed error names the permission', { timeout: 300_000 }, async () => {
@@ -144,10 +147,22 @@ test('Deno: with --allow-read it runs; without, a typed error names the permissi
   expectChecks(lastJson(refused.stdout, 'deno (no --allow-read)'), 'deno-no-read', 2);
 });
 
-test('Bun: bun run, and a bun build --compile executable away from node_modules', { timeout: 300_000 }, async () => {
+test('Deno: a refused connection was not sent (free key), a reset after connecting is unknown, as in Node', { timeout: 300_000 }, async () => {
+  const dir = join(APPS, 'deno'); // made by the test above
+  const closed = String(await freePort()); // bound and released: nobody listens there
+  // Node first, the reference: its refused connection carries ECONNREFUSED, Deno's only words.
+  const node = await run(process.execPath, ['connect.mjs', server.base, closed, 'node-connect'], { cwd: dir });
+  expectChecks(lastJson(node.stdout, 'node connect.mjs'), 'node-connect', 5);
+  const deno = await run(DENO, ['run', '--allow-net=127.0.0.1', '--allow-read', 'connect.mjs', server.base, closed, 'deno-connect'], { cwd: dir });
+  expectChecks(lastJson(deno.stdout, 'deno connect.mjs'), 'deno-connect', 5);
+});
+
+test('Bun: bun run (and connect.mjs), and a bun build --compile executable away from node_modules', { timeout: 300_000 }, async () => {
   versions.bun = `bun ${(await run(BUN, ['--version'])).stdout.trim()}`;
   const dir = await makeApp('bun', PLAIN);
   expectChecks(lastJson((await run(BUN, ['cli.mjs', server.base, 'bun'], { cwd: dir })).stdout, 'bun'), 'bun', 5);
+  const closed = String(await freePort());
+  expectChecks(lastJson((await run(BUN, ['connect.mjs', server.base, closed, 'bun-connect'], { cwd: dir })).stdout, 'bun connect.mjs'), 'bun-connect', 5);
   // The executable runs from an empty directory: the wasm must be inside it, not next to it.
   const away = await mkdtemp(join(tmpdir(), 'steadfast-bun-compiled-'));
   try {

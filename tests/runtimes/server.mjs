@@ -2,12 +2,15 @@
 //   GET  /flaky/<id>  503 for the first two requests of <id>, then 200 { served: n }
 //   POST /charge      a gateway: { reference } per idempotency-key (the same key, the same reference)
 //   GET  /seen/<key>  { count }: how many charge requests carried <key>
+//   POST /reset/<id>  reads the whole request, then resets the connection (TCP RST): no answer
+//   GET  /resets/<id> { count }: how many requests /reset/<id> read
 // CORS is open so that the Next.js page (another origin) can call it from the browser.
 import { createServer } from 'node:http';
 
 export async function startServer() {
   const flaky = new Map();
   const charges = new Map();
+  const resets = new Map();
   const server = createServer((req, res) => {
     const send = (status, body) => {
       res.writeHead(status, {
@@ -33,6 +36,15 @@ export async function startServer() {
       charges.set(key, seen);
       return send(200, { reference: seen.reference });
     }
+    if (route === 'reset') {
+      req.resume();
+      req.on('end', () => {
+        resets.set(id, (resets.get(id) ?? 0) + 1);
+        req.socket.resetAndDestroy();
+      });
+      return undefined;
+    }
+    if (route === 'resets') return send(200, { count: resets.get(id) ?? 0 });
     if (route === 'seen') return send(200, { count: charges.get(decodeURIComponent(id))?.count ?? 0 });
     return send(404, { error: 'not found' });
   });

@@ -97,6 +97,7 @@ export async function startDialectGateway({ dialect, retentionMs = Infinity, hol
         'access-control-allow-methods': 'POST',
         'access-control-allow-headers': '*',
         'access-control-max-age': '600',
+        connection: 'close',
       });
       res.end();
       return;
@@ -107,7 +108,8 @@ export async function startDialectGateway({ dialect, retentionMs = Infinity, hol
     req.on('end', async () => {
       const raw = req.headers[HEADERS[dialect]];
       const out = await handle(typeof raw === 'string' ? raw : undefined, text);
-      const headers = { 'content-type': out.type, 'access-control-allow-origin': '*', 'access-control-expose-headers': '*' };
+      // connection: close: a browser silently re-sends a request whose REUSED connection dropped.
+      const headers = { 'content-type': out.type, 'access-control-allow-origin': '*', 'access-control-expose-headers': '*', connection: 'close' };
       if (out.replayed && dialect === 'stripe') headers['idempotent-replayed'] = 'true';
       if (dialect === 'adyen' && raw !== undefined) headers['idempotency-key'] = raw;
       if (!res.destroyed) {
