@@ -167,7 +167,7 @@ pub fn canonical_object_with<'a>(
 /// Appends a finite number as JavaScript's `String(n)` writes it.
 pub type NumberWriter = fn(&mut String, f64);
 
-fn utf16_order(a: &str, b: &str) -> Ordering {
+pub(crate) fn utf16_order(a: &str, b: &str) -> Ordering {
     a.encode_utf16().cmp(b.encode_utf16())
 }
 
@@ -209,7 +209,7 @@ fn write_object(
 }
 
 /// `JSON.stringify(s)`: `"` and `\` escaped, control characters as `\b \f \n \r \t` or `\u00xx`.
-fn quote(out: &mut String, s: &str) {
+pub(crate) fn quote(out: &mut String, s: &str) {
     out.push('"');
     for c in s.chars() {
         match c {

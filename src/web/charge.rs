@@ -12,9 +12,10 @@ use super::error::{Classify, Error};
 use super::idempotency::IdempotencyStore;
 use super::num::canonical_number;
 use super::retry::{retry, Attempt, RetryPolicy};
-use crate::core::canonical::{canonical_object_with, Json};
+use crate::core::canonical::{quote, utf16_order, Json};
 use crate::core::history::History;
 use crate::core::idempotency::validate_key;
+use std::cmp::Ordering;
 
 /// One logical charge. Make the key once (e.g. with `new_idempotency_key()` when the checkout
 /// page opens) and reuse it for every click and attempt.
@@ -36,8 +37,10 @@ pub struct Charge {
     pub customer: Option<String>,
     /// The order it pays (JSON field `order`), if any.
     pub order: Option<String>,
-    /// Other fields, validated by [`Charge::field`]: `(name, value, volatile)`.
-    fields: Vec<(String, Json, bool)>,
+    /// Other fields, validated by [`Charge::field`]: `(name, the value's canonical text,
+    /// volatile)`, kept in the canonical key order. Held as text, not as [`Json`], so that a
+    /// charge without extra fields links no JSON writer: written once, when the field is added.
+    fields: Vec<(String, String, bool)>,
 }
 
 /// Field names a [`Charge`] always holds itself (the key travels in the `Idempotency-Key` header).
@@ -132,38 +135,69 @@ impl Charge {
             || (name == "customer" && self.customer.is_some())
             || (name == "order" && self.order.is_some())
             || self.fields.iter().any(|(n, ..)| n == name);
-        if taken || value.canonical_with(canonical_number).is_err() {
-            return Err(Error::InvalidOption {
-                option: "fields",
-                expected: "a field name the charge does not hold yet, with finite JSON nested at most 32 deep",
-            });
-        }
-        self.fields.push((name.into(), value, volatile));
+        let text = match value.canonical_with(canonical_number) {
+            Ok(text) if !taken => text,
+            _ => {
+                return Err(Error::InvalidOption {
+                    option: "fields",
+                    expected: "a field name the charge does not hold yet, with finite JSON nested at most 32 deep",
+                })
+            }
+        };
+        let at = self
+            .fields
+            .iter()
+            .position(|(n, ..)| utf16_order(n, name) == Ordering::Greater)
+            .unwrap_or(self.fields.len());
+        self.fields.insert(at, (name.into(), text, volatile));
         Ok(self)
     }
 
+    /// The canonical object of the charge's fields (what `canonical_object` writes for them: keys
+    /// in UTF-16 order, no whitespace), written directly: the own fields' names are in that order
+    /// already and the others are kept sorted, so the two lists only need merging.
     fn text(&self, with_volatile: bool) -> String {
-        let amount = Json::Number(self.amount_cents as f64);
-        let currency = Json::String(self.currency.clone());
-        let customer = self.customer.clone().map(Json::String);
-        let order = self.order.clone().map(Json::String);
-        let own = [
-            ("amountCents", Some(&amount)),
-            ("currency", Some(&currency)),
-            ("customer", customer.as_ref()),
-            ("order", order.as_ref()),
+        let mut out = String::from("{");
+        let field = |out: &mut String, name: &str, value: &dyn Fn(&mut String)| {
+            if out.len() > 1 {
+                out.push(',');
+            }
+            quote(out, name);
+            out.push(':');
+            value(out);
+        };
+        let mut extra = self
+            .fields
+            .iter()
+            .filter(|(.., volatile)| with_volatile || !volatile);
+        let mut next = extra.next();
+        let own: [(&str, Option<&str>); 4] = [
+            ("amountCents", None),
+            ("currency", Some(&self.currency)),
+            ("customer", self.customer.as_deref()),
+            ("order", self.order.as_deref()),
         ];
-        let fields = own
-            .into_iter()
-            .filter_map(|(k, v)| v.map(|v| (k, v)))
-            .chain(
-                self.fields
-                    .iter()
-                    .filter(|(.., volatile)| with_volatile || !volatile)
-                    .map(|(k, v, _)| (k.as_str(), v)),
-            );
-        // Every value was checked when it was added: the text always exists.
-        canonical_object_with(fields, |_| false, canonical_number).unwrap_or_default()
+        for (name, value) in own {
+            if name != "amountCents" && value.is_none() {
+                continue;
+            }
+            while let Some((n, text, _)) = next.filter(|(n, ..)| utf16_order(n, name).is_lt()) {
+                field(&mut out, n, &|o: &mut String| o.push_str(text));
+                next = extra.next();
+            }
+            match value {
+                Some(s) => field(&mut out, name, &|o: &mut String| quote(o, s)),
+                None => field(&mut out, name, &|o: &mut String| {
+                    canonical_number(o, self.amount_cents as f64)
+                }),
+            }
+        }
+        while let Some((n, text, _)) = next {
+            field(&mut out, n, &|o: &mut String| o.push_str(text));
+            next = extra.next();
+        }
+        out.push('}');
+        out
     }
 
     /// The canonical text bound to the key: every field but the key and the volatile ones, keys
@@ -206,7 +240,7 @@ where
     G: FnMut(&Charge, Attempt) -> Fut,
     Fut: Future<Output = Result<T, E>>,
 {
-    let fingerprint = format!("f:{}", charge.fingerprint());
+    let fingerprint = "f:".to_owned() + &charge.fingerprint();
     let gateway = &mut gateway;
     // Every attempt's answer is folded into the charge's history (core::history): a key that an
     // earlier attempt may have debited stays parked, whatever a later attempt is answered.
@@ -229,4 +263,73 @@ where
             })
         })
         .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::canonical::canonical_object;
+
+    /// The merged text is what the core's `canonical_object` writes for the same fields, whatever
+    /// the names sort against the own ones (before `amountCents`, between, after `order`, non-ASCII
+    /// names whose UTF-8 and UTF-16 orders differ) and whichever are volatile.
+    #[test]
+    fn text_is_the_canonical_object_of_the_fields() {
+        let names = [
+            "a",
+            "b",
+            "cz",
+            "customer",
+            "d",
+            "order",
+            "p",
+            "zz",
+            "\u{ff5e}",
+            "\u{1f600}",
+        ];
+        for mask in 0u32..1 << names.len() {
+            let mut c = Charge::new("k", 4999, "usd\"\n").unwrap();
+            if mask & 1 == 0 {
+                c = c.with_customer("cus_1");
+            }
+            if mask & 2 == 0 {
+                c = c.with_order("o-1");
+            }
+            let mut all: Vec<(String, Json)> = vec![
+                ("amountCents".into(), Json::Number(4999.0)),
+                ("currency".into(), Json::String("usd\"\n".into())),
+            ];
+            all.extend(
+                c.customer
+                    .clone()
+                    .map(|s| ("customer".into(), Json::String(s))),
+            );
+            all.extend(c.order.clone().map(|s| ("order".into(), Json::String(s))));
+            let mut stable = all.clone();
+            for (i, name) in names.iter().enumerate() {
+                if mask >> i & 1 == 1
+                    || (*name == "customer" && c.customer.is_some())
+                    || (*name == "order" && c.order.is_some())
+                {
+                    continue;
+                }
+                let value = Json::Array(vec![Json::Number(i as f64), Json::Bool(true)]);
+                let volatile = i % 3 == 0;
+                c = if volatile {
+                    c.volatile_field(name, value.clone()).unwrap()
+                } else {
+                    c.field(name, value.clone()).unwrap()
+                };
+                all.push((name.to_string(), value.clone()));
+                if !volatile {
+                    stable.push((name.to_string(), value));
+                }
+            }
+            let object = |f: &[(String, Json)]| {
+                canonical_object(f.iter().map(|(k, v)| (k.as_str(), v)), |_| false).unwrap()
+            };
+            assert_eq!(c.body(), object(&all), "mask {mask}");
+            assert_eq!(c.fingerprint(), object(&stable), "mask {mask}");
+        }
+    }
 }

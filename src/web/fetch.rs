@@ -601,7 +601,13 @@ mod platform {
                 }
                 running.set(true);
                 let result = one_attempt(
-                    request, &method, &headers, ctx, timeout, &discarded, manual, dialect,
+                    request,
+                    Some((&method, &headers)),
+                    ctx,
+                    timeout,
+                    &discarded,
+                    manual,
+                    dialect,
                 )
                 .await;
                 running.set(false);
@@ -674,15 +680,12 @@ mod platform {
         attempt: &Attempt,
         timeout_ms: Option<f64>,
     ) -> Result<Response, FetchFailure> {
-        let bad = |e: JsValue| FetchFailure::Request {
-            message: message_of(&e),
-        };
-        let headers = Headers::new_with_headers(&request.headers()).map_err(bad)?;
         let unused = RefCell::new(None);
+        // No method or headers given: `new Request(copy, init)` keeps the request's own, which is
+        // what a copy of them would have set (and saves the copy).
         one_attempt(
             request,
-            &request.method(),
-            &headers,
+            None,
             attempt.clone(),
             timeout_ms,
             &unused,
@@ -692,11 +695,11 @@ mod platform {
         .await
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// One attempt: a copy of `request` with this attempt's signal and, when given, the call's
+    /// method and headers (the key added); `None` sends the request's own.
     async fn one_attempt(
         request: &Request,
-        method: &str,
-        headers: &Headers,
+        method_and_headers: Option<(&str, &Headers)>,
         ctx: Attempt,
         timeout_ms: Option<f64>,
         discarded: &RefCell<Option<Response>>,
@@ -709,8 +712,10 @@ mod platform {
         // This attempt's signal: the call's (caller's abort, deadline) plus the attempt timeout.
         let scope = super::super::js::attempt_scope(ctx.signal.as_ref(), timeout_ms);
         let init = RequestInit::new();
-        init.set_method(method);
-        init.set_headers(headers);
+        if let Some((method, headers)) = method_and_headers {
+            init.set_method(method);
+            init.set_headers(headers);
+        }
         init.set_signal(scope.signal().as_ref());
         if manual_redirect {
             init.set_redirect(RequestRedirect::Manual);

@@ -6,15 +6,14 @@
 //! browsers' a number: both are kept as a `JsValue`).
 
 use super::error::NoOperation;
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 
-use js_sys::{Function, Promise};
+use js_sys::Function;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, AbortSignal};
 
 use super::error::Error;
@@ -42,48 +41,111 @@ fn clamp_ms(ms: f64) -> f64 {
     }
 }
 
-/// A timer that resolves a promise; clearing it on drop releases the event loop (Node stays
-/// alive while a timer is pending) and frees its callback.
-struct Timer {
-    id: JsValue,
-    done: JsFuture,
-    _callback: Option<Closure<dyn FnMut()>>,
+/// One stop, shared by whatever can end a sleep or a scope (a timer, the caller's signal): why it
+/// stopped, the task to wake, and for a scope the controller to abort.
+///
+/// Why one type and one callback shape for all of them: every `Closure` body is its own
+/// monomorphised glue in the module, so the sleep, the deadline and the abort listener all use
+/// [`on_stop`]; and polling this state directly needs no promise and no `JsFuture` per timer.
+struct Stop {
+    stopped: Cell<Option<Stopped>>,
+    waker: Cell<Option<Waker>>,
+    /// A scope's controller, aborted with the reason when it stops (none for a sleep).
+    controller: Option<AbortController>,
+    /// A scope's caller signal, whose reason an abort passes on.
+    outer: Option<AbortSignal>,
+    /// A scope's deadline, for the `TimeoutError` it aborts with.
+    deadline_ms: f64,
 }
 
-impl Timer {
-    fn new(ms: f64, then: Option<Rc<dyn Fn()>>) -> Self {
-        let mut id = JsValue::UNDEFINED;
-        let mut callback = None;
-        let promise = Promise::new(&mut |resolve: Function, _reject: Function| match &then {
-            None => id = set_timeout(&resolve, clamp_ms(ms)),
-            Some(then) => {
-                let then = Rc::clone(then);
-                let cb = Closure::<dyn FnMut()>::new(move || {
-                    then();
-                    let _ = resolve.call0(&JsValue::UNDEFINED);
-                });
-                id = set_timeout(cb.as_ref().unchecked_ref(), clamp_ms(ms));
-                callback = Some(cb);
+impl Stop {
+    fn new(
+        controller: Option<AbortController>,
+        outer: Option<AbortSignal>,
+        deadline_ms: f64,
+    ) -> Rc<Self> {
+        Rc::new(Self {
+            stopped: Cell::new(None),
+            waker: Cell::new(None),
+            controller,
+            outer,
+            deadline_ms,
+        })
+    }
+
+    /// Stop once: remember why, abort the controller (with the caller's reason, or a TimeoutError
+    /// for the deadline), wake the task.
+    fn stop(&self, why: Stopped) {
+        if self.stopped.get().is_some() {
+            return;
+        }
+        self.stopped.set(Some(why));
+        if let Some(c) = &self.controller {
+            let reason = match why {
+                Stopped::Aborted => self
+                    .outer
+                    .as_ref()
+                    .map_or(JsValue::UNDEFINED, |s| s.reason()),
+                Stopped::Deadline => web_sys_timeout_reason(self.deadline_ms),
+            };
+            c.abort_with_reason(&reason);
+        }
+        if let Some(w) = self.waker.take() {
+            w.wake();
+        }
+    }
+
+    fn poll(&self, cx: &Context<'_>) -> Poll<Stopped> {
+        match self.stopped.get() {
+            Some(s) => Poll::Ready(s),
+            None => {
+                self.waker.set(Some(cx.waker().clone()));
+                Poll::Pending
             }
-        });
-        Self {
-            id,
-            done: JsFuture::from(promise),
-            _callback: callback,
         }
     }
 }
 
-impl Future for Timer {
-    type Output = ();
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        Pin::new(&mut self.done).poll(cx).map(|_| ())
+/// The one JS callback: `state.stop(why)`.
+fn on_stop(state: &Rc<Stop>, why: Stopped) -> Closure<dyn FnMut()> {
+    let state = Rc::clone(state);
+    Closure::new(move || state.stop(why))
+}
+
+/// A `setTimeout` that stops `state` as [`Stopped::Deadline`]; clearing it on drop releases the
+/// event loop (Node stays alive while a timer is pending) and frees its callback.
+struct Timer {
+    id: JsValue,
+    _callback: Closure<dyn FnMut()>,
+}
+
+impl Timer {
+    fn new(state: &Rc<Stop>, ms: f64) -> Self {
+        let callback = on_stop(state, Stopped::Deadline);
+        let id = set_timeout(callback.as_ref().unchecked_ref(), clamp_ms(ms));
+        Self {
+            id,
+            _callback: callback,
+        }
     }
 }
 
 impl Drop for Timer {
     fn drop(&mut self) {
         clear_timeout(&self.id);
+    }
+}
+
+/// [`Runtime::sleep`]: ready once its timer fired.
+struct Sleep {
+    state: Rc<Stop>,
+    _timer: Timer,
+}
+
+impl Future for Sleep {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        self.state.poll(cx).map(|_| ())
     }
 }
 
@@ -123,7 +185,12 @@ impl Runtime for WebRuntime {
     }
 
     fn sleep(&self, ms: f64) -> LocalBoxFuture<'static, ()> {
-        Box::pin(Timer::new(ms, None))
+        let state = Stop::new(None, None, ms);
+        let timer = Timer::new(&state, ms);
+        Box::pin(Sleep {
+            state,
+            _timer: timer,
+        })
     }
 
     fn random_unit(&self) -> f64 {
@@ -144,11 +211,9 @@ impl Runtime for WebRuntime {
 }
 
 /// One call's scope: an AbortController aborted by the caller's signal or by the deadline timer,
-/// and a promise that resolves when either happens.
+/// and the task woken when either happens.
 pub(crate) struct WebScope {
-    controller: Option<AbortController>,
-    stopped: Rc<Cell<Option<Stopped>>>,
-    done: JsFuture,
+    state: Rc<Stop>,
     outer: Option<(AbortSignal, Closure<dyn FnMut()>)>,
     deadline: Option<Timer>,
 }
@@ -156,53 +221,20 @@ pub(crate) struct WebScope {
 impl WebScope {
     fn new(outer: Option<&AbortSignal>, deadline_ms: Option<f64>) -> Self {
         let controller = AbortController::new().ok();
-        let stopped: Rc<Cell<Option<Stopped>>> = Rc::new(Cell::new(None));
-        let resolve: Rc<RefCell<Option<Function>>> = Rc::new(RefCell::new(None));
-        let done = JsFuture::from(Promise::new(&mut |ok: Function, _| {
-            *resolve.borrow_mut() = Some(ok);
-        }));
-        // Stop once: remember why, abort the attempt's signal (with the caller's reason, or a
-        // TimeoutError for the deadline), wake the task.
-        let stop = {
-            let (stopped, resolve, controller) =
-                (Rc::clone(&stopped), Rc::clone(&resolve), controller.clone());
-            Rc::new(move |why: Stopped, reason: JsValue| {
-                if stopped.get().is_some() {
-                    return;
-                }
-                stopped.set(Some(why));
-                if let Some(c) = &controller {
-                    c.abort_with_reason(&reason);
-                }
-                if let Some(f) = resolve.borrow_mut().take() {
-                    let _ = f.call0(&JsValue::UNDEFINED);
-                }
-            })
-        };
+        let state = Stop::new(controller, outer.cloned(), deadline_ms.unwrap_or(0.0));
         let outer = outer.map(|signal| {
-            let (s, on_stop) = (signal.clone(), Rc::clone(&stop));
-            let on_abort =
-                Closure::<dyn FnMut()>::new(move || on_stop(Stopped::Aborted, s.reason()));
+            let on_abort = on_stop(&state, Stopped::Aborted);
             if signal.aborted() {
-                stop(Stopped::Aborted, signal.reason());
+                state.stop(Stopped::Aborted);
             } else {
                 let _ = signal
                     .add_event_listener_with_callback("abort", on_abort.as_ref().unchecked_ref());
             }
             (signal.clone(), on_abort)
         });
-        let deadline = deadline_ms.map(|ms| {
-            let stop = Rc::clone(&stop);
-            let fire: Rc<dyn Fn()> = Rc::new(move || {
-                let reason = web_sys_timeout_reason(ms);
-                stop(Stopped::Deadline, reason);
-            });
-            Timer::new(ms, Some(fire))
-        });
+        let deadline = deadline_ms.map(|ms| Timer::new(&state, ms));
         Self {
-            controller,
-            stopped,
-            done,
+            state,
             outer,
             deadline,
         }
@@ -231,23 +263,17 @@ pub(crate) fn attempt_scope(outer: Option<&AbortSignal>, timeout_ms: Option<f64>
 impl WebScope {
     /// Why it stopped, if it has.
     pub(crate) fn stopped(&self) -> Option<Stopped> {
-        self.stopped.get()
+        self.state.stopped.get()
     }
 }
 
 impl Scope for WebScope {
     fn signal(&self) -> Option<Signal> {
-        self.controller.as_ref().map(AbortController::signal)
+        self.state.controller.as_ref().map(AbortController::signal)
     }
 
     fn poll_stopped(&mut self, cx: &mut Context<'_>) -> Poll<Stopped> {
-        if let Some(s) = self.stopped.get() {
-            return Poll::Ready(s);
-        }
-        match Pin::new(&mut self.done).poll(cx) {
-            Poll::Ready(_) => Poll::Ready(self.stopped.get().unwrap_or(Stopped::Aborted)),
-            Poll::Pending => Poll::Pending,
-        }
+        self.state.poll(cx)
     }
 }
 

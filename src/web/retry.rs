@@ -67,7 +67,27 @@ pub struct RetryInfo {
 pub struct RetryBudget {
     core: Rc<RefCell<CoreBudget>>,
     clock: super::runtime::Clock,
+    /// How the retry loop reaches the budget: through these, set by the constructors, so that an
+    /// app that never makes a budget links none of the budgets' arithmetic into its retry loop.
+    ops: &'static BudgetOps,
 }
+
+/// The budget calls the retry loop makes (see [`RetryBudget`]'s `ops`).
+struct BudgetOps {
+    record_request: fn(&RetryBudget),
+    try_withdraw: fn(&RetryBudget) -> bool,
+}
+
+static BUDGET_OPS: BudgetOps = BudgetOps {
+    record_request: |b| {
+        let now = (b.clock)();
+        b.core.borrow_mut().record_request(now);
+    },
+    try_withdraw: |b| {
+        let now = (b.clock)();
+        b.core.borrow_mut().try_withdraw(now)
+    },
+};
 
 impl std::fmt::Debug for RetryBudget {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -109,6 +129,7 @@ impl RetryBudget {
         Self {
             core: Rc::new(RefCell::new(core)),
             clock: super::runtime::default_clock(),
+            ops: &BUDGET_OPS,
         }
     }
 
@@ -125,13 +146,11 @@ impl RetryBudget {
     }
 
     fn record_request(&self) {
-        let now = (self.clock)();
-        self.core.borrow_mut().record_request(now);
+        (self.ops.record_request)(self);
     }
 
     fn try_withdraw(&self) -> bool {
-        let now = (self.clock)();
-        self.core.borrow_mut().try_withdraw(now)
+        (self.ops.try_withdraw)(self)
     }
 }
 

@@ -108,7 +108,8 @@ impl Checkout {
         let result = charge_customer(&self.charge, &self.deps, |charge, attempt| {
             let request = charge_request(charge);
             async move {
-                let request = request.map_err(|e| PayError::Declined(format!("{e:?}")))?;
+                let request = request
+                    .map_err(|_| PayError::Declined("the request could not be built".into()))?;
                 let response = send(&request, &attempt, Some(10_000.0))
                     .await
                     .map_err(PayError::Http)?;
@@ -136,7 +137,10 @@ impl Checkout {
             }
             // A timeout, a dropped connection, retries that ran out: the money may have moved.
             Err(e) if e.is_transient() => ChargeOutcome::Unknown { key },
-            Err(e) => return self.show(&format!("Payment failed: {e:?}"), None),
+            Err(e) => {
+                let why = e.code().unwrap_or("the gateway refused it");
+                return self.show(&format!("Payment failed: {why}"), None);
+            }
         };
         let text = match &outcome {
             ChargeOutcome::Succeeded { reference, .. } => format!("Paid · {reference}"),
