@@ -43,6 +43,7 @@ run_step() {
     fmt)
       cargo fmt --all --check
       cargo fmt --manifest-path examples/rust-checkout/Cargo.toml --check
+      cargo fmt --manifest-path examples/rust-checkout/baseline/Cargo.toml --check
       ;;
     lint-js) scripts/lint-js.sh ;;
     lint-docs) node scripts/lint-docs.mjs ;;
