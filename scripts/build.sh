@@ -56,6 +56,9 @@ rm -rf "$bindgen"
 BINDGEN_FLAGS=(--target web --encode-into always --omit-default-module-path)
 wasm-bindgen "${BINDGEN_FLAGS[@]}" --out-dir "$bindgen" --out-name steadfast_core "$raw_wasm"
 wasm-bindgen "${BINDGEN_FLAGS[@]}" --out-dir "$bindgen" --out-name steadfast_sim "$raw_sim_wasm"
+# Each glue class as one pure expression, so that a bundle carries only the classes it names
+# (scripts/glue-pure.mjs says why and checks the shape it rewrites).
+node scripts/glue-pure.mjs "$bindgen/steadfast_core.js" "$bindgen/steadfast_sim.js"
 
 # Does this .wasm instantiate with the generated glue, in Node 24? Calls version() when exported.
 loads() { # loads <wasm file>
