@@ -33,6 +33,14 @@ impl KeySyntax {
     /// Every syntax, by id (the wasm boundary's code).
     pub const ALL: [KeySyntax; 2] = [KeySyntax::Raw, KeySyntax::SfString];
 
+    /// Its id: its position in [`Self::ALL`] (the wasm boundary's code).
+    pub const fn id(self) -> u8 {
+        match self {
+            KeySyntax::Raw => 0,
+            KeySyntax::SfString => 1,
+        }
+    }
+
     /// The name users write (`'raw'`, `'sf-string'`).
     pub const fn name(self) -> &'static str {
         match self {
