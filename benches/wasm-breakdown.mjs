@@ -1,5 +1,6 @@
 // What the main .wasm spends its bytes on (issue 15, target 3): a twiggy-style breakdown without
-// twiggy. Re-runs wasm-bindgen on the raw cargo output (names kept) and wasm-opt with the build's
+// twiggy. Re-runs wasm-bindgen on the raw cargo output (names kept), the build's panic traps
+// (scripts/wasm-trap-panics.mjs) and wasm-opt with the build's
 // flags plus -g (keep the name section), then groups function bodies by their Rust path and prints
 // raw bytes, the share, and gzip -9 of each group's bodies on their own (gzip of a group alone
 // overstates it slightly: the groups share a dictionary in the real file). Names are those of the
@@ -23,6 +24,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { ROOT, table } from './common.mjs';
+import { trapPanics } from '../scripts/wasm-trap-panics.mjs';
 
 const without = process.argv.find((a) => a.startsWith('--without='))?.slice(10);
 if (without !== undefined) {
@@ -38,6 +40,8 @@ const flags = process.env.WASM_OPT_FLAGS ?? '-Oz --converge --low-memory-unused 
 const dir = mkdtempSync(join(tmpdir(), 'sf-wasm-'));
 try {
   execFileSync('wasm-bindgen', ['--target', 'web', '--encode-into', 'always', '--omit-default-module-path', '--out-dir', dir, '--out-name', 'm', raw]);
+  // The npm module's panic entry points become traps, as scripts/build.sh does (not another --wasm's).
+  if (!process.argv.some((a) => a.startsWith('--wasm='))) writeFileSync(join(dir, 'm_bg.wasm'), trapPanics(readFileSync(join(dir, 'm_bg.wasm'))));
   const opt = process.env.STEADFAST_WASM_OPT ?? 'wasm-opt';
   execFileSync(opt, [...flags.split(/\s+/).filter(Boolean), '-g', join(dir, 'm_bg.wasm'), '-o', join(dir, 'named.wasm')]);
   const bytes = readFileSync(join(dir, 'named.wasm'));
@@ -197,6 +201,7 @@ async function compareWithout(modules) {
       rmSync(dir, { recursive: true, force: true });
       const raw = join(ROOT, 'target/variant/wasm32-unknown-unknown/release/steadfast.wasm');
       execFileSync('wasm-bindgen', ['--target', 'web', '--encode-into', 'always', '--omit-default-module-path', '--out-dir', dir, '--out-name', 'm', raw]);
+      writeFileSync(join(dir, 'm_bg.wasm'), trapPanics(readFileSync(join(dir, 'm_bg.wasm'))));
       execFileSync(opt, [...flags, join(dir, 'm_bg.wasm'), '-o', join(dir, 'o.wasm')]);
       const wasm = gzipSync(readFileSync(join(dir, 'o.wasm')), { level: 9 }).length;
       const glue = gzipSync((await transform(readFileSync(join(dir, 'm.js'), 'utf8'), { minify: true, format: 'esm' })).code, { level: 9 }).length;
