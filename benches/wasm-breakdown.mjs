@@ -15,7 +15,8 @@
 //
 // --without: what leaving src/wasm modules out of the npm module would buy (the bytes a page saves if
 // they were loaded only when named). Builds a copy of the crate with each named module, and then all
-// of them, compiled out (`#[cfg(any())]` on its `mod` and `pub use` lines of src/wasm/mod.rs; the
+// of them, compiled out (`#[cfg(any())]` on its `mod` and `pub use` lines of src/wasm/mod.rs, and its
+// layouts in src/wasm/wire.rs's vocabulary left empty; the
 // working tree is not touched) into target/variant, with the build's wasm-bindgen and wasm-opt flags,
 // and prints the .wasm gzip -9 and the esbuild-minified glue gzip -9 next to the unmodified crate's.
 import { execFileSync } from 'node:child_process';
@@ -183,6 +184,7 @@ async function compareWithout(modules) {
   try {
     for (const f of ['Cargo.toml', 'Cargo.lock', 'src']) cpSync(join(ROOT, f), join(crate, f), { recursive: true });
     const modRs = readFileSync(join(ROOT, 'src/wasm/mod.rs'), 'utf8');
+    const wireRs = readFileSync(join(ROOT, 'src/wasm/wire.rs'), 'utf8');
     const variants = [[], ...modules.map((m) => [m]), ...(modules.length > 1 ? [modules] : [])];
     const rows = [];
     for (const out of variants) {
@@ -193,6 +195,12 @@ async function compareWithout(modules) {
         if (text === before) throw new Error(`--without: src/wasm/mod.rs has no \`mod ${m};\``);
       }
       writeFileSync(join(crate, 'src/wasm/mod.rs'), text);
+      // The vocabulary names the layouts of those modules: their groups stay, empty.
+      let wire = wireRs;
+      for (const m of out) {
+        wire = wire.replace(new RegExp(`&${m}::[A-Z_]+`, 'g'), '&[]').replace(new RegExp(`\\b${m}, |, ${m}(?=\\})`), '');
+      }
+      writeFileSync(join(crate, 'src/wasm/wire.rs'), wire);
       execFileSync('cargo', ['build', '--quiet', '--release', '--target', 'wasm32-unknown-unknown', '--lib', '--target-dir', join(ROOT, 'target/variant')], {
         cwd: crate,
         stdio: ['ignore', 'ignore', 'inherit'],
