@@ -1,5 +1,6 @@
 // What the main .wasm spends its bytes on (issue 15, target 3): a twiggy-style breakdown without
-// twiggy. Re-runs wasm-bindgen on the raw cargo output (names kept) and wasm-opt with the build's
+// twiggy. Re-runs wasm-bindgen on the raw cargo output (names kept), the build's panic traps
+// (scripts/wasm-trap-panics.mjs) and wasm-opt with the build's
 // flags plus -g (keep the name section), then groups function bodies by their Rust path and prints
 // raw bytes, the share, and gzip -9 of each group's bodies on their own (gzip of a group alone
 // overstates it slightly: the groups share a dictionary in the real file). Names are those of the
@@ -14,7 +15,8 @@
 //
 // --without: what leaving src/wasm modules out of the npm module would buy (the bytes a page saves if
 // they were loaded only when named). Builds a copy of the crate with each named module, and then all
-// of them, compiled out (`#[cfg(any())]` on its `mod` and `pub use` lines of src/wasm/mod.rs; the
+// of them, compiled out (`#[cfg(any())]` on its `mod` and `pub use` lines of src/wasm/mod.rs, and its
+// layouts in src/wasm/wire.rs's vocabulary left empty; the
 // working tree is not touched) into target/variant, with the build's wasm-bindgen and wasm-opt flags,
 // and prints the .wasm gzip -9 and the esbuild-minified glue gzip -9 next to the unmodified crate's.
 import { execFileSync } from 'node:child_process';
@@ -23,6 +25,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { ROOT, table } from './common.mjs';
+import { trapPanics } from '../scripts/wasm-trap-panics.mjs';
 
 const without = process.argv.find((a) => a.startsWith('--without='))?.slice(10);
 if (without !== undefined) {
@@ -38,6 +41,8 @@ const flags = process.env.WASM_OPT_FLAGS ?? '-Oz --converge --low-memory-unused 
 const dir = mkdtempSync(join(tmpdir(), 'sf-wasm-'));
 try {
   execFileSync('wasm-bindgen', ['--target', 'web', '--encode-into', 'always', '--omit-default-module-path', '--out-dir', dir, '--out-name', 'm', raw]);
+  // The npm module's panic entry points become traps, as scripts/build.sh does (not another --wasm's).
+  if (!process.argv.some((a) => a.startsWith('--wasm='))) writeFileSync(join(dir, 'm_bg.wasm'), trapPanics(readFileSync(join(dir, 'm_bg.wasm'))));
   const opt = process.env.STEADFAST_WASM_OPT ?? 'wasm-opt';
   execFileSync(opt, [...flags.split(/\s+/).filter(Boolean), '-g', join(dir, 'm_bg.wasm'), '-o', join(dir, 'named.wasm')]);
   const bytes = readFileSync(join(dir, 'named.wasm'));
@@ -179,6 +184,7 @@ async function compareWithout(modules) {
   try {
     for (const f of ['Cargo.toml', 'Cargo.lock', 'src']) cpSync(join(ROOT, f), join(crate, f), { recursive: true });
     const modRs = readFileSync(join(ROOT, 'src/wasm/mod.rs'), 'utf8');
+    const wireRs = readFileSync(join(ROOT, 'src/wasm/wire.rs'), 'utf8');
     const variants = [[], ...modules.map((m) => [m]), ...(modules.length > 1 ? [modules] : [])];
     const rows = [];
     for (const out of variants) {
@@ -189,6 +195,12 @@ async function compareWithout(modules) {
         if (text === before) throw new Error(`--without: src/wasm/mod.rs has no \`mod ${m};\``);
       }
       writeFileSync(join(crate, 'src/wasm/mod.rs'), text);
+      // The vocabulary names the layouts of those modules: their groups stay, empty.
+      let wire = wireRs;
+      for (const m of out) {
+        wire = wire.replace(new RegExp(`&${m}::[A-Z_]+`, 'g'), '&[]').replace(new RegExp(`\\b${m}, |, ${m}(?=\\})`), '');
+      }
+      writeFileSync(join(crate, 'src/wasm/wire.rs'), wire);
       execFileSync('cargo', ['build', '--quiet', '--release', '--target', 'wasm32-unknown-unknown', '--lib', '--target-dir', join(ROOT, 'target/variant')], {
         cwd: crate,
         stdio: ['ignore', 'ignore', 'inherit'],
@@ -197,6 +209,7 @@ async function compareWithout(modules) {
       rmSync(dir, { recursive: true, force: true });
       const raw = join(ROOT, 'target/variant/wasm32-unknown-unknown/release/steadfast.wasm');
       execFileSync('wasm-bindgen', ['--target', 'web', '--encode-into', 'always', '--omit-default-module-path', '--out-dir', dir, '--out-name', 'm', raw]);
+      writeFileSync(join(dir, 'm_bg.wasm'), trapPanics(readFileSync(join(dir, 'm_bg.wasm'))));
       execFileSync(opt, [...flags, join(dir, 'm_bg.wasm'), '-o', join(dir, 'o.wasm')]);
       const wasm = gzipSync(readFileSync(join(dir, 'o.wasm')), { level: 9 }).length;
       const glue = gzipSync((await transform(readFileSync(join(dir, 'm.js'), 'utf8'), { minify: true, format: 'esm' })).code, { level: 9 }).length;

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The one build (`make build`): Rust → wasm → wasm-bindgen (--target web) → wasm-opt → pkg/ → npm pack.
+# The one build (`make build`): Rust → wasm → wasm-bindgen (--target web) → panic entry points to traps
+# (scripts/wasm-trap-panics.mjs) → wasm-opt → pkg/ → npm pack.
 #
 #   pkg/   = wasm-bindgen output (steadfast_core.js + _bg.wasm, steadfast_sim.js + _bg.wasm) + all of pkg-template/
 #            + LICENSE-MIT, LICENSE-APACHE, CHANGELOG.md, docs/checkout-contract.md; README.md gets its size table
@@ -56,6 +57,12 @@ rm -rf "$bindgen"
 BINDGEN_FLAGS=(--target web --encode-into always --omit-default-module-path)
 wasm-bindgen "${BINDGEN_FLAGS[@]}" --out-dir "$bindgen" --out-name steadfast_core "$raw_wasm"
 wasm-bindgen "${BINDGEN_FLAGS[@]}" --out-dir "$bindgen" --out-name steadfast_sim "$raw_sim_wasm"
+# Each glue class as one pure expression, so that a bundle carries only the classes it names
+# (scripts/glue-pure.mjs says why and checks the shape it rewrites).
+node scripts/glue-pure.mjs "$bindgen/steadfast_core.js" "$bindgen/steadfast_sim.js"
+# A panic or a failed allocation traps at once instead of formatting a message no one can read
+# (−2.6 KB gz of the main module; scripts/wasm-trap-panics.mjs says why it is the same trap).
+node scripts/wasm-trap-panics.mjs "$bindgen/steadfast_core_bg.wasm" "$bindgen/steadfast_sim_bg.wasm"
 
 # Does this .wasm instantiate with the generated glue, in Node 24? Calls version() when exported.
 loads() { # loads <wasm file>

@@ -6,7 +6,7 @@
 
 import { DialectCore, dialectNames } from '../steadfast_core.js';
 import * as o from './options.js';
-import { DIALECT, KEY_SYNTAXES } from './wire.js';
+import { DIALECT, KEY_SYNTAXES, LAYOUT, namedSlots } from './wire.js';
 
 /** The default dialect of the checkout client (the core's first row). */
 export function defaultDialectName() {
@@ -31,6 +31,26 @@ const compiledCustom = new WeakMap();
 /** Dialects this file compiled (passed on from the checkout client to resilientFetch as is). */
 const COMPILED = new WeakSet();
 
+/**
+ * A core dialect's fields as a plain object (`reuseStatuses` with its `NO_STATUS` slots): its
+ * strings by getter, its numbers in one crossing (`fields()`, the wire's `dialectFields` slots).
+ * Read once per compiled dialect.
+ */
+function fieldsOf(core) {
+  const f = namedSlots(LAYOUT.dialectFields, core.fields());
+  return {
+    name: core.name,
+    header: core.header,
+    reuseErrorType: core.reuseErrorType,
+    replayHeader: core.replayHeader,
+    syntax: KEY_SYNTAXES[f.syntax],
+    maxKeyLength: f.maxKeyLength,
+    retentionMs: f.retentionMs,
+    inProgressStatus: f.inProgressStatus,
+    reuseStatuses: [f.reuseStatus0, f.reuseStatus1],
+  };
+}
+
 function builtin(name, where) {
   const d = typeof name === 'string' ? DialectCore.builtin(name) : undefined;
   if (d !== undefined) return d;
@@ -42,7 +62,9 @@ function builtin(name, where) {
 }
 
 function custom(spec, where) {
-  const base = builtin(o.own(spec, 'base') ?? defaultDialectName(), where);
+  const baseCore = builtin(o.own(spec, 'base') ?? defaultDialectName(), where);
+  const base = fieldsOf(baseCore);
+  baseCore.free();
   for (const k of Object.keys(spec))
     if (!CUSTOM_FIELDS.includes(k)) throw o.typeError(where, `dialect.${k}`, `one of the dialect fields (${CUSTOM_FIELDS.join(', ')})`, spec[k]);
   const str = (k, fallback) => {
@@ -67,7 +89,6 @@ function custom(spec, where) {
     replayHeader: str('replayHeader', base.replayHeader),
   };
   const name = str('name', `custom(${base.name})`);
-  base.free();
   return o.core(where, values, () =>
     DialectCore.custom(
       name,
@@ -101,17 +122,18 @@ export function compileDialect(value, where) {
   if (cacheable && compiled.has(value)) return compiled.get(value);
   if (value !== null && typeof value === 'object' && compiledCustom.has(value)) return compiledCustom.get(value);
   const core = cacheable ? builtin(value, where) : value !== null && typeof value === 'object' ? custom(value, where) : builtin(value, where);
-  const reuseStatuses = Object.freeze([...core.reuseStatuses].filter((s) => s !== DIALECT.NO_STATUS));
+  const f = fieldsOf(core);
+  const reuseStatuses = Object.freeze(f.reuseStatuses.filter((s) => s !== DIALECT.NO_STATUS));
   const d = Object.freeze({
-    name: core.name,
-    header: core.header,
-    syntax: core.syntax,
-    maxKeyLength: core.maxKeyLength,
-    retentionMs: core.retentionMs,
-    inProgressStatus: core.inProgressStatus === DIALECT.NO_STATUS ? undefined : core.inProgressStatus,
+    name: f.name,
+    header: f.header,
+    syntax: f.syntax,
+    maxKeyLength: f.maxKeyLength,
+    retentionMs: f.retentionMs,
+    inProgressStatus: f.inProgressStatus === DIALECT.NO_STATUS ? undefined : f.inProgressStatus,
     reuseStatuses,
-    reuseErrorType: core.reuseErrorType === '' ? undefined : core.reuseErrorType,
-    replayHeader: core.replayHeader === '' ? undefined : core.replayHeader,
+    reuseErrorType: f.reuseErrorType === '' ? undefined : f.reuseErrorType,
+    replayHeader: f.replayHeader === '' ? undefined : f.replayHeader,
     /** The header value for `key`, or a RangeError naming `idempotencyKey`. */
     headerValue(key, at) {
       try {
@@ -119,7 +141,7 @@ export function compileDialect(value, where) {
       } catch (thrown) {
         const rule =
           thrown === 'KEY_TOO_LONG'
-            ? `at most ${core.maxKeyLength} characters for dialect '${core.name}'`
+            ? `at most ${f.maxKeyLength} characters for dialect '${f.name}'`
             : '1 to 255 printable ASCII characters, no space at either end';
         throw o.rangeError(at, 'idempotencyKey', rule, key);
       }
@@ -129,7 +151,7 @@ export function compileDialect(value, where) {
     /** Whether an error answer says "key reused for another request". */
     isReuse: (status, data, contentType) => core.isReuse(status, errorTypeOf(data, contentType)),
     /** Whether a Response carries the replay marker. */
-    isReplay: (headers) => core.replayHeader !== '' && core.isReplay(headers?.get?.(core.replayHeader) ?? undefined),
+    isReplay: (headers) => f.replayHeader !== '' && core.isReplay(headers?.get?.(f.replayHeader) ?? undefined),
     /** Whether a key first used at `firstUsedAt` is past retention now. */
     keyExpired: (firstUsedAt, now) => core.keyExpired(firstUsedAt, now),
   });

@@ -24,7 +24,7 @@ function codes({ names, constants }) {
   return Object.freeze(out);
 }
 
-/** @internal Slot names of each positional export: `LAYOUT.fetchDefaults`, `storeDefaults`, `keyRule`, `breakerConfig`, `breakerSnapshot` (its head), `peek`, `limiterPreset`, `quotaPreset`, `hedgeDefaults`, `hedge` (HedgeCore's arguments). */
+/** @internal Slot names of each positional export: `LAYOUT.fetchDefaults`, `storeDefaults`, `keyRule`, `breakerConfig`, `breakerSnapshot` (its head), `peek`, `limiterPreset`, `quotaPreset`, `hedgeDefaults`, `hedge` (HedgeCore's arguments), `dialectFields` (DialectCore.fields()). */
 export let LAYOUT;
 /** @internal StoreCore.beginInput's answer kinds (`RUN` … `FULL`) and its encoding (`EXPIRED_FLAG`, `SLOT`: answer = slot · SLOT + flag + kind). */
 export let BEGIN;
@@ -88,9 +88,19 @@ export function loadWire() {
   const g = parseWire(wireLayouts());
   LAYOUT = Object.freeze(
     Object.fromEntries(
-      ['fetchDefaults', 'storeDefaults', 'keyRule', 'breakerConfig', 'breakerSnapshot', 'peek', 'limiterPreset', 'quotaPreset', 'hedgeDefaults', 'hedge'].map(
-        (k) => [k, g[k].names],
-      ),
+      [
+        'fetchDefaults',
+        'storeDefaults',
+        'keyRule',
+        'breakerConfig',
+        'breakerSnapshot',
+        'peek',
+        'limiterPreset',
+        'quotaPreset',
+        'hedgeDefaults',
+        'hedge',
+        'dialectFields',
+      ].map((k) => [k, g[k].names]),
     ),
   );
   BEGIN = codes(g.begin);

@@ -15,6 +15,16 @@ pub fn dialect_names() -> String {
     names.join(",")
 }
 
+/// [`DialectCore::fields`]'s slots.
+pub(super) const FIELDS: [&str; 6] = [
+    "syntax",
+    "maxKeyLength",
+    "retentionMs",
+    "inProgressStatus",
+    "reuseStatus0",
+    "reuseStatus1",
+];
+
 /// A validated gateway dialect (`core::dialect::Dialect`).
 #[wasm_bindgen]
 pub struct DialectCore {
@@ -94,31 +104,6 @@ impl DialectCore {
     pub fn header(&self) -> String {
         self.dialect.header.clone()
     }
-    /// `'raw'` or `'sf-string'`.
-    #[wasm_bindgen(getter)]
-    pub fn syntax(&self) -> String {
-        self.dialect.syntax.name().into()
-    }
-    /// The longest key accepted.
-    #[wasm_bindgen(getter, js_name = maxKeyLength)]
-    pub fn max_key_length(&self) -> u32 {
-        self.dialect.max_key_len
-    }
-    /// The retention window in ms (`Infinity`: not published).
-    #[wasm_bindgen(getter, js_name = retentionMs)]
-    pub fn retention_ms(&self) -> f64 {
-        self.dialect.retention_ms
-    }
-    /// The in-progress status (`NO_STATUS`: none).
-    #[wasm_bindgen(getter, js_name = inProgressStatus)]
-    pub fn in_progress_status(&self) -> u16 {
-        self.dialect.in_progress_status
-    }
-    /// The reuse statuses (`NO_STATUS`: unused slot).
-    #[wasm_bindgen(getter, js_name = reuseStatuses)]
-    pub fn reuse_statuses(&self) -> Vec<u16> {
-        self.dialect.reuse_statuses.to_vec()
-    }
     /// The error type a reuse answer must carry (`""`: the status alone).
     #[wasm_bindgen(getter, js_name = reuseErrorType)]
     pub fn reuse_error_type(&self) -> String {
@@ -128,6 +113,21 @@ impl DialectCore {
     #[wasm_bindgen(getter, js_name = replayHeader)]
     pub fn replay_header(&self) -> String {
         self.dialect.replay_header.clone()
+    }
+    /// Its numbers at once, by the slots of [`FIELDS`] (the wire's `dialectFields` layout): the
+    /// key syntax's id, the key limit, the retention window in ms (`Infinity`: not published),
+    /// the in-progress status and the two reuse statuses (`NO_STATUS`: none). One crossing
+    /// instead of a getter each (every exported getter costs its own glue and shim).
+    pub fn fields(&self) -> Vec<f64> {
+        let d = &self.dialect;
+        vec![
+            f64::from(d.syntax.id()),
+            f64::from(d.max_key_len),
+            d.retention_ms,
+            f64::from(d.in_progress_status),
+            f64::from(d.reuse_statuses[0]),
+            f64::from(d.reuse_statuses[1]),
+        ]
     }
 
     /// The header value for `key`; throws the code `INVALID_KEY` or `KEY_TOO_LONG`.

@@ -1,9 +1,9 @@
 //! The wire's vocabulary, named once: every positional layout (the defaults arrays, the limiter,
 //! quota and hedge presets and arguments, `keyRule`, `BreakerCore.config()` and `snapshot()`,
-//! `StoreCore.peek`) and every code (begin and resolve answers, completion kinds, record statuses,
-//! breaker states, transitions, kinds, jitters, timed-call verdicts, quota error classes, hedge
-//! steps, retry stops, attempt answers, history verdicts, `Stripe-Should-Retry` verdicts, dialect
-//! key syntaxes) crosses
+//! `StoreCore.peek`, `DialectCore.fields()`) and every code (begin and resolve answers, completion
+//! kinds, record statuses, breaker states, transitions, kinds, jitters, timed-call verdicts, quota
+//! error classes, hedge steps, retry stops, attempt answers, history verdicts,
+//! `Stripe-Should-Retry` verdicts, dialect key syntaxes) crosses
 //! as numbers, and the JS shell (`pkg-template/lib/wire.js`) reads their names from here once, at
 //! load, to build frozen named objects. So JS holds no position or code of its own to drift from
 //! the Rust that encodes them.
@@ -13,10 +13,10 @@
 //! in the group, or `name=integer`, a named constant (written after the names). Groups: the layouts
 //! `fetchDefaults`, `storeDefaults`, `keyRule`, `breakerConfig`, `breakerSnapshot` (its head; the
 //! window follows), `peek`, `limiterPreset`, `quotaPreset`, `hedgeDefaults`, `hedge` (HedgeCore's
-//! arguments); the codes `begin`, `resolve`, `completion`, `status`, `state`, `transition`,
-//! `breakerKind`, `jitter`, `verdict`, `limiterPresetName`, `quotaPresetName`, `errorClass`,
-//! `historyVerdict`, `shouldRetry`, `keySyntax`; constants only: `breaker`, `hedgeStep`, `stop`,
-//! `answer`, `dialect` (a dialect's status slot that holds none). The text is
+//! arguments), `dialectFields`; the codes `begin`, `resolve`, `completion`, `status`, `state`,
+//! `transition`, `breakerKind`, `jitter`, `verdict`, `limiterPresetName`, `quotaPresetName`,
+//! `errorClass`, `historyVerdict`, `shouldRetry`, `keySyntax`; constants only: `breaker`,
+//! `hedgeStep`, `stop`, `answer`, `dialect` (a dialect's status slot that holds none). The text is
 //! written at compile time (const fns), so the module carries the bytes and no code to build them.
 
 // Every index below is evaluated at compile time (the consts and the const fns they call): an
@@ -28,7 +28,7 @@
 
 use wasm_bindgen::prelude::*;
 
-use super::{breaker, classify, defaults, hedge, idempotency, limiter, quota};
+use super::{breaker, classify, defaults, dialect, hedge, idempotency, limiter, quota};
 use crate::core::backoff::Jitter;
 use crate::core::breaker::{State, Trip};
 use crate::core::dialect::{KeySyntax, NO_STATUS};
@@ -112,7 +112,7 @@ const SHOULD_RETRY: [&str; 3] = {
     out
 };
 
-const GROUPS: [Group; 30] = [
+const GROUPS: [Group; 31] = [
     ("fetchDefaults", &defaults::FETCH_DEFAULTS, &[]),
     ("storeDefaults", &idempotency::STORE_DEFAULTS, &[]),
     ("keyRule", &idempotency::KEY_RULE_NAMES, &[]),
@@ -147,6 +147,7 @@ const GROUPS: [Group; 30] = [
     ("shouldRetry", &SHOULD_RETRY, &[]),
     ("keySyntax", &KEY_SYNTAXES, &[]),
     ("dialect", &[], &[("noStatus", NO_STATUS as i64)]),
+    ("dialectFields", &dialect::FIELDS, &[]),
 ];
 
 /// Decimal digits of `v` (sign included).

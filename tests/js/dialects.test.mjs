@@ -186,3 +186,41 @@ test('bad dialects are clear errors naming the option and the value', () => {
   assert.equal(mine.retentionMs, 1000);
   assert.equal(mine.name, 'mine');
 });
+
+test('every field of a dialect reads back as given, non-ASCII text included', () => {
+  for (const name of DIALECTS) {
+    const d = gatewayDialect(name);
+    assert.equal(d.name, name);
+    assert.equal(typeof d.header, 'string');
+    assert.ok(d.header.length > 0 && Object.isFrozen(d.reuseStatuses));
+  }
+  const stripe = gatewayDialect('stripe');
+  assert.deepEqual(
+    { ...stripe, reuseStatuses: [...stripe.reuseStatuses] },
+    {
+      name: 'stripe',
+      header: 'Idempotency-Key',
+      syntax: 'raw',
+      maxKeyLength: 255,
+      retentionMs: 86_400_000,
+      inProgressStatus: 409,
+      reuseStatuses: [400, 422],
+      reuseErrorType: 'idempotency_error',
+      replayHeader: 'Idempotent-Replayed',
+    },
+  );
+  // The name and the reuse error type are free text: lengths count UTF-16 units, as JS does.
+  const mine = gatewayDialect({ base: 'adyen', name: 'Zahlung ü 💳\u0001', reuseErrorType: 'clé_réutilisée 🔁', replayHeader: 'X-Replayed' });
+  assert.equal(mine.name, 'Zahlung ü 💳\u0001');
+  assert.equal(mine.reuseErrorType, 'clé_réutilisée 🔁');
+  assert.equal(mine.replayHeader, 'X-Replayed');
+  assert.equal(mine.header, 'Idempotency-Key');
+  assert.equal(mine.maxKeyLength, 64);
+  assert.equal(mine.retentionMs, 31 * 86_400_000);
+  assert.equal(mine.inProgressStatus, undefined);
+  assert.deepEqual([...mine.reuseStatuses], []);
+  const empty = gatewayDialect({ base: 'ietf', name: '' });
+  assert.equal(empty.name, '');
+  assert.equal(empty.retentionMs, Infinity);
+  assert.equal(empty.replayHeader, undefined);
+});

@@ -521,21 +521,27 @@ fn dialect_syntax_and_no_status_by_name() {
     assert_eq!(w.names("keySyntax"), ["raw", "sf-string"]);
     let none = w.constant("dialect", "noStatus");
     let raw = ok(custom("raw", none, none));
-    assert_eq!(raw.syntax(), "raw");
+    let fields = |d: &DialectCore| w.named("dialectFields", &d.fields());
+    assert_eq!(fields(&raw)["syntax"], w.code("keySyntax", "raw"));
     assert_eq!(ok(raw.header_value("k")), "k");
     let sf = ok(custom("sf-string", 409.0, 422.0));
-    assert_eq!(sf.syntax(), "sf-string");
+    assert_eq!(fields(&sf)["syntax"], w.code("keySyntax", "sf-string"));
     assert_eq!(ok(sf.header_value("k")), "\"k\"");
     // "No status" is accepted in a status slot and reads back as itself; any other non-error
     // status is refused.
-    assert_eq!(f64::from(raw.in_progress_status()), none);
-    assert_eq!(
-        raw.reuse_statuses()
-            .iter()
-            .map(|s| f64::from(*s))
-            .collect::<Vec<_>>(),
-        [none, none]
+    assert_named(
+        "dialectFields",
+        &fields(&raw),
+        &[
+            ("syntax", w.code("keySyntax", "raw")),
+            ("maxKeyLength", 255.0),
+            ("retentionMs", f64::INFINITY),
+            ("inProgressStatus", none),
+            ("reuseStatus0", none),
+            ("reuseStatus1", none),
+        ],
     );
-    assert_eq!(sf.in_progress_status(), 409);
+    assert_eq!(fields(&sf)["inProgressStatus"], 409.0);
+    assert_eq!(fields(&sf)["reuseStatus0"], 422.0);
     assert!(custom("raw", none + 1.0, none).is_err());
 }
