@@ -62,16 +62,19 @@ pub fn is_transient_code(code: &str) -> bool {
 /// rules. The stage is matched after the URL, which a serialized URL cannot fake (it has no
 /// spaces); the OS's own words (`Connection refused`, which differ per platform) are not read.
 pub fn message_proves_not_sent(message: &str) -> bool {
-    const DENO: &str = "error sending request ";
-    const CONNECT: &str = ": client error (Connect): ";
-    if !message.starts_with(DENO) {
+    const DENO: &[u8] = b"error sending request ";
+    const CONNECT: &[u8] = b": client error (Connect): ";
+    // On bytes, with `get`: a `str` slice and `rfind` linked a panic path that formats (the
+    // char-boundary check) and the two-way searcher, ~3.7 KB gz of the npm module for one rule.
+    let m = message.as_bytes();
+    if !m.starts_with(DENO) {
         return false;
     }
-    match message.rfind(CONNECT) {
-        Some(at) => {
-            let cause = &message[at + CONNECT.len()..];
-            cause.starts_with("tcp connect error") || cause.starts_with("dns error")
-        }
+    let last = (0..=m.len().saturating_sub(CONNECT.len()))
+        .rev()
+        .find(|&i| m.get(i..i + CONNECT.len()) == Some(CONNECT));
+    match last.and_then(|at| m.get(at + CONNECT.len()..)) {
+        Some(cause) => cause.starts_with(b"tcp connect error") || cause.starts_with(b"dns error"),
         None => false,
     }
 }
