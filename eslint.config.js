@@ -5,7 +5,19 @@ import js from '@eslint/js';
 import globals from 'globals';
 
 export default [
-  { ignores: ['**/node_modules/**', 'pkg/**', 'examples/*/pkg/**', 'dist/**', 'target/**', 'tests/.out/**', 'benches/.out/**', '.tools/**'] },
+  {
+    ignores: [
+      '**/node_modules/**',
+      'pkg/**',
+      'examples/*/pkg/**',
+      'examples/*/baseline/pkg/**',
+      'dist/**',
+      'target/**',
+      'tests/.out/**',
+      'benches/.out/**',
+      '.tools/**',
+    ],
+  },
   js.configs.recommended,
   {
     languageOptions: {
