@@ -150,5 +150,6 @@ tarball="dist/$(npm pack ./pkg --pack-destination dist --silent | tail -n 1)"
 [ -f "$tarball" ] || { echo "build: npm pack did not produce $tarball" >&2; exit 1; }
 step "packed $tarball ($(stat -c%s "$tarball") bytes)"
 
-node scripts/sizes.mjs pkg
+# The table, then the size budget: a file over its ceiling fails the build (scripts/size-budget.json).
+node scripts/sizes.mjs pkg --budget scripts/size-budget.json
 step "done in $((SECONDS - T0))s"

@@ -4,6 +4,8 @@
 // --readme <file>: also write the .wasm rows and the JS total, in bytes, as a Markdown table between
 // the file's `<!-- sizes:start -->` and `<!-- sizes:end -->` lines (scripts/build.sh does it for the
 // npm README in pkg/), so the sizes a user reads are those of the files just built.
+// --budget <file>: fail (exit 1, naming the file and both sizes) when a file's gzip -9 size is over
+// its ceiling in <file> (scripts/size-budget.json; scripts/build.sh passes it), or a named file is missing.
 import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { gzipSync, brotliCompressSync, constants } from 'node:zlib';
@@ -11,6 +13,8 @@ import { gzipSync, brotliCompressSync, constants } from 'node:zlib';
 const dir = process.argv[2] ?? 'pkg';
 const readmeAt = process.argv.indexOf('--readme');
 const readme = readmeAt > 0 ? process.argv[readmeAt + 1] : undefined;
+const budgetAt = process.argv.indexOf('--budget');
+const budget = budgetAt > 0 ? process.argv[budgetAt + 1] : undefined;
 
 function* walk(d) {
   for (const name of readdirSync(d).sort()) {
@@ -58,4 +62,21 @@ if (readme !== undefined) {
       .map(([name, m]) => `| ${name === 'total JS' ? 'all shipped JS (unbundled)' : `\`${name}\``} | ${bytes(m.raw)} | ${bytes(m.gz)} | ${bytes(m.br)} |`),
   ].join('\n');
   writeFileSync(readme, text.replace(re, `$1${table}\n$2`));
+}
+
+if (budget !== undefined) {
+  const ceilings = JSON.parse(readFileSync(budget, 'utf8')).gzip;
+  const sizes = new Map(rows);
+  const over = [];
+  for (const [name, ceiling] of Object.entries(ceilings)) {
+    const m = sizes.get(name);
+    if (m === undefined) over.push(`${name}: not built`);
+    else if (m.gz > ceiling) over.push(`${name}: ${m.gz.toLocaleString('en-US')} B gzip -9, over its ${ceiling.toLocaleString('en-US')} B`);
+  }
+  if (over.length > 0) {
+    console.error(
+      `sizes: over the size budget (${budget}):\n  ${over.join('\n  ')}\nFind what the change pulled in (node benches/wasm-breakdown.mjs), or raise the line on purpose.`,
+    );
+    process.exit(1);
+  }
 }
