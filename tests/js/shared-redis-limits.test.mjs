@@ -237,8 +237,12 @@ test("a late owner's completion after its lapsed record was reconciled as failed
   const late = [];
   const s = store({ inFlightLeaseMs: 40, onLateCompletion: (e) => late.push(e) });
   let debits = 0;
+  // The owner hangs past its lease until the test lets it finish, after reconciliation (a fixed sleep
+  // raced the reconciliation on a loaded machine: the owner finished first and the ledger said done).
+  let finish;
+  const hung = new Promise((resolve) => (finish = resolve));
   const owner = s.run('pay-1', async () => {
-    await sleep(150); // hung past its lease
+    await hung;
     debits += 1;
     return 'charged';
   });
@@ -249,6 +253,7 @@ test("a late owner's completion after its lapsed record was reconciled as failed
   // been sent yet), which is exactly when a late completion must not be lost.
   const report = await reconcile(s, async () => (debits === 0 ? { status: 'failed' } : { status: 'done', result: 'charged' }), { settleAfterMs: 0 });
   assert.equal(report.failed, 1);
+  finish();
   assert.equal(await owner, 'charged');
   assert.deepEqual(late, [{ key: 'pay-1', outcome: 'done' }]);
   const rec = await s.peek('pay-1');
