@@ -14,10 +14,18 @@ const never = () => false;
 
 /**
  * A refusal that never ran the call (a bulkhead that was full, an inner breaker that was open)
- * says nothing about the dependency: always excluded, whatever `isExcluded` says. @internal (the
- * shared breaker asks it too)
+ * says nothing about the dependency: always excluded, whatever `isExcluded` says.
  */
-export const neverRan = (error) => isSteadfastError(error, 'BULKHEAD_REJECTED') || isSteadfastError(error, 'CIRCUIT_OPEN');
+const neverRan = (error) => isSteadfastError(error, 'BULKHEAD_REJECTED') || isSteadfastError(error, 'CIRCUIT_OPEN');
+
+/**
+ * @internal How a thrown error counts (a VERDICT): excluded (never ran, or `isExcluded`), a
+ * failure, or — `isFailure` said no — a success. CircuitBreaker and SharedCircuitBreaker both ask it.
+ */
+export function verdictOf(error, isExcluded, isFailure) {
+  if (neverRan(error) || isExcluded(error) === true) return VERDICT.EXCLUDED;
+  return isFailure(error) === true ? VERDICT.FAILURE : VERDICT.SUCCESS;
+}
 
 export class CircuitBreaker {
   #core;
@@ -178,8 +186,7 @@ export class CircuitBreaker {
 
   /** How a thrown error counts: excluded, a failure, or (isFailure said no) a success. */
   #verdictOf(error) {
-    if (neverRan(error) || this.#isExcluded(error) === true) return VERDICT.EXCLUDED;
-    return this.#isFailure(error) === true ? VERDICT.FAILURE : VERDICT.SUCCESS;
+    return verdictOf(error, this.#isExcluded, this.#isFailure);
   }
 
   #thrower(permit) {

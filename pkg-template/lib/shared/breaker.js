@@ -3,7 +3,7 @@
 // process fail fast and, in half-open, exactly one probe runs cluster-wide. The rules live in the
 // store (wasm core in memory, its Lua twin in Redis); this driver asks, runs, and reports.
 
-import { CircuitBreaker, neverRan } from '../breaker.js';
+import { CircuitBreaker, verdictOf } from '../breaker.js';
 import { CircuitOpenError } from '../errors.js';
 import * as o from '../options.js';
 import { deferred } from '../deferred.js';
@@ -150,7 +150,7 @@ export class SharedCircuitBreaker {
     } catch (error) {
       let verdict;
       try {
-        verdict = this.#verdictOf(error);
+        verdict = verdictOf(error, this.#isExcluded, this.#isFailure);
       } finally {
         await this.#report(ticket, verdict ?? VERDICT.FAILURE, started); // a throwing isFailure/isExcluded counts as a failure
       }
@@ -158,12 +158,6 @@ export class SharedCircuitBreaker {
     }
     await this.#report(ticket, VERDICT.SUCCESS, started);
     return value;
-  }
-
-  /** How a thrown error counts, as CircuitBreaker judges it: excluded, a failure, or (isFailure said no) a success. */
-  #verdictOf(error) {
-    if (neverRan(error) || this.#isExcluded(error) === true) return VERDICT.EXCLUDED;
-    return this.#isFailure(error) === true ? VERDICT.FAILURE : VERDICT.SUCCESS;
   }
 
   /**
@@ -174,23 +168,18 @@ export class SharedCircuitBreaker {
    */
   async #report(ticket, verdict, started) {
     const v = this.#judge === undefined ? verdict : this.#judge.outcomeOf(verdict, monotonic() - started);
-    if (v !== VERDICT.EXCLUDED) return this.#record(ticket.permit, v === VERDICT.FAILURE);
+    if (v !== VERDICT.EXCLUDED) return this.#tell('record', () => this.#handle.record(ticket.permit, v === VERDICT.FAILURE));
     if (ticket.state === 'closed' || typeof this.#handle.release !== 'function') return undefined; // a closed circuit holds nothing to give back
-    try {
-      const r = await this.#guard('release', () => this.#handle.release(ticket.permit));
-      this.#observe(r.state, r.transition);
-    } catch {
-      // Reported through onStoreError; the probe's lease lapses in the store.
-    }
-    return undefined;
+    return this.#tell('release', () => this.#handle.release(ticket.permit)); // on failure the probe's lease lapses in the store
   }
 
-  async #record(permit, failed) {
+  /** Send an outcome to the store and observe its answer; a failure is reported through onStoreError, and the call's own outcome still reaches the caller. */
+  async #tell(op, call) {
     try {
-      const r = await this.#guard('record', () => this.#handle.record(permit, failed));
+      const r = await this.#guard(op, call);
       this.#observe(r.state, r.transition);
     } catch {
-      // Reported through onStoreError; the call's own outcome still reaches the caller.
+      // reported by #guard
     }
   }
 
