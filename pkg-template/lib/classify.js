@@ -97,17 +97,23 @@ export function isTransientError(error) {
   return hasCode(e, isTransientCode) || isFetchNetworkError(e);
 }
 
+/** Whether `error` or a `cause` a few levels down has a string `field` that `test` accepts. */
+function carries(error, field, test) {
+  let cur = error;
+  for (let depth = 0; depth < 4 && cur !== null && typeof cur === 'object'; depth++) {
+    const value = cur[field];
+    if (typeof value === 'string' && test(value)) return true;
+    cur = cur.cause;
+  }
+  return false;
+}
+
 /**
  * @internal Whether `error` or a `cause` a few levels down carries a string `code` that `test`
  * accepts: undici's fetch throws TypeError('fetch failed', { cause: { code } }).
  */
 export function hasCode(error, test) {
-  let cur = error;
-  for (let depth = 0; depth < 4 && cur !== null && typeof cur === 'object'; depth++) {
-    if (typeof cur.code === 'string' && test(cur.code)) return true;
-    cur = cur.cause;
-  }
-  return false;
+  return carries(error, 'code', test);
 }
 
 /**
@@ -116,17 +122,11 @@ export function hasCode(error, test) {
  * A hostile getter or a revoked Proxy on the way reads as no message.
  */
 function hasMessage(error, test) {
-  let cur = error;
   try {
-    for (let depth = 0; depth < 4 && cur !== null && typeof cur === 'object'; depth++) {
-      const { message } = cur;
-      if (typeof message === 'string' && test(message)) return true;
-      cur = cur.cause;
-    }
+    return carries(error, 'message', test);
   } catch {
     return false;
   }
-  return false;
 }
 
 /**
