@@ -26,6 +26,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { ROOT, table } from './common.mjs';
 import { trapPanics } from '../scripts/wasm-trap-panics.mjs';
+import { readModule } from '../scripts/wasm-module.mjs';
 
 const without = process.argv.find((a) => a.startsWith('--without='))?.slice(10);
 if (without !== undefined) {
@@ -52,85 +53,11 @@ try {
 }
 
 function report(buf, flags) {
-  let p = 8;
-  const u32 = () => {
-    let r = 0;
-    let s = 0;
-    for (;;) {
-      const b = buf[p++];
-      r |= (b & 0x7f) << s;
-      if (b < 0x80) return r >>> 0;
-      s += 7;
-    }
-  };
-  const sections = [];
-  let imports = 0;
-  let bodies = [];
-  const names = new Map();
-  while (p < buf.length) {
-    const id = buf[p++];
-    const size = u32();
-    const start = p;
-    let label =
-      ['custom', 'type', 'import', 'function', 'table', 'memory', 'global', 'export', 'start', 'element', 'code', 'data', 'datacount'][id] ?? `#${id}`;
-    if (id === 0) {
-      const n = u32();
-      const name = buf.subarray(p, p + n).toString();
-      label = `custom "${name}"`;
-      p += n;
-      if (name === 'name') {
-        while (p < start + size) {
-          const sub = buf[p++];
-          const len = u32();
-          const end = p + len;
-          if (sub === 1) {
-            const count = u32();
-            for (let i = 0; i < count; i++) {
-              const idx = u32();
-              const l = u32();
-              names.set(idx, buf.subarray(p, p + l).toString());
-              p += l;
-            }
-          }
-          p = end;
-        }
-      }
-    } else if (id === 2) {
-      const count = u32();
-      for (let i = 0; i < count; i++) {
-        // Not `p += u32()`: that reads p before u32() advances it past the length.
-        for (let name = 0; name < 2; name++) {
-          const len = u32(); // module, then field
-          p += len;
-        }
-        const kind = buf[p++];
-        if (kind === 0) {
-          u32();
-          imports++;
-        } else if (kind === 1) {
-          p++;
-          const f = buf[p++];
-          u32();
-          if (f & 1) u32();
-        } else if (kind === 2) {
-          const f = buf[p++];
-          u32();
-          if (f & 1) u32();
-        } else if (kind === 3) {
-          p += 2;
-        }
-      }
-    } else if (id === 10) {
-      const count = u32();
-      for (let i = 0; i < count; i++) {
-        const len = u32();
-        bodies.push({ index: imports + i, body: buf.subarray(p, p + len) });
-        p += len;
-      }
-    }
-    sections.push([label, size]);
-    p = start + size;
-  }
+  const LABELS = ['custom', 'type', 'import', 'function', 'table', 'memory', 'global', 'export', 'start', 'element', 'code', 'data', 'datacount'];
+  const module = readModule(buf);
+  const names = module.names;
+  const sections = module.sections.map((s) => [s.id === 0 ? `custom "${s.custom}"` : (LABELS[s.id] ?? `#${s.id}`), s.end - s.start]);
+  const bodies = module.bodies.map((b) => ({ index: b.index, body: buf.subarray(b.start, b.end) }));
   const group = (name) => {
     if (name === undefined) return '(unnamed)';
     let n = name
