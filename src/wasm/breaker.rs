@@ -162,12 +162,7 @@ impl BreakerCore {
         duration_ms: f64,
         now_ms: f64,
     ) -> u32 {
-        let failed = match verdict {
-            0 => Some(false),
-            1 => Some(true),
-            _ => None,
-        };
-        let outcome = self.breaker.config().outcome(failed, duration_ms);
+        let outcome = self.timed_outcome(verdict, duration_ms);
         transition(self.breaker.record(to_permit(permit), outcome, now_ms))
     }
 
@@ -176,12 +171,7 @@ impl BreakerCore {
     /// a breaker whose outcomes are recorded elsewhere: a shared breaker's state store.
     #[wasm_bindgen(js_name = outcomeOf)]
     pub fn outcome_of(&self, verdict: u32, duration_ms: f64) -> u32 {
-        let failed = match verdict {
-            0 => Some(false),
-            1 => Some(true),
-            _ => None,
-        };
-        match self.breaker.config().outcome(failed, duration_ms) {
+        match self.timed_outcome(verdict, duration_ms) {
             Outcome::Success => 0,
             Outcome::Failure => 1,
             Outcome::Excluded => 2,
@@ -315,6 +305,19 @@ impl BreakerCore {
         self.breaker
             .restore_in_place(&snapshot, now_ms)
             .map_err(throw)
+    }
+}
+
+impl BreakerCore {
+    /// A [`VERDICT`] index (0 success, 1 failure, anything else excluded) and a duration as the
+    /// core's outcome, the slow-call threshold applied: `recordTimed` and `outcomeOf` both ask it.
+    fn timed_outcome(&self, verdict: u32, duration_ms: f64) -> Outcome {
+        let failed = match verdict {
+            0 => Some(false),
+            1 => Some(true),
+            _ => None,
+        };
+        self.breaker.config().outcome(failed, duration_ms)
     }
 }
 
