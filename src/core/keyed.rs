@@ -169,7 +169,7 @@ impl KeyIndex {
         let tag = self.tag(id);
         let mask = self.slot_mask();
         self.probe(self.home(id), |cell| {
-            cell & !mask == tag && self.id_at((cell & mask).wrapping_sub(1)) == Some(id)
+            cell & !mask == tag && self.id_at(self.slot_in(cell)) == Some(id)
         })
         .map(|(_, cell)| self.slot_in(cell))
     }

@@ -83,20 +83,8 @@ fn error_text<E: Classify>(e: &Error<E>) -> String {
     match e.answer() {
         Answer::Status(status) => {
             text.push_str("HTTP ");
-            let digits = [
-                status / 10_000,
-                status / 1000,
-                status / 100,
-                status / 10,
-                status,
-            ];
-            let first = digits
-                .iter()
-                .position(|d| *d > 0)
-                .unwrap_or(digits.len() - 1);
-            for d in digits.iter().skip(first) {
-                text.push(char::from(b'0' + (d % 10) as u8));
-            }
+            // The shell's number writer (JS `String(n)` on wasm32): no `Display`, no second copy.
+            super::num::canonical_number(&mut text, f64::from(status));
         }
         Answer::NotSent => text.push_str("not sent"),
         Answer::NoAnswer => text.push_str("no answer"),
