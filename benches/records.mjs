@@ -16,7 +16,9 @@ const require = createRequire(join(ROOT, 'tests', 'js', 'x.mjs'));
 const pkgDir = dirname(require.resolve('steadfast/package.json'));
 const steadfast = await import(pathToFileURL(join(pkgDir, 'index.node.js')).href);
 const core = await import(pathToFileURL(join(pkgDir, 'steadfast_core.js')).href);
-const wasm = () => core.initSync().memory.buffer.byteLength;
+core.initSync();
+const memory = core.wasmMemory();
+const wasm = () => memory.buffer.byteLength;
 const { IdempotencyStore, newIdempotencyKey, createRedisIdempotencyStore } = steadfast;
 
 const N = Number(process.argv[2] ?? 100_000);

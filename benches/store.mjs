@@ -42,7 +42,8 @@ function memory(wasm) {
 /** @returns {Promise<{ rows: string[][], figures: object }>} */
 export async function runStoreGrowth({ records = 1_000_000, batch = 10_000 } = {}) {
   const core = await import(pathToFileURL(join(INSTALLED, 'steadfast_core.js')).href);
-  const wasm = core.initSync().memory;
+  core.initSync();
+  const wasm = core.wasmMemory();
   const keyOf = (i) => `order-${i.toString(36)}-charge`;
   const ckWrap = cockatiel.wrap(
     cockatiel.retry(cockatiel.handleAll, { maxAttempts: 3, backoff: new cockatiel.ExponentialBackoff() }),

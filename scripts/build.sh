@@ -105,24 +105,31 @@ fi
 # its flags and its version: same key, same bytes.
 opt_cache=target/steadfast-wasm-opt
 mkdir -p "$opt_cache"
+# Last, the export and import names become one or two characters (−1.0 KB gz of the main module, and
+# the glue's calls shrink with them); wasm-opt prints the mapping, scripts/wasm-short-names.mjs applies
+# it to the glue and checks it.
+SHORT_NAMES="--minify-imports-and-exports-and-modules"
 optimise() { # optimise <module name>
   local wasm="$bindgen/$1_bg.wasm" key
-  key="$({ sha256sum <"$wasm"; echo "$WASM_OPT_FLAGS"; "$STEADFAST_WASM_OPT" --version; } | sha256sum | cut -c1-16)"
-  if [ -f "$opt_cache/$key.wasm" ]; then
-    step "wasm-opt $WASM_OPT_FLAGS $1 (unchanged input: cached)"
+  key="$({ sha256sum <"$wasm"; echo "$WASM_OPT_FLAGS $SHORT_NAMES"; "$STEADFAST_WASM_OPT" --version; } | sha256sum | cut -c1-16)"
+  if [ -f "$opt_cache/$key.wasm" ] && [ -f "$opt_cache/$key.names.json" ]; then
+    step "wasm-opt $WASM_OPT_FLAGS $SHORT_NAMES $1 (unchanged input: cached)"
   else
-    step "wasm-opt $WASM_OPT_FLAGS $1"
+    step "wasm-opt $WASM_OPT_FLAGS $SHORT_NAMES $1"
     # shellcheck disable=SC2086 # flags are words on purpose
-    "$STEADFAST_WASM_OPT" $WASM_OPT_FLAGS "$wasm" -o "$opt_cache/$key.tmp"
+    "$STEADFAST_WASM_OPT" $WASM_OPT_FLAGS $SHORT_NAMES "$wasm" -o "$opt_cache/$key.tmp" >"$opt_cache/$key.names.tmp"
+    mv "$opt_cache/$key.names.tmp" "$opt_cache/$key.names.json"
     mv "$opt_cache/$key.tmp" "$opt_cache/$key.wasm"
   fi
   cp "$opt_cache/$key.wasm" "$wasm"
-  touch "$opt_cache/$key.wasm"
+  node scripts/wasm-short-names.mjs "$bindgen/$1.js" "$opt_cache/$key.names.json" "$wasm"
+  touch "$opt_cache/$key.wasm" "$opt_cache/$key.names.json"
 }
 optimise steadfast_core
 optimise steadfast_sim
 # Keep the cache small: the newest four entries (two modules, current and previous).
 find "$opt_cache" -name '*.wasm' -printf '%T@ %p\n' | sort -rn | tail -n +5 | cut -d' ' -f2- | xargs -r rm -f
+find "$opt_cache" -name '*.names.json' -printf '%T@ %p\n' | sort -rn | tail -n +5 | cut -d' ' -f2- | xargs -r rm -f
 
 step "assemble pkg/ (pkg-template/ + wasm-bindgen output)"
 rm -rf pkg

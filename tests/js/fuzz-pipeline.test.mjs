@@ -123,7 +123,8 @@ test(`fuzz 6: chargeCustomer + reconcile on one store and breaker (${runs('pipel
 
 test('regression: parseRetryAfter(non-string) is a TypeError, not a wasm trap or a leak', async () => {
   const core = await import(new URL('./steadfast_core.js', import.meta.resolve('steadfast')).href);
-  const memory = core.initSync().memory;
+  core.initSync();
+  const memory = core.wasmMemory();
   for (const v of [5, {}, Symbol('s'), true, [1]]) {
     try {
       parseRetryAfter(v, 0);

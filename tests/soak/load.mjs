@@ -16,9 +16,10 @@ const [calls = 100_000, rounds = 3] = args.filter((a) => !a.startsWith('--')).ma
 if (typeof globalThis.gc !== 'function') throw new Error('run with node --expose-gc');
 
 // The package's own wasm instance: same module URL as the one the package imports, so initSync()
-// returns the already-instantiated exports (no second instance).
+// keeps the instance already made (no second one) and wasmMemory() is its memory.
 const core = await import(new URL('./steadfast_core.js', import.meta.resolve('steadfast')).href);
-const memory = core.initSync().memory;
+core.initSync();
+const memory = core.wasmMemory();
 
 async function settleGc() {
   for (let i = 0; i < 4; i++) {
