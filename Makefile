@@ -7,7 +7,7 @@
 #                WebKit), JS, consumers, package lint, runtimes (Deno, Bun, workerd, Next.js), browser (Chromium,
 #                Firefox, WebKit), Rust web API — what CI runs (.ci/run)
 #   make demo    the demo's tools only (bootstrap.sh demo: no wasm-pack/browsers/redis), build, node examples/demo.mjs
-#   make bench   setup, build, node benches/run.mjs
+#   make bench   setup, build, node benches/run.mjs --write-docs (its tables into docs/performance.md)
 #   make docs    the API reference from the declarations (TypeDoc) into target/api/, and the process-word lint
 #   make fmt     cargo fmt          make lint   cargo fmt --check + prettier/eslint + clippy (native and wasm32)
 #   make test-native | test-wasm | test-wasm-web | test-js | test-consumers | test-runtimes | test-browser   one part of `make test`
@@ -34,7 +34,7 @@ demo:
 	@$(ENV) scripts/install-tarball.sh examples >/dev/null && node examples/demo.mjs
 
 bench: build
-	@$(ENV) node benches/run.mjs
+	@$(ENV) node benches/run.mjs --write-docs
 
 docs: setup
 	@scripts/test.sh lint-docs docs

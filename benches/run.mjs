@@ -1,12 +1,15 @@
 // steadfast benchmarks, side by side with cockatiel, opossum and p-retry (see benches/README.md).
 //
-//   node benches/run.mjs [--quick] [--only=timing,store,sim,memory,startup,browser,size] [--no-browser] [--cases=4,5a,…]
+//   node benches/run.mjs [--quick] [--only=timing,store,sim,memory,startup,browser,size,rust] [--no-browser] [--cases=4,5a,…] [--write-docs]
 //
 // steadfast is imported BY NAME ('steadfast'), from the tarball `make build` packs, installed into
 // benches/node_modules exactly as a user's `npm install` would (exports → index.node.js).
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { installTarball, table, fmt, kib, BENCH_DIR } from './common.mjs';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { installTarball, table, fmt, kib, BENCH_DIR, INSTALLED, ROOT } from './common.mjs';
+import { Report } from './report.mjs';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
@@ -19,6 +22,13 @@ const casesWanted = argv
   ?.slice(8)
   .split(',');
 const want = (part) => (only ? only.includes(part) : part !== 'browser' || !argv.includes('--no-browser'));
+// --write-docs (`make bench`): the tables go into docs/performance.md too (benches/report.mjs), so
+// only a whole run may write them: every figure there is then from the same run.
+const writeDocs = argv.includes('--write-docs');
+if (writeDocs && (quick || only || casesWanted || argv.includes('--no-browser'))) {
+  console.error('bench: --write-docs needs the whole run (no --quick, --only, --cases or --no-browser)');
+  process.exit(2);
+}
 
 // Timings call gc() between batches and memory needs it: re-run ourselves with --expose-gc.
 if (typeof globalThis.gc !== 'function') {
@@ -27,6 +37,7 @@ if (typeof globalThis.gc !== 'function') {
 }
 
 const tarball = installTarball();
+const report = writeDocs ? new Report(JSON.parse(readFileSync(join(INSTALLED, 'package.json'), 'utf8')).version) : undefined;
 console.log(`steadfast from ${tarball} (installed into benches/node_modules, imported as 'steadfast')`);
 console.log(`Node ${process.version}, ${process.platform}/${process.arch}${quick ? ', --quick' : ''}\n`);
 
@@ -36,6 +47,7 @@ if (want('timing')) {
   console.log(`## Cases 1–4: ns per call (median of ${opts.reps} interleaved repetitions × ${opts.batch} sequential awaited calls)\n`);
   const detail = [['case', 'variant', 'ns/call', 'overhead', '±MAD%']];
   const pairs = [['case', 'steadfast', 'ns/call', 'anchor', 'ns/call', 'ratio', 'overhead ratio', 'target', '']];
+  const doc = [['case', 'steadfast', 'overhead ns', '±MAD %', 'anchor', 'overhead ns', '±MAD %', 'overhead ratio', 'goal']];
   for (const c of cases()) {
     if (casesWanted !== undefined && !casesWanted.includes(c.id)) continue;
     await c.setup?.();
@@ -60,6 +72,18 @@ if (want('timing')) {
           targeted ? `≤ ${target}×` : '',
           targeted ? (over <= target ? 'met' : 'MISSED') : '',
         ]);
+        doc.push([
+          c.id,
+          s.name,
+          fmt(s.ns - base),
+          fmt(s.spread, 0),
+          a.name,
+          fmt(a.ns - base),
+          fmt(a.spread, 0),
+          `${fmt(over, 2)}×`,
+          targeted ? `≤ ${target}×: ${over <= target ? 'met' : '**not met**'}` : '',
+        ]);
+        if (targeted) report?.goal(`${s.name}, overhead vs ${a.name} (case ${c.id}) ≤ ${target}×`, `${fmt(over, 2)}×`, over <= target);
       }
     }
   }
@@ -68,6 +92,7 @@ if (want('timing')) {
   console.log('\nRatios (steadfast ÷ anchor; overhead ratio = (steadfast − baseline) ÷ (anchor − baseline)):\n');
   table(pairs, 2);
   console.log();
+  report?.table('timing', doc, 2);
 }
 
 if (want('store')) {
@@ -79,9 +104,19 @@ if (want('store')) {
   );
   table(g.rows);
   console.log(`\nflatness (steadfast overhead at the largest size ÷ at 10k–60k): ${fmt(g.flat, 2)}× (target ≤ 1.2×: ${g.flat <= 1.2 ? 'met' : 'MISSED'})`);
-  console.log(
-    `memory per retained done record, JS heap + wasm: ${fmt(g.perRecord, 0)} B = ${fmt(g.heapPerRecord, 0)} + ${fmt(g.wasmPerRecord, 0)} (target ≤ 100 B: ${g.perRecord <= 100 ? 'met' : 'MISSED'}; ${g.retained.toLocaleString('en')} of ${g.added.toLocaleString('en')} records retained; heap+wasm ${g.heapWasmMiB[0]} → ${g.heapWasmMiB[1]} MiB)\n`,
-  );
+  const memoryLine = `memory per retained done record, JS heap + wasm: ${fmt(g.perRecord, 0)} B = ${fmt(g.heapPerRecord, 0)} + ${fmt(g.wasmPerRecord, 0)} (target ≤ 100 B: ${g.perRecord <= 100 ? 'met' : 'MISSED'}; ${g.retained.toLocaleString('en')} of ${g.added.toLocaleString('en')} records retained; heap+wasm ${g.heapWasmMiB[0]} → ${g.heapWasmMiB[1]} MiB)`;
+  console.log(`${memoryLine}\n`);
+  if (report) {
+    report.table('store', g.rows);
+    report.add(
+      'store',
+      `Flatness (overhead at the largest size ÷ at 10k–60k): ${fmt(g.flat, 2)}×. Memory per retained done record: ${fmt(g.perRecord, 0)} B = ${fmt(g.heapPerRecord, 0)} B JS heap + ${fmt(g.wasmPerRecord, 0)} B wasm (${g.retained.toLocaleString('en')} of ${g.added.toLocaleString('en')} records retained; heap + wasm ${g.heapWasmMiB[0]} → ${g.heapWasmMiB[1]} MiB).`,
+    );
+    for (const r of g.rows.slice(1))
+      report.goal(`fresh-key \`chargeCustomer\` into ONE store at ${r[0]} records, overhead vs cockatiel \`wrap\` ≤ 1.0×`, r[4], r[5].endsWith('met'));
+    report.goal('flat: overhead at 1M records ≤ 1.2× at 10k', `${fmt(g.flat, 2)}×`, g.flat <= 1.2);
+    report.goal('memory per retained done record ≤ 100 B', `${fmt(g.perRecord, 0)} B`, g.perRecord <= 100);
+  }
 }
 
 if (want('sim')) {
@@ -92,6 +127,13 @@ if (want('sim')) {
   console.log('\nOutage model, time as the population grows (capacity scaled with it):\n');
   table(scale, 2);
   console.log();
+  if (report) {
+    report.table('sim', rows);
+    report.table('sim', scale);
+    for (const r of rows.slice(1).filter((x) => x.at(-1) !== '')) report.goal(`${r[0]}: wasm ≥ 4× plain JS`, r[3], r.at(-1).endsWith('met'));
+    const last = scale.at(-1);
+    report.goal(`\`simulateOutage\`, ${last[0]} clients: ≤ 500 ms, per event ≤ 1.3× of 10,000`, `${last[1]} ms, ${last[5]}`, last.at(-1).endsWith('met'));
+  }
 }
 
 if (want('memory')) {
@@ -136,6 +178,7 @@ if (want('memory')) {
   table(rows);
   console.log('(MiB; Δ after calls = growth over the sequential calls; Δ in flight / settled relative to "after";');
   console.log(' wasm linear memory never shrinks, so "settled" shows what the burst left reserved; "back" = heap within 0.25 MiB)\n');
+  report?.table('memory', rows);
 }
 
 if (want('size')) {
@@ -155,6 +198,17 @@ if (want('size')) {
   console.log('checkout page JS by file (esbuild --minify, the same two imports; bytes before gzip):\n');
   table([['file', 'min bytes', 'share'], ...byFile.slice(0, 12).map(([f, b]) => [f, String(b), `${((100 * b) / total).toFixed(1)} %`])]);
   console.log(`(${byFile.length} files, ${total} B minified)\n`);
+  if (report) {
+    report.table('sizes', rows);
+    for (const [what, label] of [
+      ['a checkout page (Vite), JS + .wasm ≤ 20 KB gz', 'checkout page (Vite build): JS + .wasm'],
+      ['the pipeline import + .wasm ≤ 20 KB gz', 'steadfast .wasm + pipeline bundle'],
+    ]) {
+      report.goal(what, kib(gz(label)), gz(label) <= 20 * 1024);
+    }
+    report.add('sizes', "The checkout page's JS by file (esbuild `--minify`, the same two imports; bytes before gzip, which is shared):");
+    report.table('sizes', [['file', 'minified bytes', 'share'], ...byFile.slice(0, 12).map(([f, b]) => [f, String(b), `${((100 * b) / total).toFixed(1)} %`])]);
+  }
 }
 
 if (want('startup')) {
@@ -166,6 +220,10 @@ if (want('startup')) {
   for (const r of res) rows.push([r.name, fmt(r.importMs, 2), fmt(r.wallMs, 1)]);
   table(rows);
   console.log(`(bare \`node -e ''\`: ${fmt(res[0].bareMs, 1)} ms)\n`);
+  if (report) {
+    report.table('startup', rows);
+    report.add('startup', `A bare \`node -e ''\`: ${fmt(res[0].bareMs, 1)} ms.`);
+  }
 }
 
 if (want('browser')) {
@@ -179,4 +237,42 @@ if (want('browser')) {
     table([['entry', 'await import() ms'], ...r.rows.map((x) => [x.name, fmt(x.importMs, 2)])]);
     console.log();
   }
+  if (report) {
+    if (r.skipped) report.add('browser', `Start-up in Chromium: skipped (${r.skipped}).`);
+    else
+      report.table('browser', [
+        [`entry (Chromium ${r.version}, fresh context per run, median of ${runs})`, 'await import() ms'],
+        ...r.rows.map((x) => [x.name, fmt(x.importMs, 2)]),
+      ]);
+  }
+}
+
+if (want('rust')) {
+  // What a Rust→wasm app pays: examples/rust-checkout/build.sh builds the example page and the same
+  // page without steadfast, and prints the module, the baseline and the difference.
+  console.log('## The Rust API: what steadfast adds to a Rust→wasm page (examples/rust-checkout/build.sh)\n');
+  const r = spawnSync('bash', [join(ROOT, 'examples', 'rust-checkout', 'build.sh')], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`bench: examples/rust-checkout/build.sh failed: ${r.stderr}`);
+  const lines = r.stdout.split('\n').filter((l) => l.startsWith('rust-checkout: '));
+  const sizes = lines.map((l) => /([\d.]+) KB raw, ([\d.]+) KB gzip -9$/.exec(l));
+  if (lines.length !== 3 || sizes.some((m) => m === null)) throw new Error(`bench: unexpected build.sh output:\n${r.stdout}`);
+  const rows = [['Rust→wasm page', 'raw', 'gzip -9']];
+  const labels = [
+    'the example page (retry, breaker, store and charge from the async API)',
+    'the same page without steadfast (one plain fetch)',
+    'what steadfast adds',
+  ];
+  sizes.forEach((m, i) => rows.push([labels[i], `${m[1]} KB`, `${m[2]} KB`]));
+  table(rows);
+  console.log();
+  if (report) {
+    report.table('rust', rows);
+    report.goal('a Rust→wasm app pays ≤ 20 KB gz for retry + breaker + store (what steadfast adds)', `${sizes[2][2]} KB`, Number(sizes[2][2]) <= 20);
+  }
+}
+
+if (report) {
+  const doc = join(ROOT, 'docs', 'performance.md');
+  report.write(doc);
+  console.log(`bench: this run's tables are written into ${doc}`);
 }

@@ -19,6 +19,7 @@ import {
   pipeline,
   resilientFetch,
   createCheckoutClient,
+  chargeFingerprint,
 } from 'steadfast';
 import * as cockatiel from 'cockatiel';
 // The raw wasm-bindgen glue of the installed package (by file path: the package does not export it),
@@ -281,6 +282,71 @@ export function cases() {
             const c = { idempotencyKey: 'k', amountCents: 1200, currency: 'usd' };
             return sfWrapBreaker.execute(() => withRetry(() => gateway(c), retryPolicy));
           },
+        },
+        {
+          name: 'cockatiel wrap(retry, SamplingBreaker)',
+          lib: 'cockatiel',
+          op: () => {
+            const c = { idempotencyKey: 'k', amountCents: 1200, currency: 'usd' };
+            return ckWrap.execute(() => gateway(c));
+          },
+        },
+      ],
+    },
+    {
+      // No goal: where case 3's fresh-key charge spends its time, one layer at a time, each row a
+      // new key per call into a new store per batch (as case 3), against the same anchor.
+      id: '3c',
+      title: 'a fresh-key charge, layer by layer',
+      variants: [
+        {
+          name: 'baseline: await gateway(charge)',
+          lib: 'baseline',
+          op: () => gateway({ idempotencyKey: 'k', amountCents: 1200, currency: 'usd' }),
+        },
+        {
+          name: 'the canonical text alone (chargeFingerprint), then the gateway',
+          lib: 'steadfast',
+          op: () => {
+            const c = { idempotencyKey: 'k', amountCents: 1200, currency: 'usd' };
+            chargeFingerprint(c);
+            return gateway(c);
+          },
+        },
+        {
+          name: 'store.run(fresh key, gateway), no fingerprint',
+          lib: 'steadfast',
+          setup: freshKeys,
+          op: (i) => {
+            const c = { idempotencyKey: keys[i], amountCents: 1200, currency: 'usd' };
+            return deps.store.run(c.idempotencyKey, () => gateway(c));
+          },
+        },
+        {
+          name: 'store.run(fresh key, gateway, { fingerprint: its canonical text })',
+          lib: 'steadfast',
+          setup: freshKeys,
+          op: (i) => {
+            const c = { idempotencyKey: keys[i], amountCents: 1200, currency: 'usd' };
+            return deps.store.run(c.idempotencyKey, () => gateway(c), { fingerprint: '{"amountCents":1200,"currency":"usd"}' });
+          },
+        },
+        {
+          name: 'store.run(fresh key, () => execute(() => withRetry(gateway)), { fingerprint: chargeFingerprint(charge) })',
+          lib: 'steadfast',
+          setup: freshKeys,
+          op: (i) => {
+            const c = { idempotencyKey: keys[i], amountCents: 1200, currency: 'usd' };
+            return deps.store.run(c.idempotencyKey, () => pipeBreaker.execute(() => withRetry(() => gateway(c), retryPolicy)), {
+              fingerprint: chargeFingerprint(c),
+            });
+          },
+        },
+        {
+          name: 'chargeCustomer (fresh key): the same, with the charge checked',
+          lib: 'steadfast',
+          setup: freshKeys,
+          op: (i) => chargeCustomer({ idempotencyKey: keys[i], amountCents: 1200, currency: 'usd' }, deps),
         },
         {
           name: 'cockatiel wrap(retry, SamplingBreaker)',
