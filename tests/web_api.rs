@@ -267,6 +267,35 @@ fn fetch_and_send_off_wasm_are_a_typed_refusal() {
     assert_eq!(f.to_string(), "no fetch on this platform (not wasm32)");
 }
 
+/// A network failure is judged by what it proves: a refusal Node names by code, or Deno names only
+/// by its connect stage (`fetch` keeps that cause's message), was never sent; anything else may
+/// have been processed. The messages are Deno 2's own (a closed port, and a reset after connecting).
+#[test]
+fn a_network_failure_is_not_sent_only_when_its_code_or_deno_connect_stage_proves_it() {
+    use steadfast::core::history::Answer;
+    let network = |message: &str, code: Option<&str>| FetchFailure::Network {
+        message: message.into(),
+        code: code.map(Into::into),
+    };
+    let refused = "error sending request for url (http://127.0.0.1:45678/): client error (Connect): tcp connect error: Connection refused (os error 111)";
+    let reset = "error sending request for url (http://127.0.0.1:45678/): client error (SendRequest): connection closed before message completed";
+    assert_eq!(network(refused, None).answer(), Answer::NotSent);
+    assert_eq!(
+        network("fetch failed", Some("ECONNREFUSED")).answer(),
+        Answer::NotSent
+    );
+    assert_eq!(network(reset, None).answer(), Answer::NoAnswer);
+    assert_eq!(network("fetch failed", None).answer(), Answer::NoAnswer);
+    assert_eq!(
+        network("fetch failed", Some("ECONNRESET")).answer(),
+        Answer::NoAnswer
+    );
+    assert!(
+        network(refused, None).is_transient(),
+        "nothing was sent: safe to retry"
+    );
+}
+
 /// The store's key index is the core's: keys freed by a decline, by reconciliation and by expiry
 /// give their slots to new keys, and every key still reads its own record and result.
 #[test]

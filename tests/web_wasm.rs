@@ -555,6 +555,42 @@ async fn a_keyed_post_dropped_then_refused_is_still_outcome_unknown() {
     );
 }
 
+/// Deno's `fetch` names no code for a refused connection: it rejects with `TypeError("fetch
+/// failed")` whose cause's message names the connect stage (the words below are Deno 2's, against a
+/// closed port). Nothing was sent, so a keyed POST is retried and its key stays free: the refusal
+/// itself comes back, not an unknown outcome. `fetch` is replaced for this test only.
+#[wasm_bindgen_test]
+async fn a_keyed_post_deno_refused_is_not_an_unknown_outcome() {
+    let global = js_sys::global();
+    let real = js_sys::Reflect::get(&global, &"fetch".into()).unwrap();
+    let refused = "error sending request for url (http://127.0.0.1:45678/): client error (Connect): tcp connect error: Connection refused (os error 111)";
+    let stub = js_sys::Function::new_with_args(
+        "message",
+        "globalThis.__steadfastStubCalls = 0; return () => { globalThis.__steadfastStubCalls += 1; \
+         return Promise.reject(new TypeError('fetch failed', { cause: new Error(message) })); };",
+    )
+    .call1(&JsValue::NULL, &refused.into())
+    .unwrap();
+    js_sys::Reflect::set(&global, &"fetch".into(), &stub).unwrap();
+    let opts = options().idempotency_key(IdempotencyKey::Key("order-deno-refused".into()));
+    let init = RequestInit::new();
+    init.set_method("POST");
+    init.set_body(&JsValue::from_str("{\"amountCents\":4999}"));
+    let request =
+        Request::new_with_str_and_init("http://127.0.0.1:45678/v1/charges", &init).unwrap();
+    let e = fetch(&request, &opts).await;
+    js_sys::Reflect::set(&global, &"fetch".into(), &real).unwrap();
+    let calls = js_sys::Reflect::get(&global, &"__steadfastStubCalls".into()).unwrap();
+    match e {
+        Err(Error::Operation(FetchFailure::Network { message, code })) => {
+            assert_eq!(message, refused);
+            assert_eq!(code, None);
+        }
+        other => panic!("expected the refusal, got {other:?}"),
+    }
+    assert_eq!(calls.as_f64(), Some(4.0), "retried: nothing was sent");
+}
+
 #[wasm_bindgen_test]
 async fn a_get_whose_connection_drops_is_a_network_error() {
     let s = Scenario::new(r#"[{"drop":true}]"#).await;

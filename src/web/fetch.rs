@@ -18,6 +18,7 @@ use super::num::{opt, Num};
 use super::retry::{Attempt, RetryBudget, RetryPolicy};
 use super::runtime::Signal;
 use crate::core::breaker::{Registry, DEFAULT_MAX_ORIGINS};
+use crate::core::classify::message_proves_not_sent;
 use crate::core::dialect::Dialect;
 use crate::core::history::{proves_not_sent, Answer};
 
@@ -32,7 +33,10 @@ pub enum FetchFailure {
     /// `fetch` rejected: a network error (the Fetch standard rejects only for those). `code` is
     /// the first `code` on the error's `cause` chain (Node's undici: `ECONNREFUSED`…), if any.
     Network {
-        /// The error's message (engine-specific: "Failed to fetch", "fetch failed"…).
+        /// The error's message (engine-specific: "Failed to fetch", "fetch failed"…); in Deno,
+        /// whose `fetch` names no code, the message of the cause that names the connect stage
+        /// (`error sending request for url (…): client error (Connect): tcp connect error: …`)
+        /// when there is one: that stage proves nothing was sent.
         message: String,
         /// A Node-style code from the cause chain.
         code: Option<String>,
@@ -95,6 +99,9 @@ impl Classify for FetchFailure {
         match self {
             FetchFailure::Status { status, .. } => Answer::Status(*status),
             FetchFailure::Network { code: Some(c), .. } if proves_not_sent(c) => Answer::NotSent,
+            FetchFailure::Network { message, .. } if message_proves_not_sent(message) => {
+                Answer::NotSent
+            }
             FetchFailure::Request { .. }
             | FetchFailure::Unsupported
             | FetchFailure::KeyExpired { .. } => Answer::NotSent,
@@ -420,7 +427,8 @@ mod platform {
         shared_breaker, shared_budget, Choice, FetchFailure, FetchOptions, IdempotencyKey,
     };
     use crate::core::classify::{
-        is_transient_response, method_is_keyed, method_is_retryable, parse_retry_after,
+        is_transient_response, message_proves_not_sent, method_is_keyed, method_is_retryable,
+        parse_retry_after,
     };
     use crate::core::dialect::Dialect;
     use crate::core::history::{Answer, History, Verdict};
@@ -438,6 +446,27 @@ mod platform {
             .and_then(|m| m.as_string())
             .or_else(|| e.as_string())
             .unwrap_or_default()
+    }
+
+    /// `e`'s message, or the message on its `cause` chain (four levels, as for the code) that the
+    /// core reads as proof that nothing was sent: Deno rejects with `TypeError("fetch failed")`
+    /// and names the connect stage only in its cause.
+    fn network_message(e: &JsValue) -> String {
+        let mut cur = e.clone();
+        for _ in 0..4 {
+            if !cur.is_object() {
+                break;
+            }
+            let m = message_of(&cur);
+            if message_proves_not_sent(&m) {
+                return m;
+            }
+            let Ok(next) = Reflect::get(&cur, &JsValue::from_str("cause")) else {
+                break;
+            };
+            cur = next;
+        }
+        message_of(e)
     }
 
     /// The first string `code` on `e` or its `cause` chain (four levels, like the JS `hasCode`).
@@ -729,7 +758,7 @@ mod platform {
                 return Err(match (scope.stopped(), timeout_ms) {
                     (Some(Stopped::Deadline), Some(ms)) => FetchFailure::AttemptTimeout { ms },
                     _ => FetchFailure::Network {
-                        message: message_of(&e),
+                        message: network_message(&e),
                         code: code_of(&e),
                     },
                 })
