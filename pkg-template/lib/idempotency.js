@@ -37,25 +37,36 @@ export function newIdempotencyKey() {
 }
 
 const encoder = new TextEncoder();
-/** The core's input buffer: its address, size, and a view of it (remade when memory grows). */
+/**
+ * The core's input buffer: its address, size, a view of it and the views past each key length
+ * (remade when memory grows), and the byte length of the key written last.
+ */
 let input;
 
 /**
  * Write `key` and then `fp` (if any) as UTF-8 into the core's input buffer, growing it when a text
- * might not fit (3 bytes per UTF-16 unit at most); returns both byte lengths. Why: the fresh-key
- * path's longest string is the fingerprint text, and encodeInto copies it natively where a string
- * argument would be copied by a JS loop per character, with an allocation and a free.
+ * might not fit (3 bytes per UTF-16 unit at most); returns the fingerprint's byte length (the
+ * key's is `input.keyLength`). Why: the fresh-key path's longest string is the fingerprint text,
+ * and encodeInto copies it natively where a string argument would be copied by a JS loop per
+ * character, with an allocation and a free. The view the text is written through starts past the
+ * key, and is made once per key length: a `subarray` per call cost more than copying a short text
+ * (an app's keys have one or two lengths; a valid key is at most 255 bytes, so at most 256 views).
  */
 function writeInput(key, fp) {
   const need = 3 * (key.length + (fp === undefined ? 0 : fp.length));
   if (input === undefined || need > input.size) {
     const size = Math.max(need, 4096);
-    input = { ptr: inputBuffer(size), size, memory: wasmMemory(), bytes: undefined };
+    input = { ptr: inputBuffer(size), size, memory: wasmMemory(), bytes: undefined, tails: [], keyLength: 0 };
   }
   let bytes = input.bytes;
-  if (bytes === undefined || bytes.byteLength === 0) bytes = input.bytes = new Uint8Array(input.memory.buffer, input.ptr, input.size); // a grown memory detaches the old view
-  const k = encoder.encodeInto(key, bytes).written;
-  return [k, fp === undefined ? 0 : encoder.encodeInto(fp, bytes.subarray(k)).written];
+  if (bytes === undefined || bytes.byteLength === 0) {
+    bytes = input.bytes = new Uint8Array(input.memory.buffer, input.ptr, input.size); // a grown memory detaches the old views
+    input.tails = [];
+  }
+  const k = (input.keyLength = encoder.encodeInto(key, bytes).written);
+  if (fp === undefined) return 0;
+  const tail = input.tails[k] ?? (input.tails[k] = bytes.subarray(k));
+  return encoder.encodeInto(fp, tail).written;
 }
 
 /**
@@ -86,8 +97,8 @@ export class MemoryRecords {
     // call, no digest back. (A JS cache of recent digests, tried before, cost as much per lookup of a
     // fresh text as the core's hash, and a new order missed it anyway.) Both are written with
     // encodeInto into the core's input buffer, not passed as strings (see writeInput).
-    const [k, f] = writeInput(key, fp);
-    const code = this.#core.beginInput(k, f, now);
+    const f = writeInput(key, fp);
+    const code = this.#core.beginInput(input.keyLength, f, now);
     if (Number.isNaN(code)) throw new Error('steadfast: internal: the input buffer did not hold the key'); // unreachable: writeInput sized it
     // Slots freed by expiry are dropped BEFORE this slot is used (the same begin may hand one out).
     if (code % BEGIN.SLOT >= BEGIN.EXPIRED_FLAG) for (const s of this.#core.takeExpired()) this.#forget(s);
