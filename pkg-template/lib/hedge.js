@@ -19,19 +19,21 @@ import { HEDGE_STEP, LAYOUT } from './wire.js';
  * key, a body that can be read once, or a `withRetry`/`hedge()` call declaring neither `safe: true`
  * nor an `idempotencyKey`. Nothing was sent.
  */
-export class HedgeNotSafeError extends SteadfastError {
-  /** @param {string} where @param {string | undefined} method */
-  constructor(where, method) {
-    super(
-      method === undefined
-        ? `${where}: a hedge needs \`safe: true\` (the call only reads) or an \`idempotencyKey\` (the same key on every copy)`
-        : `${where}: a ${method} request may be hedged only with an Idempotency-Key (the same key on every copy) and a body that can be sent twice`,
-      'HEDGE_NOT_SAFE',
-    );
-    this.method = method;
-  }
-}
-named(HedgeNotSafeError, 'HedgeNotSafeError');
+export const HedgeNotSafeError = /* @__PURE__ */ named(
+  class HedgeNotSafeError extends SteadfastError {
+    /** @param {string} where @param {string | undefined} method */
+    constructor(where, method) {
+      super(
+        method === undefined
+          ? `${where}: a hedge needs \`safe: true\` (the call only reads) or an \`idempotencyKey\` (the same key on every copy)`
+          : `${where}: a ${method} request may be hedged only with an Idempotency-Key (the same key on every copy) and a body that can be sent twice`,
+        'HEDGE_NOT_SAFE',
+      );
+      this.method = method;
+    }
+  },
+  'HedgeNotSafeError',
+);
 
 /** The reason a losing copy's signal is aborted with: its call was answered by another copy. */
 function lostReason() {

@@ -22,25 +22,29 @@ import { isPermanent } from './errors.js';
  * A `timeout(ms)` policy gave up on the call and aborted its signal. Its name is 'TimeoutError', so
  * `isTransientError` treats it like a platform timeout (retryable; for a charge, an unknown outcome).
  */
-export class TimeoutError extends SteadfastError {
-  /** @param {number} timeoutMs */
-  constructor(timeoutMs) {
-    super(`Timed out after ${timeoutMs} ms`, 'TIMEOUT');
-    this.timeoutMs = timeoutMs;
-  }
-}
-named(TimeoutError, 'TimeoutError');
+export const TimeoutError = /* @__PURE__ */ named(
+  class TimeoutError extends SteadfastError {
+    /** @param {number} timeoutMs */
+    constructor(timeoutMs) {
+      super(`Timed out after ${timeoutMs} ms`, 'TIMEOUT');
+      this.timeoutMs = timeoutMs;
+    }
+  },
+  'TimeoutError',
+);
 
 /** A `bulkhead(limit, queue)` was full: the call was refused without running. */
-export class BulkheadRejectedError extends SteadfastError {
-  /** @param {number} limit @param {number} queue */
-  constructor(limit, queue) {
-    super(`Bulkhead full: ${limit} running and ${queue} queued`, 'BULKHEAD_REJECTED');
-    this.limit = limit;
-    this.queue = queue;
-  }
-}
-named(BulkheadRejectedError, 'BulkheadRejectedError');
+export const BulkheadRejectedError = /* @__PURE__ */ named(
+  class BulkheadRejectedError extends SteadfastError {
+    /** @param {number} limit @param {number} queue */
+    constructor(limit, queue) {
+      super(`Bulkhead full: ${limit} running and ${queue} queued`, 'BULKHEAD_REJECTED');
+      this.limit = limit;
+      this.queue = queue;
+    }
+  },
+  'BulkheadRejectedError',
+);
 
 const RUN = Symbol('steadfast.policy');
 
