@@ -7,8 +7,7 @@
 // one plan per endpoint when it is created and never compiles again.
 
 import { settleAfterMs as coreSettleAfterMs } from '../steadfast_core.js';
-import { RetryBudget } from './budget.js';
-import { RetryQuota } from './quota.js';
+import { RetryBudget, isBudget } from './budget.js';
 import { RateLimiter } from './limiter.js';
 import { OfflineError } from './errors.js';
 import { compileDialect } from './dialect.js';
@@ -111,7 +110,7 @@ export function compilePlan(opts) {
   const kind = breakerKind(breaker);
   if (kind === 'other') throw o.typeError(where, 'breaker', 'a CircuitBreaker, a BreakerRegistry or false', breaker);
   const budget = o.own(opts, 'budget');
-  if (budget !== undefined && budget !== false && !(budget instanceof RetryBudget) && !(budget instanceof RetryQuota)) {
+  if (budget !== undefined && budget !== false && !isBudget(budget)) {
     throw o.typeError(where, 'budget', 'a RetryBudget, a RetryQuota or false', budget);
   }
   const rateLimiter = o.own(opts, 'rateLimiter');
