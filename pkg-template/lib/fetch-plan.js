@@ -12,10 +12,10 @@ import { RateLimiter } from './limiter.js';
 import { OfflineError } from './errors.js';
 import { compileDialect } from './dialect.js';
 import { isTransientError } from './classify.js';
-import { checkPolicy } from './retry.js';
+import { checkUnhedgedPolicy } from './retry.js';
 import * as o from './options.js';
 import { fetchDefaults, JITTERS } from './defaults.js';
-import { compileHedge } from './hedge.js';
+import { HEDGING } from './hedge.js';
 import { BreakerRegistry, RetryableResponse } from './origin.js';
 
 const plans = new WeakMap();
@@ -77,7 +77,7 @@ export function planFor(options) {
     if (hit !== undefined) return hit;
   }
   const opts = o.object(options, 'resilientFetch', true);
-  const plan = compilePlan(opts);
+  const plan = compilePlan(opts, HEDGING);
   // What the plan read must not change under it (withRetry's rule for its policy).
   const retry = opts.retry;
   if (retry !== null && typeof retry === 'object') Object.freeze(retry);
@@ -89,8 +89,10 @@ export function planFor(options) {
 /**
  * @internal A plan from an options object, uncached and without freezing anything: for the checkout
  * client, which compiles its own options (not the caller's object) once, when it is created.
+ * `hedging`: lib/hedge.js's HEDGING, for options that may carry a `hedge` (resilientFetch's); the
+ * checkout client's never do, so its bundle carries no hedging code.
  */
-export function compilePlan(opts) {
+export function compilePlan(opts, hedging) {
   const where = 'resilientFetch';
   const DEFAULT_RETRY = fetchDefaults().retry;
   const r = opts.retry === undefined ? DEFAULT_RETRY : o.object(opts.retry, where);
@@ -130,7 +132,9 @@ export function compilePlan(opts) {
   if (typeof bufferBody !== 'boolean') throw o.typeError(where, 'bufferBody', 'a boolean', bufferBody);
   const fetch = o.fn(opts, 'fetch', where);
   const onRetry = o.fn(opts, 'onRetry', where);
-  const hedge = o.own(opts, 'hedge') === undefined ? undefined : compileHedge(o.own(opts, 'hedge'), where);
+  const hedgeOption = o.own(opts, 'hedge');
+  if (hedgeOption !== undefined && hedging === undefined) throw new Error('steadfast: internal: a hedge on a plan that does not hedge');
+  const hedge = hedgeOption === undefined ? undefined : hedging.compileHedge(hedgeOption, where);
   return Object.freeze({
     fetch,
     retry: Object.freeze(retry),
@@ -152,6 +156,8 @@ export function compilePlan(opts) {
     keyHeader: dialect?.header ?? 'Idempotency-Key',
     attemptHeader,
     hedge,
+    /** HEDGING when the plan hedges: how fetchWithPlan races its copies. */
+    hedging: hedge === undefined ? undefined : hedging,
     onRetry: (info) => {
       // Free the connection of a response we will not return.
       if (info.error instanceof RetryableResponse) info.error.response.body?.cancel().catch(() => {});
@@ -186,7 +192,7 @@ export function retryPolicyOf(plan, retrying, limiter) {
       onRetry: plan.onRetry,
     };
     if (limiter !== undefined) policy.rateLimiter = limiter;
-    checkPolicy(policy); // validates, freezes and caches it in withRetry's own cache
+    checkUnhedgedPolicy(policy); // validates, freezes and caches it in withRetry's own cache
     slot[name] = policy;
   }
   return policy;
