@@ -1,0 +1,105 @@
+// Cut from the wasm-bindgen glue the code this package can never reach (run by scripts/build.sh on
+// each generated steadfast_*.js, in place, after scripts/glue-pure.mjs):
+//
+//   node scripts/glue-trim.mjs <glue.js>...
+//
+// Why: the glue is written for every caller wasm-bindgen may have; this package is its only caller,
+// and every byte of it ships in every page. Each cut below is an exact piece of wasm-bindgen's output
+// replaced by what remains true for this package's calls; each is checked, not hoped for: a glue
+// whose text differs (another wasm-bindgen version) fails the build instead of shipping half-trimmed.
+//
+// - The init functions' "deprecated parameters" branches: every loader (init.*.js) passes one
+//   object (`{ module_or_path }`, `{ module }`), so the branch that warns about a bare argument is
+//   dead (no argument at all still means none).
+// - passStringToWasm0's path for a caller without `realloc`: every call passes
+//   wasm.__wbindgen_realloc (checked below), so only the encodeInto path runs.
+// - One FinalizationRegistry maker for every class instead of a copy of the same expression per
+//   class (same registries, same free calls).
+import { readFileSync, writeFileSync } from 'node:fs';
+
+/** [what wasm-bindgen writes, what this package needs, how many times it must occur (0: at least once)]. */
+const CUTS = [
+  [
+    `    if (module !== undefined) {
+        if (Object.getPrototypeOf(module) === Object.prototype) {
+            ({module} = module)
+        } else {
+            console.warn('using deprecated parameters for \`initSync()\`; pass a single object instead')
+        }
+    }
+`,
+    `    if (module !== undefined) ({module} = module)
+`,
+    1,
+  ],
+  [
+    `    if (module_or_path !== undefined) {
+        if (Object.getPrototypeOf(module_or_path) === Object.prototype) {
+            ({module_or_path} = module_or_path)
+        } else {
+            console.warn('using deprecated parameters for the initialization function; pass a single object instead')
+        }
+    }
+`,
+    `    if (module_or_path !== undefined) ({module_or_path} = module_or_path)
+`,
+    1,
+  ],
+  [
+    `function passStringToWasm0(arg, malloc, realloc) {
+    if (realloc === undefined) {
+        const buf = cachedTextEncoder.encode(arg);
+        const ptr = malloc(buf.length, 1) >>> 0;
+        getUint8ArrayMemory0().subarray(ptr, ptr + buf.length).set(buf);
+        WASM_VECTOR_LEN = buf.length;
+        return ptr;
+    }
+
+`,
+    `function passStringToWasm0(arg, malloc, realloc) {
+`,
+    1,
+  ],
+];
+
+const FINALIZATION =
+  /^const (\w+)Finalization = \(typeof FinalizationRegistry === 'undefined'\)\n {4}\? \{ register: \(\) => \{\}, unregister: \(\) => \{\} \}\n {4}: \/\* @__PURE__ \*\/ new FinalizationRegistry\(ptr => wasm\.(__wbg_\w+_free)\(ptr, 1\)\);$/gm;
+
+const HELPER = `/** A class's FinalizationRegistry: frees its wasm object when the JS object is collected. */
+function finalization(free) {
+    return (typeof FinalizationRegistry === 'undefined')
+        ? { register: () => {}, unregister: () => {} }
+        : new FinalizationRegistry(ptr => free(ptr, 1));
+}
+`;
+
+export function trim(text, file = 'glue') {
+  const fail = (why) => {
+    throw new Error(`glue-trim: ${file}: ${why}`);
+  };
+  let out = text;
+  for (const [from, to, times] of CUTS) {
+    const n = out.split(from).length - 1;
+    if (n === 0 || (times > 0 && n !== times)) fail(`expected ${times || 'some'} of:\n${from}\nfound ${n}`);
+    out = out.replaceAll(from, to);
+  }
+  // Every string passed keeps realloc (the cut above removed the path without it).
+  for (const m of out.matchAll(/passStringToWasm0\(([^)]*)\)/g)) {
+    if (m[1] !== 'arg, malloc, realloc' && !m[1].endsWith(', wasm.__wbindgen_malloc, wasm.__wbindgen_realloc'))
+      fail(`a string passed without realloc: ${m[0]}`);
+  }
+  const classes = [...out.matchAll(/^export const (\w+) = \/\* @__PURE__ \*\/ disposable\(class /gm)].map((m) => m[1]);
+  const registries = [...out.matchAll(FINALIZATION)];
+  if (registries.length !== classes.length || registries.some((m, i) => m[1] !== classes[i])) {
+    fail(`FinalizationRegistry blocks (${registries.map((m) => m[1])}) do not match the classes (${classes})`);
+  }
+  out = out.replace(FINALIZATION, (_, c, free) => `const ${c}Finalization = /* @__PURE__ */ finalization((ptr, owned) => wasm.${free}(ptr, owned));`);
+  if (/FinalizationRegistry\(ptr => wasm\./.test(out)) fail('a FinalizationRegistry block is left');
+  const at = out.indexOf('\nfunction __wbg_get_imports()');
+  if (at < 0) fail('no __wbg_get_imports');
+  return `${out.slice(0, at + 1)}${HELPER}${out.slice(at + 1)}`;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  for (const file of process.argv.slice(2)) writeFileSync(file, trim(readFileSync(file, 'utf8'), file));
+}
