@@ -12,10 +12,9 @@ import { RateLimiter } from './limiter.js';
 import { OfflineError } from './errors.js';
 import { compileDialect } from './dialect.js';
 import { isTransientError } from './classify.js';
-import { checkUnhedgedPolicy } from './retry.js';
+import { POLICY_EXTRAS, checkUnhedgedPolicy } from './retry.js';
 import * as o from './options.js';
 import { fetchDefaults, JITTERS } from './defaults.js';
-import { HEDGING } from './hedge.js';
 import { BreakerRegistry, RetryableResponse } from './origin.js';
 
 const plans = new WeakMap();
@@ -77,7 +76,7 @@ export function planFor(options) {
     if (hit !== undefined) return hit;
   }
   const opts = o.object(options, 'resilientFetch', true);
-  const plan = compilePlan(opts, HEDGING);
+  const plan = compilePlan(opts, POLICY_EXTRAS);
   // What the plan read must not change under it (withRetry's rule for its policy).
   const retry = opts.retry;
   if (retry !== null && typeof retry === 'object') Object.freeze(retry);
@@ -89,10 +88,10 @@ export function planFor(options) {
 /**
  * @internal A plan from an options object, uncached and without freezing anything: for the checkout
  * client, which compiles its own options (not the caller's object) once, when it is created.
- * `hedging`: lib/hedge.js's HEDGING, for options that may carry a `hedge` (resilientFetch's); the
- * checkout client's never do, so its bundle carries no hedging code.
+ * `extras`: lib/retry.js's POLICY_EXTRAS, for options that may carry a `hedge` (resilientFetch's);
+ * the checkout client's never do, so its bundle carries no hedging code.
  */
-export function compilePlan(opts, hedging) {
+export function compilePlan(opts, extras) {
   const where = 'resilientFetch';
   const DEFAULT_RETRY = fetchDefaults().retry;
   const r = opts.retry === undefined ? DEFAULT_RETRY : o.object(opts.retry, where);
@@ -133,8 +132,8 @@ export function compilePlan(opts, hedging) {
   const fetch = o.fn(opts, 'fetch', where);
   const onRetry = o.fn(opts, 'onRetry', where);
   const hedgeOption = o.own(opts, 'hedge');
-  if (hedgeOption !== undefined && hedging === undefined) throw new Error('steadfast: internal: a hedge on a plan that does not hedge');
-  const hedge = hedgeOption === undefined ? undefined : hedging.compileHedge(hedgeOption, where);
+  // Only planFor's options may carry a hedge (it passes the extras); the checkout client's never do.
+  const hedge = hedgeOption === undefined ? undefined : extras.hedging.compileHedge(hedgeOption, where);
   return Object.freeze({
     fetch,
     retry: Object.freeze(retry),
@@ -156,8 +155,8 @@ export function compilePlan(opts, hedging) {
     keyHeader: dialect?.header ?? 'Idempotency-Key',
     attemptHeader,
     hedge,
-    /** HEDGING when the plan hedges: how fetchWithPlan races its copies. */
-    hedging: hedge === undefined ? undefined : hedging,
+    /** POLICY_EXTRAS when the plan hedges: how fetchWithPlan and its retry driver race copies. */
+    extras: hedge === undefined ? undefined : extras,
     onRetry: (info) => {
       // Free the connection of a response we will not return.
       if (info.error instanceof RetryableResponse) info.error.response.body?.cancel().catch(() => {});

@@ -155,7 +155,7 @@ export async function fetchWithPlan(plan, input, init, state, readBody = false) 
       state.lastAttemptAt = Date.now();
       state.firstAttemptAt ??= state.lastAttemptAt;
       try {
-        const sendInit = { ...(plan.hedging === undefined ? fetchInit : plan.hedging.copyInit(ctx, fetchInit, base?.cache)), signal: controller.signal };
+        const sendInit = { ...(plan.extras === undefined ? fetchInit : plan.extras.hedging.copyInit(ctx, fetchInit, base?.cache)), signal: controller.signal };
         if (plan.attemptHeader !== undefined) {
           // Opt-in: the attempt number on the wire (1 = first), e.g. for the server's own resend_count.
           sendInit.headers = new Headers(sendInit.headers);
@@ -216,7 +216,7 @@ export async function fetchWithPlan(plan, input, init, state, readBody = false) 
   const hedge =
     plan.hedge === undefined
       ? undefined
-      : plan.hedging.hedgeForRequest(plan.hedge, retryable, method, () => {
+      : plan.extras.hedging.hedgeForRequest(plan.hedge, retryable, method, () => {
           state.maybeSent = true;
           state.history = historyRecord(state.history, ANSWER.NO_ANSWER);
           state.lastAttemptAt = Date.now();
@@ -243,7 +243,7 @@ export async function fetchWithPlan(plan, input, init, state, readBody = false) 
       } catch (e) {
         return Promise.reject(e); // inside the breaker, as before: withRetry's own validation
       }
-      return retryWith(attempt, policy, callerSignal, plan.hedging);
+      return retryWith(attempt, policy, callerSignal, plan.extras);
     };
     response = await (breaker === undefined ? run() : breaker.execute(run));
   } catch (e) {

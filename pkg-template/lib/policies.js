@@ -7,11 +7,11 @@
 // two integer comparisons it replaces).
 
 import { SteadfastError, named } from './errors.js';
-import { retryWith, checkPolicy } from './retry.js';
+import { POLICY_EXTRAS, retryWith, checkPolicy } from './retry.js';
 import { after } from './clock.js';
 import * as o from './options.js';
 import { coreUnavailable } from './loader.js';
-import { HEDGING, compileHedge, hedged, HedgeNotSafeError } from './hedge.js';
+import { compileHedge, hedged, HedgeNotSafeError } from './hedge.js';
 import { budgetCore } from './budget.js';
 import { isTransientError } from './classify.js';
 import { isPermanent } from './errors.js';
@@ -147,7 +147,7 @@ export function pipeline(stages) {
 export function retry(policy) {
   // Validate (and freeze) now, not on the first call; before the core has loaded, at the first call.
   if (coreUnavailable('retry') === undefined) checkPolicy(policy);
-  return new Policy((fn, ctx) => retryWith((r) => fn({ ...ctx, attempt: r.attempt, signal: r.signal ?? ctx.signal }), policy, ctx.signal, HEDGING));
+  return new Policy((fn, ctx) => retryWith((r) => fn({ ...ctx, attempt: r.attempt, signal: r.signal ?? ctx.signal }), policy, ctx.signal, POLICY_EXTRAS));
 }
 
 /**

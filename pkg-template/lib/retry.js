@@ -44,10 +44,10 @@ const compiled = new WeakMap();
 export const DEFAULT_RETRY_POLICY = Object.freeze({ maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 10_000 });
 
 /**
- * Validate a policy once, freeze it (runtime mutation is a race), and cache the result. `hedging`:
- * lib/hedge.js's HEDGING, from the callers whose policy may carry a `hedge` (see retryWith).
+ * Validate a policy once, freeze it (runtime mutation is a race), and cache the result. `extras`:
+ * POLICY_EXTRAS, from the callers whose policy may carry a `hedge` or `retryOnResult`.
  */
-function compile(policy = DEFAULT_RETRY_POLICY, hedging) {
+function compile(policy = DEFAULT_RETRY_POLICY, extras) {
   if (policy !== null && typeof policy === 'object') {
     const hit = compiled.get(policy);
     if (hit !== undefined) return hit;
@@ -66,10 +66,16 @@ function compile(policy = DEFAULT_RETRY_POLICY, hedging) {
   const jitter = o.oneOf(p, 'jitter', where, JITTERS, 0);
   const isRetryable = o.fn(p, 'isRetryable', where) ?? isTransientError;
   const retryOnResult = o.fn(p, 'retryOnResult', where);
+  // resilientFetch's own policies (no extras) carry neither a hedge nor retryOnResult.
+  if (extras === undefined && (retryOnResult !== undefined || p.hedge !== undefined)) {
+    throw new Error('steadfast: internal: hedge or retryOnResult on a resilientFetch policy');
+  }
   const c = {
     // PermanentError (p-retry's AbortError, a bail) always stops; a result retryOnResult rejected is retried.
     isRetryable: (e) => (e instanceof ResultRetry ? true : isPermanent(e) ? false : isRetryable(e)),
     retryOnResult,
+    /** POLICY_EXTRAS.checkingResults when retryOnResult is given (see retryWith). */
+    checking: retryOnResult === undefined ? undefined : extras.checkingResults,
     onRetry: o.fn(p, 'onRetry', where),
     random: o.fn(p, 'random', where),
     clock: o.clock(p, where),
@@ -81,7 +87,7 @@ function compile(policy = DEFAULT_RETRY_POLICY, hedging) {
   };
   // Hedging (lib/hedge.js): each attempt may race copies of itself, paid from the same budget.
   if (p.hedge !== undefined) {
-    if (hedging === undefined) throw new Error('steadfast: internal: a hedged policy on a path that does not hedge');
+    const hedging = extras.hedging;
     c.hedge = hedging.compileHedge(p.hedge, where);
     hedging.checkHedgeSafe(c.hedge, where);
     c.hedged = hedging.hedged;
@@ -104,7 +110,7 @@ function rateLimiterOf(p, where) {
 
 /** @internal Validate (and freeze, and cache) a policy now, e.g. before it is wrapped in a breaker. */
 export function checkPolicy(policy) {
-  compile(policy, HEDGING);
+  compile(policy, POLICY_EXTRAS);
 }
 
 /** @internal checkPolicy for a policy that never carries a hedge (resilientFetch's own, lib/fetch-plan.js). */
@@ -166,23 +172,23 @@ function checkingResults(fn, c, signal) {
  * between attempts. See the README and index.d.ts for every rule and default.
  */
 export function withRetry(fn, policy) {
-  return retryWith(fn, policy, undefined, HEDGING);
+  return retryWith(fn, policy, undefined, POLICY_EXTRAS);
 }
 
 /**
  * @internal withRetry with a signal from outside the policy (the retry() policy in a pipeline).
- * `hedging`: lib/hedge.js's HEDGING when the policy may carry a `hedge` (withRetry, the retry()
- * policy, a hedged resilientFetch plan); undefined for a policy that never does.
+ * `extras`: POLICY_EXTRAS when the policy may carry a `hedge` or `retryOnResult` (withRetry, the
+ * retry() policy, a hedged resilientFetch plan); undefined for a policy that never does.
  */
-export function retryWith(fn, policy, signal, hedging) {
+export function retryWith(fn, policy, signal, extras) {
   if (typeof fn !== 'function') return Promise.reject(o.typeError('withRetry', 'fn', 'a function', fn));
   let c;
   try {
-    c = compile(policy, hedging);
+    c = compile(policy, extras);
   } catch (e) {
     return Promise.reject(e); // an async API reports bad input as a rejection, never a sync throw
   }
-  if (c.retryOnResult !== undefined) return checkingResults(fn, c, signal);
+  if (c.checking !== undefined) return c.checking(fn, c, signal);
   return run(fn, c, signal);
 }
 
@@ -333,3 +339,11 @@ async function attempts(fn, c, error, start, signal, state, setHistory) {
     }
   }
 }
+
+/**
+ * @internal What a policy given to withRetry, to the retry() policy or in resilientFetch's options
+ * may ask for beyond resilientFetch's own policies: a `hedge` (lib/hedge.js) and `retryOnResult`.
+ * Those entry points hand it to the driver; the checkout client's path never names it, so its
+ * bundle carries neither.
+ */
+export const POLICY_EXTRAS = { hedging: HEDGING, checkingResults };
