@@ -15,6 +15,8 @@
 //   wasm.__wbindgen_realloc (checked below), so only the encodeInto path runs.
 // - One FinalizationRegistry maker for every class instead of a copy of the same expression per
 //   class (same registries, same free calls).
+// - Each class's free() does what __destroy_into_raw() did, inline: free() was that method's only
+//   caller (no exported method consumes its object).
 import { readFileSync, writeFileSync } from 'node:fs';
 
 /** [what wasm-bindgen writes, what this package needs, how many times it must occur (0: at least once)]. */
@@ -65,6 +67,9 @@ const CUTS = [
 const FINALIZATION =
   /^const (\w+)Finalization = \(typeof FinalizationRegistry === 'undefined'\)\n {4}\? \{ register: \(\) => \{\}, unregister: \(\) => \{\} \}\n {4}: \/\* @__PURE__ \*\/ new FinalizationRegistry\(ptr => wasm\.(__wbg_\w+_free)\(ptr, 1\)\);$/gm;
 
+const DESTROY_THEN_FREE =
+  /^ {4}__destroy_into_raw\(\) \{\n {8}const ptr = this\.__wbg_ptr;\n {8}this\.__wbg_ptr = 0;\n {8}(\w+)Finalization\.unregister\(this\);\n {8}return ptr;\n {4}\}\n {4}free\(\) \{\n {8}const ptr = this\.__destroy_into_raw\(\);\n {8}wasm\.(__wbg_\w+_free)\(ptr, 0\);\n {4}\}\n/gm;
+
 const HELPER = `/** A class's FinalizationRegistry: frees its wasm object when the JS object is collected. */
 function finalization(free) {
     return (typeof FinalizationRegistry === 'undefined')
@@ -95,6 +100,14 @@ export function trim(text, file = 'glue') {
   }
   out = out.replace(FINALIZATION, (_, c, free) => `const ${c}Finalization = /* @__PURE__ */ finalization((ptr, owned) => wasm.${free}(ptr, owned));`);
   if (/FinalizationRegistry\(ptr => wasm\./.test(out)) fail('a FinalizationRegistry block is left');
+  const frees = out.match(DESTROY_THEN_FREE)?.length ?? 0;
+  if (frees !== classes.length) fail(`${frees} __destroy_into_raw + free pairs for ${classes.length} classes`);
+  out = out.replace(
+    DESTROY_THEN_FREE,
+    (_, c, free) =>
+      `    free() {\n        const ptr = this.__wbg_ptr;\n        this.__wbg_ptr = 0;\n        ${c}Finalization.unregister(this);\n        wasm.${free}(ptr, 0);\n    }\n`,
+  );
+  if (out.includes('__destroy_into_raw')) fail('__destroy_into_raw is still used');
   const at = out.indexOf('\nfunction __wbg_get_imports()');
   if (at < 0) fail('no __wbg_get_imports');
   return `${out.slice(0, at + 1)}${HELPER}${out.slice(at + 1)}`;
