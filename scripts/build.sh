@@ -60,6 +60,8 @@ wasm-bindgen "${BINDGEN_FLAGS[@]}" --out-dir "$bindgen" --out-name steadfast_sim
 # Each glue class as one pure expression, so that a bundle carries only the classes it names
 # (scripts/glue-pure.mjs says why and checks the shape it rewrites).
 node scripts/glue-pure.mjs "$bindgen/steadfast_core.js" "$bindgen/steadfast_sim.js"
+# Without the glue this package never reaches (scripts/glue-trim.mjs says what and checks each cut).
+node scripts/glue-trim.mjs "$bindgen/steadfast_core.js" "$bindgen/steadfast_sim.js"
 # A panic or a failed allocation traps at once instead of formatting a message no one can read
 # (−2.6 KB gz of the main module; scripts/wasm-trap-panics.mjs says why it is the same trap).
 node scripts/wasm-trap-panics.mjs "$bindgen/steadfast_core_bg.wasm" "$bindgen/steadfast_sim_bg.wasm"

@@ -5,10 +5,17 @@
 import { BudgetCore } from '../steadfast_core.js';
 import * as o from './options.js';
 import { fetchDefaults } from './defaults.js';
-import { quotaCore } from './quota.js';
 import { deferred } from './deferred.js';
 
 const CORE = Symbol('steadfast.budget');
+/**
+ * @internal The key of the driver getter that RetryBudget and RetryQuota both define (see
+ * budgetCore). A getter on the prototype, not an instance field: `BUDGET in value` holds for a
+ * stand-in made before the core loaded (deferred.js), as `instanceof` did, and reading it builds
+ * the real instance first. Through this key, code that takes "a RetryBudget or a RetryQuota" names
+ * neither class, so a bundle carries RetryQuota only when the page imports it.
+ */
+export const BUDGET = Symbol('steadfast.budgetDriver');
 
 export class RetryBudget {
   /**
@@ -51,6 +58,11 @@ export class RetryBudget {
     Object.freeze(this);
   }
 
+  /** @internal The driver's view (budgetCore). */
+  get [BUDGET]() {
+    return this[CORE];
+  }
+
   /** Take one retry from the budget: true if allowed. Never call it for a first attempt. */
   tryConsume() {
     return this[CORE].tryWithdraw();
@@ -73,8 +85,11 @@ export class RetryBudget {
  * the error's class and is refunded on success).
  */
 export function budgetCore(value, where) {
-  if (value instanceof RetryBudget) return value[CORE];
-  const quota = quotaCore(value);
-  if (quota !== undefined) return quota;
+  if (isBudget(value)) return value[BUDGET];
   throw o.typeError(where, 'budget', 'a RetryBudget or a RetryQuota', value);
+}
+
+/** @internal Whether `value` is a RetryBudget or a RetryQuota (or a stand-in for one). */
+export function isBudget(value) {
+  return value !== null && typeof value === 'object' && BUDGET in value;
 }

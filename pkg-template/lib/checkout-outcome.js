@@ -11,14 +11,16 @@ import { provablyNotSent } from './fetch.js';
 export const UNAVAILABLE_RETRY_MS = 1_000;
 
 /** The gateway answered with something a correct client never causes (400, 401, 404, …). */
-export class CheckoutRequestError extends SteadfastError {
-  constructor(status, body, why) {
-    super(`Checkout request rejected with HTTP ${status}${why === undefined ? '' : `: ${why}`}`, 'CHECKOUT_REJECTED');
-    this.status = status;
-    this.body = body;
-  }
-}
-named(CheckoutRequestError, 'CheckoutRequestError');
+export const CheckoutRequestError = /* @__PURE__ */ named(
+  class CheckoutRequestError extends SteadfastError {
+    constructor(status, body, why) {
+      super(`Checkout request rejected with HTTP ${status}${why === undefined ? '' : `: ${why}`}`, 'CHECKOUT_REJECTED');
+      this.status = status;
+      this.body = body;
+    }
+  },
+  'CheckoutRequestError',
+);
 
 /** @internal A decline travels through the store as a definitive failure (frees the key). */
 export class Declined extends Error {

@@ -271,6 +271,27 @@ export function historyOf(error) {
   return error !== null && (typeof error === 'object' || typeof error === 'function') ? HISTORIES.get(error) : undefined;
 }
 
+/**
+ * Evidence of the copies of a failed hedged attempt other than the one whose error ends it: error ->
+ * answer codes (core::history), so withRetry folds every copy into the call's history, a cancelled
+ * loser (NO_ANSWER: it may have been processed) included. Here, not in lib/hedge.js, because a
+ * retry loop without a hedge of its own still folds the evidence of a hedge() inside it.
+ */
+const EVIDENCE = new WeakMap();
+
+/** @internal Keep the answers of the other copies of the hedged attempt that failed with `error` (an object). */
+export function keepHedgeEvidence(error, answers) {
+  EVIDENCE.set(error, answers);
+}
+
+/** @internal Fold the other copies of the attempt that failed with `error` into `history`. */
+export function foldHedgeEvidence(history, error) {
+  const answers = error !== null && typeof error === 'object' ? EVIDENCE.get(error) : undefined;
+  if (answers === undefined) return history;
+  for (const a of answers) history = historyRecord(history, a);
+  return history;
+}
+
 /** @internal Fold one failed attempt into `history` (a plain number; 0 = no attempt yet). */
 export function recordAttempt(history, error, retryable) {
   return historyRecord(history, answerOf(error, retryable));

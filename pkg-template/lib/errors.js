@@ -21,14 +21,18 @@ export function isSteadfastError(error, code) {
 
 /**
  * Give an error class its `name` as a literal on its prototype: survives minification, costs nothing
- * per instance, and stays writable (an instance may still be given its own `name`).
+ * per instance, and stays writable (an instance may still be given its own `name`). `mark`, when
+ * given, is a brand symbol set to true on the prototype too. Called as `export const C = /* @__PURE__ *\/
+ * named(class C …)`: one pure expression, so a bundle drops the classes nothing names.
  * @template {Function} C
  * @param {C} ErrorClass
  * @param {string} name
+ * @param {symbol} [mark]
  * @returns {C}
  */
-export function named(ErrorClass, name) {
+export function named(ErrorClass, name, mark) {
   Object.defineProperty(ErrorClass.prototype, 'name', { value: name, writable: true, configurable: true, enumerable: false });
+  if (mark !== undefined) Object.defineProperty(ErrorClass.prototype, mark, { value: true });
   return ErrorClass;
 }
 
@@ -54,45 +58,49 @@ named(SteadfastError, 'SteadfastError');
  * runs. Nothing live is evicted to make room: evicting an in-flight or unknown record would allow a
  * second charge, evicting a done one a second charge on retry. Existing keys keep working.
  */
-export class StoreFullError extends SteadfastError {
-  /**
-   * @param {string} key the refused key
-   * @param {number} maxRecords the limit
-   */
-  constructor(key, maxRecords) {
-    super(`Idempotency store is full (${maxRecords} live records): new key ${key} refused, nothing was run`, 'STORE_FULL');
-    this.key = key;
-    this.maxRecords = maxRecords;
-  }
-}
-named(StoreFullError, 'StoreFullError');
+export const StoreFullError = /* @__PURE__ */ named(
+  class StoreFullError extends SteadfastError {
+    /**
+     * @param {string} key the refused key
+     * @param {number} maxRecords the limit
+     */
+    constructor(key, maxRecords) {
+      super(`Idempotency store is full (${maxRecords} live records): new key ${key} refused, nothing was run`, 'STORE_FULL');
+      this.key = key;
+      this.maxRecords = maxRecords;
+    }
+  },
+  'StoreFullError',
+);
 
 const OPEN_MESSAGE = 'Circuit is open: downstream is failing fast';
 
-export class CircuitOpenError extends SteadfastError {
-  /**
-   * @param {number} [retryAfterMs] remaining cooldown when rejected (0 while a probe is in flight, Infinity when isolated)
-   * @param {string} [message]
-   */
-  constructor(retryAfterMs = 0, message = OPEN_MESSAGE) {
-    super(message, 'CIRCUIT_OPEN');
-    /** Remaining cooldown in ms at the time of the rejection. */
-    this.retryAfterMs = retryAfterMs;
-  }
+export const CircuitOpenError = /* @__PURE__ */ named(
+  class CircuitOpenError extends SteadfastError {
+    /**
+     * @param {number} [retryAfterMs] remaining cooldown when rejected (0 while a probe is in flight, Infinity when isolated)
+     * @param {string} [message]
+     */
+    constructor(retryAfterMs = 0, message = OPEN_MESSAGE) {
+      super(message, 'CIRCUIT_OPEN');
+      /** Remaining cooldown in ms at the time of the rejection. */
+      this.retryAfterMs = retryAfterMs;
+    }
 
-  /**
-   * @internal The breaker's rejection: flow control, so a fresh error without a stack trace (the
-   * stack would only show steadfast's own frames, and capturing it is most of an Error's cost).
-   */
-  static fast(retryAfterMs) {
-    const limit = Error.stackTraceLimit;
-    Error.stackTraceLimit = 0;
-    const error = new CircuitOpenError(retryAfterMs);
-    Error.stackTraceLimit = limit;
-    return error;
-  }
-}
-named(CircuitOpenError, 'CircuitOpenError');
+    /**
+     * @internal The breaker's rejection: flow control, so a fresh error without a stack trace (the
+     * stack would only show steadfast's own frames, and capturing it is most of an Error's cost).
+     */
+    static fast(retryAfterMs) {
+      const limit = Error.stackTraceLimit;
+      Error.stackTraceLimit = 0;
+      const error = new CircuitOpenError(retryAfterMs);
+      Error.stackTraceLimit = limit;
+      return error;
+    }
+  },
+  'CircuitOpenError',
+);
 
 /**
  * @internal A promise that rejects with `error` one microtask from now, i.e. after a caller's
@@ -112,48 +120,56 @@ export function rejectSoon(error) {
 }
 const RESOLVED = Promise.resolve();
 
-export class DuplicateRequestError extends SteadfastError {
-  constructor(key, startedAt) {
-    super(`Duplicate request for ${key} is already in flight`, 'DUPLICATE_IN_FLIGHT');
-    this.key = key;
-    this.startedAt = startedAt;
-  }
-}
-named(DuplicateRequestError, 'DuplicateRequestError');
-
-export class OutcomeUnknownError extends SteadfastError {
-  /**
-   * @param {string} key
-   * @param {number} startedAt
-   * @param {{ cause?: unknown, attempts?: number, lastAttemptAt?: number, settleAfterMs?: number }} [options]
-   *   what reconciliation needs: attempts sent, when the last one started, the settle window.
-   */
-  constructor(key, startedAt, options) {
-    super(`Outcome for ${key} is unknown — reconcile before retrying`, 'OUTCOME_UNKNOWN', options);
-    this.key = key;
-    this.startedAt = startedAt;
-    for (const field of ['attempts', 'lastAttemptAt', 'settleAfterMs']) {
-      if (typeof options?.[field] === 'number') this[field] = options[field];
+export const DuplicateRequestError = /* @__PURE__ */ named(
+  class DuplicateRequestError extends SteadfastError {
+    constructor(key, startedAt) {
+      super(`Duplicate request for ${key} is already in flight`, 'DUPLICATE_IN_FLIGHT');
+      this.key = key;
+      this.startedAt = startedAt;
     }
-  }
-}
+  },
+  'DuplicateRequestError',
+);
+
+export const OutcomeUnknownError = /* @__PURE__ */ named(
+  class OutcomeUnknownError extends SteadfastError {
+    /**
+     * @param {string} key
+     * @param {number} startedAt
+     * @param {{ cause?: unknown, attempts?: number, lastAttemptAt?: number, settleAfterMs?: number }} [options]
+     *   what reconciliation needs: attempts sent, when the last one started, the settle window.
+     */
+    constructor(key, startedAt, options) {
+      super(`Outcome for ${key} is unknown — reconcile before retrying`, 'OUTCOME_UNKNOWN', options);
+      this.key = key;
+      this.startedAt = startedAt;
+      for (const field of ['attempts', 'lastAttemptAt', 'settleAfterMs']) {
+        if (typeof options?.[field] === 'number') this[field] = options[field];
+      }
+    }
+  },
+  'OutcomeUnknownError',
+);
 
 /** `navigator.onLine` was false before sending: nothing was sent (so nothing can have been charged). */
-export class OfflineError extends SteadfastError {
-  constructor(message = 'Offline (navigator.onLine is false): nothing was sent') {
-    super(message, 'OFFLINE');
-  }
-}
-named(OfflineError, 'OfflineError');
-named(OutcomeUnknownError, 'OutcomeUnknownError');
+export const OfflineError = /* @__PURE__ */ named(
+  class OfflineError extends SteadfastError {
+    constructor(message = 'Offline (navigator.onLine is false): nothing was sent') {
+      super(message, 'OFFLINE');
+    }
+  },
+  'OfflineError',
+);
 
-export class IdempotencyKeyReuseError extends SteadfastError {
-  constructor(key) {
-    super(`Idempotency key ${key} was already used for a different request`, 'KEY_REUSED');
-    this.key = key;
-  }
-}
-named(IdempotencyKeyReuseError, 'IdempotencyKeyReuseError');
+export const IdempotencyKeyReuseError = /* @__PURE__ */ named(
+  class IdempotencyKeyReuseError extends SteadfastError {
+    constructor(key) {
+      super(`Idempotency key ${key} was already used for a different request`, 'KEY_REUSED');
+      this.key = key;
+    }
+  },
+  'IdempotencyKeyReuseError',
+);
 
 /**
  * A re-send with this key was refused: the key is older than the gateway's retention window
@@ -161,49 +177,57 @@ named(IdempotencyKeyReuseError, 'IdempotencyKeyReuseError');
  * as a NEW charge. An earlier attempt may have been processed: settle the charge by looking it up
  * at the gateway (`reconcile(store, lookup)`), never by re-sending.
  */
-export class IdempotencyKeyExpiredError extends SteadfastError {
-  /**
-   * @param {string} key
-   * @param {{ firstUsedAt: number, retentionMs: number, dialect: string, cause?: unknown }} info
-   */
-  constructor(key, info) {
-    super(
-      `Idempotency key ${key} is past the ${info.dialect} retention window (${info.retentionMs} ms): not re-sent; reconcile by lookup`,
-      'IDEMPOTENCY_KEY_EXPIRED',
-      info.cause === undefined ? undefined : { cause: info.cause },
-    );
-    this.key = key;
-    this.firstUsedAt = info.firstUsedAt;
-    this.retentionMs = info.retentionMs;
-    this.dialect = info.dialect;
-  }
-}
-named(IdempotencyKeyExpiredError, 'IdempotencyKeyExpiredError');
+export const IdempotencyKeyExpiredError = /* @__PURE__ */ named(
+  class IdempotencyKeyExpiredError extends SteadfastError {
+    /**
+     * @param {string} key
+     * @param {{ firstUsedAt: number, retentionMs: number, dialect: string, cause?: unknown }} info
+     */
+    constructor(key, info) {
+      super(
+        `Idempotency key ${key} is past the ${info.dialect} retention window (${info.retentionMs} ms): not re-sent; reconcile by lookup`,
+        'IDEMPOTENCY_KEY_EXPIRED',
+        info.cause === undefined ? undefined : { cause: info.cause },
+      );
+      this.key = key;
+      this.firstUsedAt = info.firstUsedAt;
+      this.retentionMs = info.retentionMs;
+      this.dialect = info.dialect;
+    }
+  },
+  'IdempotencyKeyExpiredError',
+);
 
-export class RetryBudgetExhaustedError extends SteadfastError {
-  constructor(cause, attempt) {
-    super('Retry budget exhausted: failing fast instead of adding load', 'RETRY_BUDGET_EXHAUSTED', { cause });
-    this.attempt = attempt;
-  }
-}
-named(RetryBudgetExhaustedError, 'RetryBudgetExhaustedError');
+export const RetryBudgetExhaustedError = /* @__PURE__ */ named(
+  class RetryBudgetExhaustedError extends SteadfastError {
+    constructor(cause, attempt) {
+      super('Retry budget exhausted: failing fast instead of adding load', 'RETRY_BUDGET_EXHAUSTED', { cause });
+      this.attempt = attempt;
+    }
+  },
+  'RetryBudgetExhaustedError',
+);
 
-export class DeadlineExceededError extends SteadfastError {
-  constructor(maxElapsedMs, cause, attempt) {
-    super(`Gave up: retrying would exceed maxElapsedMs (${maxElapsedMs} ms)`, 'DEADLINE_EXCEEDED', { cause });
-    this.maxElapsedMs = maxElapsedMs;
-    this.attempt = attempt;
-  }
-}
-named(DeadlineExceededError, 'DeadlineExceededError');
+export const DeadlineExceededError = /* @__PURE__ */ named(
+  class DeadlineExceededError extends SteadfastError {
+    constructor(maxElapsedMs, cause, attempt) {
+      super(`Gave up: retrying would exceed maxElapsedMs (${maxElapsedMs} ms)`, 'DEADLINE_EXCEEDED', { cause });
+      this.maxElapsedMs = maxElapsedMs;
+      this.attempt = attempt;
+    }
+  },
+  'DeadlineExceededError',
+);
 
-export class IdempotencyStateError extends SteadfastError {
-  constructor(key, code, message) {
-    super(message, code);
-    this.key = key;
-  }
-}
-named(IdempotencyStateError, 'IdempotencyStateError');
+export const IdempotencyStateError = /* @__PURE__ */ named(
+  class IdempotencyStateError extends SteadfastError {
+    constructor(key, code, message) {
+      super(message, code);
+      this.key = key;
+    }
+  },
+  'IdempotencyStateError',
+);
 
 /** Whether `cause` is a browser's Content-Security-Policy refusal to compile WebAssembly. */
 function isCspRefusal(cause) {
@@ -221,38 +245,40 @@ function isPermissionRefusal(cause) {
  * 404 or wrong MIME type for the .wasm, a CDN rule…). Importing steadfast never throws it: `ready`
  * rejects with it, and every call that needs the core throws (or rejects with) a fresh one.
  */
-export class WasmUnavailableError extends SteadfastError {
-  /**
-   * @param {unknown} cause what the platform threw (a CompileError, a TypeError from fetch, …)
-   * @param {string} [where] the call that needed the core
-   */
-  constructor(cause, where) {
-    const csp = isCspRefusal(cause);
-    const permission = !csp && isPermissionRefusal(cause);
-    const why =
-      cause === undefined
-        ? 'it has not loaded yet (await `ready`, or `init()`, before the first call)'
-        : csp
-          ? "the page's Content-Security-Policy refused to compile WebAssembly. Fix: add 'wasm-unsafe-eval' to script-src " +
-            "(e.g. script-src 'self' 'wasm-unsafe-eval'); it allows WebAssembly only, not eval()"
-          : permission
-            ? `Deno refused to read steadfast_core_bg.wasm (${cause.message}). Fix: run with --allow-read ` +
-              '(or --allow-read=node_modules, or "permissions" in deno.json), or pass the bytes or a WebAssembly.Module to init()'
-            : `it failed to load (${cause instanceof Error ? cause.message : String(cause)}). Check that steadfast_core_bg.wasm is ` +
-              'served next to the package (Content-Type application/wasm), or pass its URL to init()';
-    super(
-      `steadfast: ${where === undefined ? 'the WebAssembly core is unavailable' : `${where} needs the WebAssembly core, but`}: ${why}`,
-      'WASM_UNAVAILABLE',
-      cause === undefined ? undefined : { cause },
-    );
+export const WasmUnavailableError = /* @__PURE__ */ named(
+  class WasmUnavailableError extends SteadfastError {
     /**
-     * 'csp' when a Content-Security-Policy refused WebAssembly; 'permission' when Deno refused to read
-     * the .wasm (no --allow-read); 'pending' before loading ended; else 'load'.
+     * @param {unknown} cause what the platform threw (a CompileError, a TypeError from fetch, …)
+     * @param {string} [where] the call that needed the core
      */
-    this.reason = cause === undefined ? 'pending' : csp ? 'csp' : permission ? 'permission' : 'load';
-  }
-}
-named(WasmUnavailableError, 'WasmUnavailableError');
+    constructor(cause, where) {
+      const csp = isCspRefusal(cause);
+      const permission = !csp && isPermissionRefusal(cause);
+      const why =
+        cause === undefined
+          ? 'it has not loaded yet (await `ready`, or `init()`, before the first call)'
+          : csp
+            ? "the page's Content-Security-Policy refused to compile WebAssembly. Fix: add 'wasm-unsafe-eval' to script-src " +
+              "(e.g. script-src 'self' 'wasm-unsafe-eval'); it allows WebAssembly only, not eval()"
+            : permission
+              ? `Deno refused to read steadfast_core_bg.wasm (${cause.message}). Fix: run with --allow-read ` +
+                '(or --allow-read=node_modules, or "permissions" in deno.json), or pass the bytes or a WebAssembly.Module to init()'
+              : `it failed to load (${cause instanceof Error ? cause.message : String(cause)}). Check that steadfast_core_bg.wasm is ` +
+                'served next to the package (Content-Type application/wasm), or pass its URL to init()';
+      super(
+        `steadfast: ${where === undefined ? 'the WebAssembly core is unavailable' : `${where} needs the WebAssembly core, but`}: ${why}`,
+        'WASM_UNAVAILABLE',
+        cause === undefined ? undefined : { cause },
+      );
+      /**
+       * 'csp' when a Content-Security-Policy refused WebAssembly; 'permission' when Deno refused to read
+       * the .wasm (no --allow-read); 'pending' before loading ended; else 'load'.
+       */
+      this.reason = cause === undefined ? 'pending' : csp ? 'csp' : permission ? 'permission' : 'load';
+    }
+  },
+  'WasmUnavailableError',
+);
 
 const PERMANENT = Symbol.for('steadfast.permanent');
 
@@ -261,14 +287,16 @@ const PERMANENT = Symbol.for('steadfast.permanent');
  * `throw new PermanentError(error)`. withRetry then rejects with `error` itself (the cause), whatever
  * `isRetryable` would have said. Elsewhere it is an ordinary error with code 'PERMANENT'.
  */
-export class PermanentError extends SteadfastError {
-  /** @param {unknown} cause what the call should reject with */
-  constructor(cause, message = 'Permanent failure: not retried') {
-    super(message, 'PERMANENT', { cause });
-  }
-}
-Object.defineProperty(PermanentError.prototype, PERMANENT, { value: true });
-named(PermanentError, 'PermanentError');
+export const PermanentError = /* @__PURE__ */ named(
+  class PermanentError extends SteadfastError {
+    /** @param {unknown} cause what the call should reject with */
+    constructor(cause, message = 'Permanent failure: not retried') {
+      super(message, 'PERMANENT', { cause });
+    }
+  },
+  'PermanentError',
+  PERMANENT,
+);
 
 /** @internal A PermanentError, from this copy of the package or another. */
 export function isPermanent(error) {

@@ -61,7 +61,8 @@ function subscribe(type, listener, where) {
  * Process-wide events of every steadfast component in this copy of the package. Each `on…` adds a
  * listener and returns a function that removes it (also usable with `using`).
  */
-export const events = Object.freeze({
+// Pure: a page that never subscribes carries none of this object (a bundler keeps a bare call).
+export const events = /* @__PURE__ */ Object.freeze({
   /** Before each retry's sleep: `{ attempt, delayMs, error, result? }` (every withRetry, pipeline, chargeCustomer). */
   onRetry: (listener) => subscribe('retry', listener, 'onRetry'),
   /** A retried call stopped failing-over: `{ attempt, error | result, reason: 'attempts' | 'not-retryable' | 'permanent' | 'deadline' | 'budget' }`. */

@@ -7,16 +7,14 @@
 // one plan per endpoint when it is created and never compiles again.
 
 import { settleAfterMs as coreSettleAfterMs } from '../steadfast_core.js';
-import { RetryBudget } from './budget.js';
-import { RetryQuota } from './quota.js';
+import { RetryBudget, isBudget } from './budget.js';
 import { RateLimiter } from './limiter.js';
 import { OfflineError } from './errors.js';
 import { compileDialect } from './dialect.js';
 import { isTransientError } from './classify.js';
-import { checkPolicy } from './retry.js';
+import { POLICY_EXTRAS, checkUnhedgedPolicy } from './retry.js';
 import * as o from './options.js';
 import { fetchDefaults, JITTERS } from './defaults.js';
-import { compileHedge } from './hedge.js';
 import { BreakerRegistry, RetryableResponse } from './origin.js';
 
 const plans = new WeakMap();
@@ -78,7 +76,7 @@ export function planFor(options) {
     if (hit !== undefined) return hit;
   }
   const opts = o.object(options, 'resilientFetch', true);
-  const plan = compilePlan(opts);
+  const plan = compilePlan(opts, POLICY_EXTRAS);
   // What the plan read must not change under it (withRetry's rule for its policy).
   const retry = opts.retry;
   if (retry !== null && typeof retry === 'object') Object.freeze(retry);
@@ -90,8 +88,10 @@ export function planFor(options) {
 /**
  * @internal A plan from an options object, uncached and without freezing anything: for the checkout
  * client, which compiles its own options (not the caller's object) once, when it is created.
+ * `extras`: lib/retry.js's POLICY_EXTRAS, for options that may carry a `hedge` (resilientFetch's);
+ * the checkout client's never do, so its bundle carries no hedging code.
  */
-export function compilePlan(opts) {
+export function compilePlan(opts, extras) {
   const where = 'resilientFetch';
   const DEFAULT_RETRY = fetchDefaults().retry;
   const r = opts.retry === undefined ? DEFAULT_RETRY : o.object(opts.retry, where);
@@ -111,7 +111,7 @@ export function compilePlan(opts) {
   const kind = breakerKind(breaker);
   if (kind === 'other') throw o.typeError(where, 'breaker', 'a CircuitBreaker, a BreakerRegistry or false', breaker);
   const budget = o.own(opts, 'budget');
-  if (budget !== undefined && budget !== false && !(budget instanceof RetryBudget) && !(budget instanceof RetryQuota)) {
+  if (budget !== undefined && budget !== false && !isBudget(budget)) {
     throw o.typeError(where, 'budget', 'a RetryBudget, a RetryQuota or false', budget);
   }
   const rateLimiter = o.own(opts, 'rateLimiter');
@@ -131,7 +131,9 @@ export function compilePlan(opts) {
   if (typeof bufferBody !== 'boolean') throw o.typeError(where, 'bufferBody', 'a boolean', bufferBody);
   const fetch = o.fn(opts, 'fetch', where);
   const onRetry = o.fn(opts, 'onRetry', where);
-  const hedge = o.own(opts, 'hedge') === undefined ? undefined : compileHedge(o.own(opts, 'hedge'), where);
+  const hedgeOption = o.own(opts, 'hedge');
+  // Only planFor's options may carry a hedge (it passes the extras); the checkout client's never do.
+  const hedge = hedgeOption === undefined ? undefined : extras.hedging.compileHedge(hedgeOption, where);
   return Object.freeze({
     fetch,
     retry: Object.freeze(retry),
@@ -153,6 +155,8 @@ export function compilePlan(opts) {
     keyHeader: dialect?.header ?? 'Idempotency-Key',
     attemptHeader,
     hedge,
+    /** POLICY_EXTRAS when the plan hedges: how fetchWithPlan and its retry driver race copies. */
+    extras: hedge === undefined ? undefined : extras,
     onRetry: (info) => {
       // Free the connection of a response we will not return.
       if (info.error instanceof RetryableResponse) info.error.response.body?.cancel().catch(() => {});
@@ -187,7 +191,7 @@ export function retryPolicyOf(plan, retrying, limiter) {
       onRetry: plan.onRetry,
     };
     if (limiter !== undefined) policy.rateLimiter = limiter;
-    checkPolicy(policy); // validates, freezes and caches it in withRetry's own cache
+    checkUnhedgedPolicy(policy); // validates, freezes and caches it in withRetry's own cache
     slot[name] = policy;
   }
   return policy;

@@ -21,7 +21,6 @@ import { retryWith } from './retry.js';
 import { newIdempotencyKey } from './idempotency.js';
 import * as o from './options.js';
 import { after } from './clock.js';
-import { copyInit, hedgeForRequest } from './hedge.js';
 import { RetryableResponse, limiterFor } from './origin.js';
 import { markFromFetch, planFor, retryPolicyOf } from './fetch-plan.js';
 
@@ -156,7 +155,7 @@ export async function fetchWithPlan(plan, input, init, state, readBody = false) 
       state.lastAttemptAt = Date.now();
       state.firstAttemptAt ??= state.lastAttemptAt;
       try {
-        const sendInit = { ...copyInit(ctx, fetchInit, base?.cache), signal: controller.signal };
+        const sendInit = { ...(plan.extras === undefined ? fetchInit : plan.extras.hedging.copyInit(ctx, fetchInit, base?.cache)), signal: controller.signal };
         if (plan.attemptHeader !== undefined) {
           // Opt-in: the attempt number on the wire (1 = first), e.g. for the server's own resend_count.
           sendInit.headers = new Headers(sendInit.headers);
@@ -217,7 +216,7 @@ export async function fetchWithPlan(plan, input, init, state, readBody = false) 
   const hedge =
     plan.hedge === undefined
       ? undefined
-      : hedgeForRequest(plan.hedge, retryable, method, () => {
+      : plan.extras.hedging.hedgeForRequest(plan.hedge, retryable, method, () => {
           state.maybeSent = true;
           state.history = historyRecord(state.history, ANSWER.NO_ANSWER);
           state.lastAttemptAt = Date.now();
@@ -244,7 +243,7 @@ export async function fetchWithPlan(plan, input, init, state, readBody = false) 
       } catch (e) {
         return Promise.reject(e); // inside the breaker, as before: withRetry's own validation
       }
-      return retryWith(attempt, policy, callerSignal);
+      return retryWith(attempt, policy, callerSignal, plan.extras);
     };
     response = await (breaker === undefined ? run() : breaker.execute(run));
   } catch (e) {

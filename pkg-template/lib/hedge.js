@@ -6,11 +6,11 @@
 // loser may have reached the gateway) feeds the call's history. When to start the next copy, how many,
 // how many at once: the Rust core's (HedgeCore.nextStep). This driver starts, races and aborts.
 
-import { HedgeCore, historyRecord } from '../steadfast_core.js';
+import { HedgeCore } from '../steadfast_core.js';
 import { SteadfastError, named } from './errors.js';
 import { emit, listening } from './events.js';
 import { after } from './clock.js';
-import { ANSWER, answerOf } from './classify.js';
+import { ANSWER, answerOf, keepHedgeEvidence } from './classify.js';
 import * as o from './options.js';
 import { HEDGE_STEP, LAYOUT } from './wire.js';
 
@@ -19,19 +19,21 @@ import { HEDGE_STEP, LAYOUT } from './wire.js';
  * key, a body that can be read once, or a `withRetry`/`hedge()` call declaring neither `safe: true`
  * nor an `idempotencyKey`. Nothing was sent.
  */
-export class HedgeNotSafeError extends SteadfastError {
-  /** @param {string} where @param {string | undefined} method */
-  constructor(where, method) {
-    super(
-      method === undefined
-        ? `${where}: a hedge needs \`safe: true\` (the call only reads) or an \`idempotencyKey\` (the same key on every copy)`
-        : `${where}: a ${method} request may be hedged only with an Idempotency-Key (the same key on every copy) and a body that can be sent twice`,
-      'HEDGE_NOT_SAFE',
-    );
-    this.method = method;
-  }
-}
-named(HedgeNotSafeError, 'HedgeNotSafeError');
+export const HedgeNotSafeError = /* @__PURE__ */ named(
+  class HedgeNotSafeError extends SteadfastError {
+    /** @param {string} where @param {string | undefined} method */
+    constructor(where, method) {
+      super(
+        method === undefined
+          ? `${where}: a hedge needs \`safe: true\` (the call only reads) or an \`idempotencyKey\` (the same key on every copy)`
+          : `${where}: a ${method} request may be hedged only with an Idempotency-Key (the same key on every copy) and a body that can be sent twice`,
+        'HEDGE_NOT_SAFE',
+      );
+      this.method = method;
+    }
+  },
+  'HedgeNotSafeError',
+);
 
 /** The reason a losing copy's signal is aborted with: its call was answered by another copy. */
 function lostReason() {
@@ -107,21 +109,6 @@ export function checkHedgeSafe(hedge, where) {
 }
 
 /**
- * Evidence of the copies of a failed hedged attempt other than the one whose error ends it: error ->
- * answer codes (core::history), so withRetry folds every copy into the call's history, a cancelled
- * loser (NO_ANSWER: it may have been processed) included.
- */
-const EVIDENCE = new WeakMap();
-
-/** @internal Fold the other copies of the attempt that failed with `error` into `history`. */
-export function foldHedgeEvidence(history, error) {
-  const answers = error !== null && typeof error === 'object' ? EVIDENCE.get(error) : undefined;
-  if (answers === undefined) return history;
-  for (const a of answers) history = historyRecord(history, a);
-  return history;
-}
-
-/**
  * @internal Run one attempt of `fn` as a race of copies. `r` is the retry driver's view:
  * `{ hedge, budget, isRetryable, clock }`. Resolves with the first success; rejects with the first
  * error `isRetryable` does not accept (a definitive answer wins too), or, when every copy failed
@@ -159,7 +146,7 @@ export function hedged(fn, ctx, r) {
       }
       if (ok) resolve(value);
       else {
-        if (evidence.length > 0 && value !== null && typeof value === 'object') EVIDENCE.set(value, evidence.slice());
+        if (evidence.length > 0 && value !== null && typeof value === 'object') keepHedgeEvidence(value, evidence.slice());
         reject(value);
       }
     };
@@ -242,3 +229,10 @@ export function hedged(fn, ctx, r) {
     step();
   });
 }
+
+/**
+ * @internal What a retry loop or a fetch plan needs to hedge, handed to them by the entry points
+ * that can be given a hedge (withRetry, the retry() policy, resilientFetch's planFor). The checkout
+ * client's path never hedges and never names this object, so its bundle carries no hedging code.
+ */
+export const HEDGING = { compileHedge, checkHedgeSafe, hedged, hedgeForRequest, copyInit };

@@ -7,7 +7,7 @@
 // two integer comparisons it replaces).
 
 import { SteadfastError, named } from './errors.js';
-import { retryWith, checkPolicy } from './retry.js';
+import { POLICY_EXTRAS, retryWith, checkPolicy } from './retry.js';
 import { after } from './clock.js';
 import * as o from './options.js';
 import { coreUnavailable } from './loader.js';
@@ -22,25 +22,29 @@ import { isPermanent } from './errors.js';
  * A `timeout(ms)` policy gave up on the call and aborted its signal. Its name is 'TimeoutError', so
  * `isTransientError` treats it like a platform timeout (retryable; for a charge, an unknown outcome).
  */
-export class TimeoutError extends SteadfastError {
-  /** @param {number} timeoutMs */
-  constructor(timeoutMs) {
-    super(`Timed out after ${timeoutMs} ms`, 'TIMEOUT');
-    this.timeoutMs = timeoutMs;
-  }
-}
-named(TimeoutError, 'TimeoutError');
+export const TimeoutError = /* @__PURE__ */ named(
+  class TimeoutError extends SteadfastError {
+    /** @param {number} timeoutMs */
+    constructor(timeoutMs) {
+      super(`Timed out after ${timeoutMs} ms`, 'TIMEOUT');
+      this.timeoutMs = timeoutMs;
+    }
+  },
+  'TimeoutError',
+);
 
 /** A `bulkhead(limit, queue)` was full: the call was refused without running. */
-export class BulkheadRejectedError extends SteadfastError {
-  /** @param {number} limit @param {number} queue */
-  constructor(limit, queue) {
-    super(`Bulkhead full: ${limit} running and ${queue} queued`, 'BULKHEAD_REJECTED');
-    this.limit = limit;
-    this.queue = queue;
-  }
-}
-named(BulkheadRejectedError, 'BulkheadRejectedError');
+export const BulkheadRejectedError = /* @__PURE__ */ named(
+  class BulkheadRejectedError extends SteadfastError {
+    /** @param {number} limit @param {number} queue */
+    constructor(limit, queue) {
+      super(`Bulkhead full: ${limit} running and ${queue} queued`, 'BULKHEAD_REJECTED');
+      this.limit = limit;
+      this.queue = queue;
+    }
+  },
+  'BulkheadRejectedError',
+);
 
 const RUN = Symbol('steadfast.policy');
 
@@ -143,7 +147,7 @@ export function pipeline(stages) {
 export function retry(policy) {
   // Validate (and freeze) now, not on the first call; before the core has loaded, at the first call.
   if (coreUnavailable('retry') === undefined) checkPolicy(policy);
-  return new Policy((fn, ctx) => retryWith((r) => fn({ ...ctx, attempt: r.attempt, signal: r.signal ?? ctx.signal }), policy, ctx.signal));
+  return new Policy((fn, ctx) => retryWith((r) => fn({ ...ctx, attempt: r.attempt, signal: r.signal ?? ctx.signal }), policy, ctx.signal, POLICY_EXTRAS));
 }
 
 /**

@@ -7,6 +7,7 @@
 import { QuotaCore, quotaPreset, quotaErrorClass } from '../steadfast_core.js';
 import * as o from './options.js';
 import { deferred } from './deferred.js';
+import { BUDGET } from './budget.js';
 import { statusOf } from './classify.js';
 import { ERROR_CLASSES, LAYOUT, QUOTA_PRESETS } from './wire.js';
 
@@ -57,6 +58,11 @@ export class RetryQuota {
     Object.freeze(this);
   }
 
+  /** @internal The driver's view (budget.js's budgetCore): the same shape as a RetryBudget's. */
+  get [BUDGET]() {
+    return this[CORE];
+  }
+
   /** Pay for one retry after `error` (by its class): true if the quota covers it. */
   tryConsume(error) {
     return this[CORE].tryWithdraw(error) !== false;
@@ -79,9 +85,4 @@ export class RetryQuota {
   get available() {
     return this[CORE].available();
   }
-}
-
-/** @internal The driver's view of a quota (same shape as a RetryBudget's). */
-export function quotaCore(value) {
-  return value instanceof RetryQuota ? value[CORE] : undefined;
 }

@@ -7,13 +7,13 @@ import { RetryCore, jitterDelay } from '../steadfast_core.js';
 import { DeadlineExceededError, RetryBudgetExhaustedError, PermanentError, isPermanent } from './errors.js';
 import { emit, listening } from './events.js';
 import * as o from './options.js';
-import { ANSWER, isTransientError, recordAttempt, rememberHistory, retryAfterMsOf } from './classify.js';
+import { ANSWER, foldHedgeEvidence, isTransientError, recordAttempt, rememberHistory, retryAfterMsOf } from './classify.js';
 import { historyRecord } from '../steadfast_core.js';
 import { sleep, raceAbort, after } from './clock.js';
 import { budgetCore } from './budget.js';
 import { RateLimiter, limiterDriver } from './limiter.js';
 import { JITTERS } from './defaults.js';
-import { compileHedge, checkHedgeSafe, foldHedgeEvidence, hedged } from './hedge.js';
+import { HEDGING } from './hedge.js';
 import { STOP } from './wire.js';
 
 /** The jitter function named `where` (its export name, for errors, known before the core loads): the core's jitter `jitter`. */
@@ -43,8 +43,11 @@ const compiled = new WeakMap();
  */
 export const DEFAULT_RETRY_POLICY = Object.freeze({ maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 10_000 });
 
-/** Validate a policy once, freeze it (runtime mutation is a race), and cache the result. */
-function compile(policy = DEFAULT_RETRY_POLICY) {
+/**
+ * Validate a policy once, freeze it (runtime mutation is a race), and cache the result. `extras`:
+ * POLICY_EXTRAS, from the callers whose policy may carry a `hedge` or `retryOnResult`.
+ */
+function compile(policy = DEFAULT_RETRY_POLICY, extras) {
   if (policy !== null && typeof policy === 'object') {
     const hit = compiled.get(policy);
     if (hit !== undefined) return hit;
@@ -63,10 +66,16 @@ function compile(policy = DEFAULT_RETRY_POLICY) {
   const jitter = o.oneOf(p, 'jitter', where, JITTERS, 0);
   const isRetryable = o.fn(p, 'isRetryable', where) ?? isTransientError;
   const retryOnResult = o.fn(p, 'retryOnResult', where);
+  // resilientFetch's own policies (no extras) carry neither a hedge nor retryOnResult.
+  if (extras === undefined && (retryOnResult !== undefined || p.hedge !== undefined)) {
+    throw new Error('steadfast: internal: hedge or retryOnResult on a resilientFetch policy');
+  }
   const c = {
     // PermanentError (p-retry's AbortError, a bail) always stops; a result retryOnResult rejected is retried.
     isRetryable: (e) => (e instanceof ResultRetry ? true : isPermanent(e) ? false : isRetryable(e)),
     retryOnResult,
+    /** POLICY_EXTRAS.checkingResults when retryOnResult is given (see retryWith). */
+    checking: retryOnResult === undefined ? undefined : extras.checkingResults,
     onRetry: o.fn(p, 'onRetry', where),
     random: o.fn(p, 'random', where),
     clock: o.clock(p, where),
@@ -78,8 +87,10 @@ function compile(policy = DEFAULT_RETRY_POLICY) {
   };
   // Hedging (lib/hedge.js): each attempt may race copies of itself, paid from the same budget.
   if (p.hedge !== undefined) {
-    c.hedge = compileHedge(p.hedge, where);
-    checkHedgeSafe(c.hedge, where);
+    const hedging = extras.hedging;
+    c.hedge = hedging.compileHedge(p.hedge, where);
+    hedging.checkHedgeSafe(c.hedge, where);
+    c.hedged = hedging.hedged;
   }
   c.first = Object.freeze({ attempt: 1, signal: undefined });
   // A quota is refunded on success (a RetryBudget is not: it has no recordSuccess).
@@ -99,7 +110,12 @@ function rateLimiterOf(p, where) {
 
 /** @internal Validate (and freeze, and cache) a policy now, e.g. before it is wrapped in a breaker. */
 export function checkPolicy(policy) {
-  compile(policy);
+  compile(policy, POLICY_EXTRAS);
+}
+
+/** @internal checkPolicy for a policy that never carries a hedge (resilientFetch's own, lib/fetch-plan.js). */
+export function checkUnhedgedPolicy(policy) {
+  compile(policy, undefined);
 }
 
 /** A result `retryOnResult` asked to retry, travelling as a failure through the loop. */
@@ -156,19 +172,23 @@ function checkingResults(fn, c, signal) {
  * between attempts. See the README and index.d.ts for every rule and default.
  */
 export function withRetry(fn, policy) {
-  return retryWith(fn, policy, undefined);
+  return retryWith(fn, policy, undefined, POLICY_EXTRAS);
 }
 
-/** @internal withRetry with a signal from outside the policy (the retry() policy in a pipeline). */
-export function retryWith(fn, policy, signal) {
+/**
+ * @internal withRetry with a signal from outside the policy (the retry() policy in a pipeline).
+ * `extras`: POLICY_EXTRAS when the policy may carry a `hedge` or `retryOnResult` (withRetry, the
+ * retry() policy, a hedged resilientFetch plan); undefined for a policy that never does.
+ */
+export function retryWith(fn, policy, signal, extras) {
   if (typeof fn !== 'function') return Promise.reject(o.typeError('withRetry', 'fn', 'a function', fn));
   let c;
   try {
-    c = compile(policy);
+    c = compile(policy, extras);
   } catch (e) {
     return Promise.reject(e); // an async API reports bad input as a rejection, never a sync throw
   }
-  if (c.retryOnResult !== undefined) return checkingResults(fn, c, signal);
+  if (c.checking !== undefined) return c.checking(fn, c, signal);
   return run(fn, c, signal);
 }
 
@@ -181,7 +201,7 @@ function run(fn, c, outerSignal) {
   }
   if (c.hedge !== undefined) {
     const single = fn;
-    fn = (ctx) => hedged(single, ctx, c);
+    fn = (ctx) => c.hedged(single, ctx, c);
   }
   if (outerSignal === undefined && c.signal === undefined && c.maxElapsedMs === undefined) {
     let p;
@@ -319,3 +339,11 @@ async function attempts(fn, c, error, start, signal, state, setHistory) {
     }
   }
 }
+
+/**
+ * @internal What a policy given to withRetry, to the retry() policy or in resilientFetch's options
+ * may ask for beyond resilientFetch's own policies: a `hedge` (lib/hedge.js) and `retryOnResult`.
+ * Those entry points hand it to the driver; the checkout client's path never names it, so its
+ * bundle carries neither.
+ */
+export const POLICY_EXTRAS = { hedging: HEDGING, checkingResults };
