@@ -17,8 +17,8 @@ const pkgDir = dirname(require.resolve('steadfast/package.json'));
 const steadfast = await import(pathToFileURL(join(pkgDir, 'index.node.js')).href);
 const core = await import(pathToFileURL(join(pkgDir, 'steadfast_core.js')).href);
 core.initSync();
-const memory = core.wasmMemory();
-const wasm = () => memory.buffer.byteLength;
+const wasmMemory = core.wasmMemory();
+const wasm = () => wasmMemory.buffer.byteLength;
 const { IdempotencyStore, newIdempotencyKey, createRedisIdempotencyStore } = steadfast;
 
 const N = Number(process.argv[2] ?? 100_000);
