@@ -136,6 +136,20 @@ export function cases() {
   const replayDeps = { store: new IdempotencyStore(), breaker: new CircuitBreaker(rateOptions), gateway, policy: retryPolicy };
   const ckWrap = cockatiel.wrap(cockatielRetry(), cockatielSampling());
   const sfWrapBreaker = new CircuitBreaker(rateOptions);
+  // Cases 3 and 3c: the bare gateway, and cockatiel's like-for-like of the pipeline.
+  const gatewayBaseline = {
+    name: 'baseline: await gateway(charge)',
+    lib: 'baseline',
+    op: () => gateway({ idempotencyKey: 'k', amountCents: 1200, currency: 'usd' }),
+  };
+  const cockatielWrap = {
+    name: 'cockatiel wrap(retry, SamplingBreaker)',
+    lib: 'cockatiel',
+    op: () => {
+      const c = { idempotencyKey: 'k', amountCents: 1200, currency: 'usd' };
+      return ckWrap.execute(() => gateway(c));
+    },
+  };
 
   // Case 4: open circuits (tripped by real failures; cooldowns far longer than the run).
   const sfOpen = new CircuitBreaker({ failureThreshold: 1, openDurationMs: 1e9 });
@@ -229,11 +243,7 @@ export function cases() {
       title: 'pipeline, success path',
       target: 0.5,
       variants: [
-        {
-          name: 'baseline: await gateway(charge)',
-          lib: 'baseline',
-          op: () => gateway({ idempotencyKey: 'k', amountCents: 1200, currency: 'usd' }),
-        },
+        gatewayBaseline,
         {
           name: 'steadfast chargeCustomer (fresh key)',
           lib: 'steadfast',
@@ -283,14 +293,7 @@ export function cases() {
             return sfWrapBreaker.execute(() => withRetry(() => gateway(c), retryPolicy));
           },
         },
-        {
-          name: 'cockatiel wrap(retry, SamplingBreaker)',
-          lib: 'cockatiel',
-          op: () => {
-            const c = { idempotencyKey: 'k', amountCents: 1200, currency: 'usd' };
-            return ckWrap.execute(() => gateway(c));
-          },
-        },
+        cockatielWrap,
       ],
     },
     {
@@ -299,11 +302,7 @@ export function cases() {
       id: '3c',
       title: 'a fresh-key charge, layer by layer',
       variants: [
-        {
-          name: 'baseline: await gateway(charge)',
-          lib: 'baseline',
-          op: () => gateway({ idempotencyKey: 'k', amountCents: 1200, currency: 'usd' }),
-        },
+        gatewayBaseline,
         {
           name: 'the canonical text alone (chargeFingerprint), then the gateway',
           lib: 'steadfast',
@@ -348,14 +347,7 @@ export function cases() {
           setup: freshKeys,
           op: (i) => chargeCustomer({ idempotencyKey: keys[i], amountCents: 1200, currency: 'usd' }, deps),
         },
-        {
-          name: 'cockatiel wrap(retry, SamplingBreaker)',
-          lib: 'cockatiel',
-          op: () => {
-            const c = { idempotencyKey: 'k', amountCents: 1200, currency: 'usd' };
-            return ckWrap.execute(() => gateway(c));
-          },
-        },
+        cockatielWrap,
       ],
     },
     {
