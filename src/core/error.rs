@@ -306,7 +306,7 @@ impl Expect {
 
     /// The phrase as (text, optional number, text): one table, so `describe` is one short code
     /// path instead of an inlined `push_str` per variant (−231 B gz of wasm; issue 15).
-    fn parts(&self) -> (&'static str, Option<u32>, &'static str) {
+    pub(crate) fn parts(&self) -> (&'static str, Option<u32>, &'static str) {
         match self {
             Expect::NonNegative => ("a finite number >= 0", None, ""),
             Expect::Positive => ("a finite number > 0", None, ""),
