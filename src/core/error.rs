@@ -158,15 +158,14 @@ pub const OPTIONS: [(Opt, &str); 68] = [
 impl Opt {
     /// The option's name as users write it.
     pub fn name(self) -> &'static str {
-        OPTIONS
-            .iter()
-            .find(|(o, _)| *o == self)
-            .map_or("", |(_, n)| n)
+        // [`OPTIONS`] lists the variants in declaration order (a test checks it), so the
+        // discriminant is the index: one load, not a search inlined at every caller (wasm size).
+        OPTIONS.get(self as usize).map_or("", |(_, n)| n)
     }
 
     /// Stable numeric id (index in [`OPTIONS`]).
     pub fn id(self) -> u32 {
-        OPTIONS.iter().position(|(o, _)| *o == self).unwrap_or(0) as u32
+        self as u32
     }
 }
 
@@ -460,6 +459,8 @@ mod tests {
     #[test]
     fn ids_are_indices_and_names_unique() {
         for (i, (o, name)) in OPTIONS.iter().enumerate() {
+            // `name` and `id` index by discriminant: the table must keep declaration order.
+            assert_eq!(*o as usize, i);
             assert_eq!(o.id() as usize, i);
             assert_eq!(o.name(), *name);
         }
