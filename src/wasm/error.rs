@@ -27,7 +27,7 @@ pub(crate) fn throw(e: Error) -> JsValue {
         other => *first = other.code(),
     }
     let mut s = String::new();
-    for piece in pieces {
+    for piece in &pieces {
         s.push_str(piece);
     }
     JsValue::from_str(&s)
