@@ -161,31 +161,26 @@ pub fn parse_retry_after(value: &str, now_ms: f64) -> Option<f64> {
     Some(secs * 1000.0)
 }
 
-/// Every name an HTTP-date may contain, lowercase, each followed by a space: the twelve months
+/// Every name an HTTP-date may contain, lowercase, each after its length: the twelve months
 /// first (their index is the month - 1), then the weekdays (short and long) and `GMT`, which
 /// carry nothing the date needs. One byte table walked by one loop, not a comparison per name.
-const NAMES: &[u8] = b"jan feb mar apr may jun jul aug sep oct nov dec \
-mon tue wed thu fri sat sun monday tuesday wednesday thursday friday saturday sunday gmt ";
+const NAMES: &[u8] =
+    b"\x03jan\x03feb\x03mar\x03apr\x03may\x03jun\x03jul\x03aug\x03sep\x03oct\x03nov\x03dec\
+\x03mon\x03tue\x03wed\x03thu\x03fri\x03sat\x03sun\x06monday\x07tuesday\x09wednesday\x08thursday\
+\x06friday\x08saturday\x06sunday\x03gmt";
 
-/// The index of `token` among [`NAMES`], ASCII case-insensitive: one pass over the table that
-/// follows how much of `token` the current name has matched so far.
+/// The index of `token` among [`NAMES`], ASCII case-insensitive. A name of another length is
+/// stepped over whole.
 fn name_index(token: &[u8]) -> Option<u32> {
-    const MISMATCH: usize = usize::MAX;
-    let (mut index, mut matched) = (0, 0);
-    for &n in NAMES {
-        if n == b' ' {
-            if matched == token.len() {
-                return Some(index);
-            }
-            index += 1;
-            matched = 0;
-        } else if matched != MISMATCH {
-            // `n` is a lowercase letter, so `t | 0x20 == n` holds for exactly `n` and its capital.
-            matched = match token.get(matched) {
-                Some(t) if t | 0x20 == n => matched + 1,
-                _ => MISMATCH,
-            };
+    let (mut index, mut rest) = (0, NAMES);
+    while let Some((&len, tail)) = rest.split_first() {
+        let (name, next) = tail.split_at_checked(usize::from(len))?;
+        // `n` is a lowercase letter, so `t | 0x20 == n` holds for exactly `n` and its capital.
+        if name.len() == token.len() && name.iter().zip(token).all(|(n, t)| t | 0x20 == *n) {
+            return Some(index);
         }
+        index += 1;
+        rest = next;
     }
     None
 }
@@ -588,6 +583,51 @@ mod tests {
 
     fn same(a: Option<f64>, b: Option<f64>) -> bool {
         a.map(f64::to_bits) == b.map(f64::to_bits)
+    }
+
+    #[test]
+    fn name_table_lists_the_names_in_order() {
+        let names = [
+            "jan",
+            "feb",
+            "mar",
+            "apr",
+            "may",
+            "jun",
+            "jul",
+            "aug",
+            "sep",
+            "oct",
+            "nov",
+            "dec",
+            "mon",
+            "tue",
+            "wed",
+            "thu",
+            "fri",
+            "sat",
+            "sun",
+            "monday",
+            "tuesday",
+            "wednesday",
+            "thursday",
+            "friday",
+            "saturday",
+            "sunday",
+            "gmt",
+        ];
+        let table: Vec<u8> = names
+            .iter()
+            .flat_map(|n| std::iter::once(n.len() as u8).chain(n.bytes()))
+            .collect();
+        assert_eq!(NAMES, &table[..]);
+        for (i, n) in names.iter().enumerate() {
+            assert_eq!(name_index(n.as_bytes()), Some(i as u32));
+            assert_eq!(name_index(n.to_uppercase().as_bytes()), Some(i as u32));
+        }
+        for t in ["", "ja", "janu", "mond", "@an", "gmt ", "utc"] {
+            assert_eq!(name_index(t.as_bytes()), None, "{t}");
+        }
     }
 
     #[test]
