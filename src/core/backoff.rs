@@ -161,6 +161,8 @@ fn clamp_unit(u: f64) -> f64 {
 }
 
 /// `min(max, base · 2^(attempt−1))` with attempt 0 treated as 1 and no overflow for any attempt.
+/// Out of line: inlined, it was copied into each jitter kind of every caller (wasm size).
+#[inline(never)]
 pub fn exponential_ceiling(attempt: u32, base_delay_ms: f64, max_delay_ms: f64) -> f64 {
     if base_delay_ms <= 0.0 {
         return 0.0;

@@ -45,7 +45,7 @@ pub struct TokenBucket {
 
 fn micro(v: f64) -> u128 {
     // Validated finite and >= 0 by the caller; `as` saturates absurd values instead of panicking.
-    (v * 1e6).round() as u128
+    to_u128((v * 1e6).round())
 }
 
 impl TokenBucket {
@@ -95,7 +95,7 @@ impl TokenBucket {
     pub fn available(&mut self, now_ms: f64) -> f64 {
         self.refill(now_ms);
         let (whole, fraction) = div_rem(self.tokens, TOKEN as u64);
-        whole as f64 + fraction as f64 / TOKEN as f64
+        to_f64(whole) + fraction as f64 / TOKEN as f64
     }
 }
 
@@ -162,8 +162,8 @@ impl RatioBudget {
         let window_ms = check::duration(Opt::WindowMs, window_ms, false)?;
         let reserve = (min * window_ms * 1000.0).round();
         Ok(Self {
-            ratio_micro: (ratio * 1e6).round() as u128,
-            reserve_micro: reserve as u128,
+            ratio_micro: to_u128((ratio * 1e6).round()),
+            reserve_micro: to_u128(reserve),
             slot_ms: window_ms / SLOTS as f64,
             slots: [Slot {
                 epoch: i64::MIN,
@@ -230,7 +230,7 @@ impl RatioBudget {
     pub fn available(&self, now_ms: f64) -> f64 {
         let (requests, retries) = self.totals(now_ms);
         let allowed = div_rem(self.allowed_micro(requests), MICRO as u64).0;
-        allowed.saturating_sub(retries) as f64
+        to_f64(allowed.saturating_sub(retries))
     }
 }
 
@@ -270,6 +270,46 @@ impl RetryBudget {
     }
 }
 
+/// 2^64 as an `f64`.
+const TWO_64: f64 = 18_446_744_073_709_551_616.0;
+
+/// `v as u128` (truncating, saturating, NaN → 0) through `u64` conversions. Why not `as`: on
+/// wasm32 it links compiler-builtins' `__fixunsdfti` (wasm size). Exact: below 2^64 it is the
+/// `u64` cast; from 2^64 on an `f64` is a whole number, and its high and low 64-bit halves are
+/// each exact (`v / 2^64` scales by a power of two; the remainder is below 2^64 and a multiple
+/// of `v`'s own precision). Out of line, like the builtin it replaces.
+#[inline(never)]
+fn to_u128(v: f64) -> u128 {
+    // Below 2^64, and NaN (which the cast makes 0).
+    if v.is_nan() || v < TWO_64 {
+        return u128::from(v as u64);
+    }
+    if v >= TWO_64 * TWO_64 {
+        return u128::MAX;
+    }
+    let high = (v / TWO_64).floor();
+    u128::from(high as u64) << 64 | u128::from((v - high * TWO_64) as u64)
+}
+
+/// `n as f64` (rounded to nearest, ties to even) through one `u64` conversion. Why not `as`: on
+/// wasm32 it links compiler-builtins' `__floatuntidf` (wasm size). From 2^64 on, the top 64 bits
+/// are converted with every lower bit folded into the lowest of them (a sticky bit: it lies
+/// below the rounding position, so the one rounding is `n`'s), then scaled by a power of two.
+/// Out of line, like the builtin it replaces.
+#[inline(never)]
+fn to_f64(n: u128) -> f64 {
+    let (high, low) = ((n >> 64) as u64, n as u64);
+    if high == 0 {
+        return low as f64;
+    }
+    let zeros = high.leading_zeros();
+    // `low >> (64 - zeros)`, written so that `zeros == 0` shifts by 63 then 1, not by 64.
+    let top = high << zeros | (low >> 1) >> (63 - zeros);
+    let sticky = u64::from(low << zeros != 0);
+    let scale = f64::from_bits(u64::from(1023 + 64 - zeros) << 52);
+    (top | sticky) as f64 * scale
+}
+
 /// `(n / d, n % d)` for a divisor below 2^48, exactly as u128 `/` and `%` — by long division in
 /// 16-bit digits on u64s. Why not `/`: on wasm32 a u128 division links compiler-builtins'
 /// `__udivti3` (~1 KB raw, ~570 B gz of the npm module; issue 15), and every divisor here is a
@@ -295,6 +335,21 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
+        #[test]
+        fn to_u128_is_the_cast(bits in any::<u64>(), small in 0.0..1e40f64) {
+            for v in [f64::from_bits(bits), small, small.round(), -small] {
+                prop_assert_eq!(to_u128(v), v as u128, "{}", v);
+            }
+        }
+
+        #[test]
+        fn to_f64_is_the_cast(n in any::<u128>(), shift in 0u32..128, low in any::<u64>()) {
+            // Random values, every magnitude, and halfway cases (a tie, just under, just over).
+            for n in [n, n >> shift, u128::from(low), (1 << 64 | 1 << 11) << (shift % 64), ((1 << 64 | 1 << 11) << (shift % 64)) + 1, ((1 << 64 | 1 << 11) << (shift % 64)) - 1, u128::MAX, 1 << 64, (1 << 64) - 1] {
+                prop_assert_eq!(to_f64(n).to_bits(), (n as f64).to_bits(), "{}", n);
+            }
+        }
+
         #[test]
         fn div_rem_is_u128_division(n in any::<u128>(), small in any::<u64>(), d in 1u64..(1 << 48)) {
             for n in [n, u128::from(small), u128::MAX, 0] {

@@ -67,16 +67,23 @@ pub fn message_proves_not_sent(message: &str) -> bool {
     // On bytes, with `get`: a `str` slice and `rfind` linked a panic path that formats (the
     // char-boundary check) and the two-way searcher, ~3.7 KB gz of the npm module for one rule.
     let m = message.as_bytes();
-    if !m.starts_with(DENO) {
+    if !has_at(m, 0, DENO) {
         return false;
     }
     let last = (0..=m.len().saturating_sub(CONNECT.len()))
         .rev()
-        .find(|&i| m.get(i..i + CONNECT.len()) == Some(CONNECT));
-    match last.and_then(|at| m.get(at + CONNECT.len()..)) {
-        Some(cause) => cause.starts_with(b"tcp connect error") || cause.starts_with(b"dns error"),
+        .find(|&i| has_at(m, i, CONNECT));
+    match last.map(|at| at + CONNECT.len()) {
+        Some(cause) => has_at(m, cause, b"tcp connect error") || has_at(m, cause, b"dns error"),
         None => false,
     }
+}
+
+/// Whether `m` holds `literal` from index `at` on. Kept out of line: inlined, each literal was
+/// compared as its own unrolled run of 8-byte words (wasm size); here it is one `memcmp`.
+#[inline(never)]
+fn has_at(m: &[u8], at: usize, literal: &[u8]) -> bool {
+    m.get(at..).is_some_and(|rest| rest.starts_with(literal))
 }
 
 /// Whether a request with this method may be sent again after a failure that left its fate unknown
@@ -137,20 +144,46 @@ pub fn is_transient_verdict(status: f64, verdict: Option<bool>) -> bool {
 /// the three RFC 9110 formats. A date in the past gives 0. Anything unparseable gives `None`.
 pub fn parse_retry_after(value: &str, now_ms: f64) -> Option<f64> {
     let v = value.trim();
-    if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
-        // Saturates to a huge finite or infinite value for absurd inputs; callers cap it.
-        let secs: f64 = v
-            .bytes()
-            .fold(0.0, |acc, b| acc * 10.0 + f64::from(b - b'0'));
-        return Some(secs * 1000.0);
+    if v.is_empty() {
+        return None;
     }
-    let at = parse_http_date(v, now_ms)?;
-    Some((at - now_ms).max(0.0))
+    // One pass that leaves for the date path at the first non-digit: a loop with two exits,
+    // which the compiler keeps rolled (wasm size).
+    let mut secs = 0.0;
+    for b in v.bytes() {
+        if !b.is_ascii_digit() {
+            let at = parse_http_date(v, now_ms)?;
+            return Some((at - now_ms).max(0.0));
+        }
+        // Saturates to a huge finite or infinite value for absurd inputs; callers cap it.
+        secs = secs * 10.0 + f64::from(b - b'0');
+    }
+    Some(secs * 1000.0)
 }
 
-const MONTHS: [&str; 12] = [
-    "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
-];
+/// Every name an HTTP-date may contain, lowercase, each after its length: the twelve months
+/// first (their index is the month - 1), then the weekdays (short and long) and `GMT`, which
+/// carry nothing the date needs. One byte table walked by one loop, not a comparison per name.
+const NAMES: &[u8] =
+    b"\x03jan\x03feb\x03mar\x03apr\x03may\x03jun\x03jul\x03aug\x03sep\x03oct\x03nov\x03dec\
+\x03mon\x03tue\x03wed\x03thu\x03fri\x03sat\x03sun\x06monday\x07tuesday\x09wednesday\x08thursday\
+\x06friday\x08saturday\x06sunday\x03gmt";
+
+/// The index of `token` among [`NAMES`], ASCII case-insensitive. A name of another length is
+/// stepped over whole.
+fn name_index(token: &[u8]) -> Option<u32> {
+    let (mut index, mut rest) = (0, NAMES);
+    while let Some((&len, tail)) = rest.split_first() {
+        let (name, next) = tail.split_at_checked(usize::from(len))?;
+        // `n` is a lowercase letter, so `t | 0x20 == n` holds for exactly `n` and its capital.
+        if name.len() == token.len() && name.iter().zip(token).all(|(n, t)| t | 0x20 == *n) {
+            return Some(index);
+        }
+        index += 1;
+        rest = next;
+    }
+    None
+}
 
 /// Milliseconds since the Unix epoch of an HTTP-date: IMF-fixdate (`Sun, 06 Nov 1994 08:49:37
 /// GMT`), obsolete RFC 850 (`Sunday, 06-Nov-94 08:49:37 GMT`) or asctime (`Sun Nov  6 08:49:37
@@ -163,7 +196,7 @@ const MONTHS: [&str; 12] = [
 /// that is not finite counts as the epoch.
 pub fn parse_http_date(value: &str, now_ms: f64) -> Option<f64> {
     // Bytes, not chars: every delimiter and every accepted token is ASCII, and byte slices split
-    // and compare without the str pattern machinery or a lowercased copy (wasm size: issue 15).
+    // and compare without the str pattern machinery or a lowercased copy (wasm size).
     let mut month = None;
     let mut time = None;
     let mut numbers = [0u32; 2];
@@ -171,15 +204,7 @@ pub fn parse_http_date(value: &str, now_ms: f64) -> Option<f64> {
     let mut count = 0;
     let tokens = value.as_bytes().split(|b| matches!(b, b' ' | b',' | b'-'));
     for token in tokens.filter(|t| !t.is_empty()) {
-        if token.contains(&b':') {
-            let mut parts = token.split(|b| *b == b':').map(parse_small);
-            let (h, m, s) = (parts.next()??, parts.next()??, parts.next()??);
-            if parts.next().is_some() || h > 23 || m > 59 || s > 60 {
-                return None;
-            }
-            time = Some((h, m, s));
-        } else if token.iter().all(u8::is_ascii_digit) {
-            let n = parse_small(token)?;
+        if let Some(n) = parse_small(token) {
             match count {
                 0 => numbers[0] = n,
                 1 => {
@@ -189,21 +214,21 @@ pub fn parse_http_date(value: &str, now_ms: f64) -> Option<f64> {
                 _ => return None,
             }
             count += 1;
-        } else if let Some(i) = MONTHS
-            .iter()
-            .position(|m| m.as_bytes().eq_ignore_ascii_case(token))
-        {
-            month = Some(i as u32 + 1);
-        } else if !is_weekday_or_gmt(token) {
-            return None;
+        } else if let Some(i) = name_index(token) {
+            if i < 12 {
+                month = Some(i + 1);
+            }
+        } else {
+            // Neither one to four digits nor a name: only `hh:mm:ss` is left (a token without
+            // a `:` is one part, and so refused there, as is a longer run of digits).
+            time = Some(parse_time(token)?);
         }
     }
-    let (month, (h, m, s)) = (month?, time?);
+    let (month, time_of_day) = (month?, time?);
     if count != 2 {
         return None;
     }
     let day = numbers[0];
-    let time_of_day = i64::from(h * 3600 + m * 60 + s);
     let year = match year_digits {
         2 => two_digit_year(numbers[1], month, day, time_of_day, now_ms),
         4 => numbers[1],
@@ -212,14 +237,15 @@ pub fn parse_http_date(value: &str, now_ms: f64) -> Option<f64> {
     if day == 0 || day > days_in_month(year, month) {
         return None;
     }
-    let days = days_from_civil(i64::from(year), month, day);
-    Some((days * 86_400 + time_of_day) as f64 * 1000.0)
+    // Exact: both terms and their sum are integers below 2^53.
+    let days = f64::from(days_from_civil(year, month, day)) - EPOCH_DAYS;
+    Some(days * 86_400_000.0 + f64::from(time_of_day) * 1000.0)
 }
 
 /// RFC 9110 §5.6.7: the latest year ending in `yy` whose date is at most 50 years after `now_ms`.
 /// Compared field by field (year, month, day, time) with `now` + 50 years, so a day that does not
 /// exist in a candidate year (29 Feb) cannot confuse the comparison.
-fn two_digit_year(yy: u32, month: u32, day: u32, time_of_day: i64, now_ms: f64) -> u32 {
+fn two_digit_year(yy: u32, month: u32, day: u32, time_of_day: u32, now_ms: f64) -> u32 {
     // Clamp to years 0..=9999 so the arithmetic below stays in range for any input.
     const LAST_MS: f64 = 253_402_300_799_000.0;
     let now = if now_ms.is_finite() {
@@ -227,48 +253,56 @@ fn two_digit_year(yy: u32, month: u32, day: u32, time_of_day: i64, now_ms: f64) 
     } else {
         0.0
     };
-    let now_secs = (now / 1000.0).floor() as i64;
-    let (now_year, now_month, now_day) = civil_from_days(now_secs.div_euclid(86_400));
-    let now_time = now_secs.rem_euclid(86_400);
-    let limit = (now_year + 50, now_month, now_day, now_time);
+    let now_secs = (now / 1000.0).floor() as u64;
+    let (now_year, now_month, now_day) = civil_from_days((now_secs / 86_400) as u32);
+    // (month, day, time) as one number ordered as the triple is: day < 32, time <= 86_400
+    // (a leap second), so no two triples share a number.
+    let within_year = |m: u32, d: u32, t: u32| (m * 32 + d) * 86_401 + t;
+    let limit = (
+        now_year + 50,
+        within_year(now_month, now_day, (now_secs % 86_400) as u32),
+    );
+    let date = within_year(month, day, time_of_day);
     let mut year = now_year / 100 * 100 + yy;
-    if (year + 100, month, day, time_of_day) <= limit {
+    if (year + 100, date) <= limit {
         year += 100;
-    } else if (year, month, day, time_of_day) > limit && year >= 100 {
+    } else if (year, date) > limit && year >= 100 {
         year -= 100;
     }
     year
 }
 
-fn parse_small(t: &[u8]) -> Option<u32> {
-    if t.is_empty() || t.len() > 4 || !t.iter().all(u8::is_ascii_digit) {
+/// The second of the day of `h:m:s`: exactly three fields of one to four digits each, at most
+/// 23, 59 and 60 (a leap second).
+fn parse_time(token: &[u8]) -> Option<u32> {
+    let mut fields = [0u32; 3];
+    let mut count = 0;
+    // One loop over the fields, so the split is inlined once (wasm size).
+    for part in token.split(|b| *b == b':') {
+        *fields.get_mut(count)? = parse_small(part)?;
+        count += 1;
+    }
+    let [h, m, s] = fields;
+    if count != 3 || h > 23 || m > 59 || s > 60 {
         return None;
     }
-    Some(t.iter().fold(0, |acc, b| acc * 10 + u32::from(b - b'0')))
+    Some(h * 3600 + m * 60 + s)
 }
 
-/// A weekday name (short or long) or `GMT`, ASCII case-insensitive.
-fn is_weekday_or_gmt(token: &[u8]) -> bool {
-    const NAMES: [&str; 15] = [
-        "mon",
-        "tue",
-        "wed",
-        "thu",
-        "fri",
-        "sat",
-        "sun",
-        "monday",
-        "tuesday",
-        "wednesday",
-        "thursday",
-        "friday",
-        "saturday",
-        "sunday",
-        "gmt",
-    ];
-    NAMES
-        .iter()
-        .any(|n| n.as_bytes().eq_ignore_ascii_case(token))
+/// One to four ASCII digits. Not inlined: its four callers share one copy (wasm size).
+#[inline(never)]
+fn parse_small(t: &[u8]) -> Option<u32> {
+    if t.is_empty() || t.len() > 4 {
+        return None;
+    }
+    let mut n = 0;
+    for &b in t {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        n = n * 10 + u32::from(b - b'0');
+    }
+    Some(n)
 }
 
 fn days_in_month(year: u32, month: u32) -> u32 {
@@ -280,39 +314,411 @@ fn days_in_month(year: u32, month: u32) -> u32 {
     }
 }
 
+/// What [`days_from_civil`] gives for 1970-01-01.
+const EPOCH_DAYS: f64 = 719_468.0 + 146_097.0;
+
 /// The proleptic Gregorian (year, month, day) of a day count since 1970-01-01, for days in years
-/// 0..=9999 (Howard Hinnant's algorithm, the inverse of `days_from_civil`).
-fn civil_from_days(days: i64) -> (u32, u32, u32) {
+/// 0..=9999 (Howard Hinnant's algorithm, the inverse of `days_from_civil`). Unsigned: no day
+/// before the epoch is asked for.
+fn civil_from_days(days: u32) -> (u32, u32, u32) {
     let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
+    let era = z / 146_097;
+    let doe = z % 146_097;
     let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
     let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
     let mp = (5 * doy + 2) / 153;
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (
-        u32::try_from(year).unwrap_or(0),
-        u32::try_from(month).unwrap_or(1),
-        u32::try_from(day).unwrap_or(1),
-    )
+    (yoe + era * 400 + u32::from(month <= 2), month, day)
 }
 
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let m = i64::from(month);
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(day) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+/// Days from 0000-03-01 minus one 400-year era (so that every count is unsigned) to a proleptic
+/// Gregorian date (Howard Hinnant's algorithm); [`EPOCH_DAYS`] is 1970-01-01's.
+fn days_from_civil(year: u32, month: u32, day: u32) -> u32 {
+    let y = year + 400 - u32::from(month <= 2);
+    let era = y / 400;
+    let yoe = y % 400;
+    let mp = if month > 2 { month - 3 } else { month + 9 };
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// The parser as it was before it was rewritten for size: the new one must agree with it on
+    /// every input.
+    mod oracle {
+        pub(super) fn parse_retry_after(value: &str, now_ms: f64) -> Option<f64> {
+            let v = value.trim();
+            if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
+                // Saturates to a huge finite or infinite value for absurd inputs; callers cap it.
+                let secs: f64 = v
+                    .bytes()
+                    .fold(0.0, |acc, b| acc * 10.0 + f64::from(b - b'0'));
+                return Some(secs * 1000.0);
+            }
+            let at = parse_http_date(v, now_ms)?;
+            Some((at - now_ms).max(0.0))
+        }
+
+        pub(super) const MONTHS: [&str; 12] = [
+            "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+        ];
+
+        /// Milliseconds since the Unix epoch of an HTTP-date: IMF-fixdate (`Sun, 06 Nov 1994 08:49:37
+        /// GMT`), obsolete RFC 850 (`Sunday, 06-Nov-94 08:49:37 GMT`) or asctime (`Sun Nov  6 08:49:37
+        /// 1994`).
+        ///
+        /// An RFC 850 two-digit year is read as RFC 9110 §5.6.7 requires, relative to `now_ms` (no fixed
+        /// pivot): the latest year ending in those digits whose date is not more than 50 years after
+        /// `now_ms` — a date that would be further ahead is the most recent past year with the same two
+        /// digits (read in 2026, `-76` is 2076 and `-77` is 1977; read in 2060, `-00` is 2100). A `now_ms`
+        /// that is not finite counts as the epoch.
+        pub(super) fn parse_http_date(value: &str, now_ms: f64) -> Option<f64> {
+            // Bytes, not chars: every delimiter and every accepted token is ASCII, and byte slices split
+            // and compare without the str pattern machinery or a lowercased copy (wasm size: issue 15).
+            let mut month = None;
+            let mut time = None;
+            let mut numbers = [0u32; 2];
+            let mut year_digits = 0;
+            let mut count = 0;
+            let tokens = value.as_bytes().split(|b| matches!(b, b' ' | b',' | b'-'));
+            for token in tokens.filter(|t| !t.is_empty()) {
+                if token.contains(&b':') {
+                    let mut parts = token.split(|b| *b == b':').map(parse_small);
+                    let (h, m, s) = (parts.next()??, parts.next()??, parts.next()??);
+                    if parts.next().is_some() || h > 23 || m > 59 || s > 60 {
+                        return None;
+                    }
+                    time = Some((h, m, s));
+                } else if token.iter().all(u8::is_ascii_digit) {
+                    let n = parse_small(token)?;
+                    match count {
+                        0 => numbers[0] = n,
+                        1 => {
+                            numbers[1] = n;
+                            year_digits = token.len();
+                        }
+                        _ => return None,
+                    }
+                    count += 1;
+                } else if let Some(i) = MONTHS
+                    .iter()
+                    .position(|m| m.as_bytes().eq_ignore_ascii_case(token))
+                {
+                    month = Some(i as u32 + 1);
+                } else if !is_weekday_or_gmt(token) {
+                    return None;
+                }
+            }
+            let (month, (h, m, s)) = (month?, time?);
+            if count != 2 {
+                return None;
+            }
+            let day = numbers[0];
+            let time_of_day = i64::from(h * 3600 + m * 60 + s);
+            let year = match year_digits {
+                2 => two_digit_year(numbers[1], month, day, time_of_day, now_ms),
+                4 => numbers[1],
+                _ => return None,
+            };
+            if day == 0 || day > days_in_month(year, month) {
+                return None;
+            }
+            let days = days_from_civil(i64::from(year), month, day);
+            Some((days * 86_400 + time_of_day) as f64 * 1000.0)
+        }
+
+        /// RFC 9110 §5.6.7: the latest year ending in `yy` whose date is at most 50 years after `now_ms`.
+        /// Compared field by field (year, month, day, time) with `now` + 50 years, so a day that does not
+        /// exist in a candidate year (29 Feb) cannot confuse the comparison.
+        pub(super) fn two_digit_year(
+            yy: u32,
+            month: u32,
+            day: u32,
+            time_of_day: i64,
+            now_ms: f64,
+        ) -> u32 {
+            // Clamp to years 0..=9999 so the arithmetic below stays in range for any input.
+            const LAST_MS: f64 = 253_402_300_799_000.0;
+            let now = if now_ms.is_finite() {
+                now_ms.clamp(0.0, LAST_MS)
+            } else {
+                0.0
+            };
+            let now_secs = (now / 1000.0).floor() as i64;
+            let (now_year, now_month, now_day) = civil_from_days(now_secs.div_euclid(86_400));
+            let now_time = now_secs.rem_euclid(86_400);
+            let limit = (now_year + 50, now_month, now_day, now_time);
+            let mut year = now_year / 100 * 100 + yy;
+            if (year + 100, month, day, time_of_day) <= limit {
+                year += 100;
+            } else if (year, month, day, time_of_day) > limit && year >= 100 {
+                year -= 100;
+            }
+            year
+        }
+
+        pub(super) fn parse_small(t: &[u8]) -> Option<u32> {
+            if t.is_empty() || t.len() > 4 || !t.iter().all(u8::is_ascii_digit) {
+                return None;
+            }
+            Some(t.iter().fold(0, |acc, b| acc * 10 + u32::from(b - b'0')))
+        }
+
+        /// A weekday name (short or long) or `GMT`, ASCII case-insensitive.
+        pub(super) fn is_weekday_or_gmt(token: &[u8]) -> bool {
+            const NAMES: [&str; 15] = [
+                "mon",
+                "tue",
+                "wed",
+                "thu",
+                "fri",
+                "sat",
+                "sun",
+                "monday",
+                "tuesday",
+                "wednesday",
+                "thursday",
+                "friday",
+                "saturday",
+                "sunday",
+                "gmt",
+            ];
+            NAMES
+                .iter()
+                .any(|n| n.as_bytes().eq_ignore_ascii_case(token))
+        }
+
+        pub(super) fn days_in_month(year: u32, month: u32) -> u32 {
+            match month {
+                2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
+                2 => 28,
+                4 | 6 | 9 | 11 => 30,
+                _ => 31,
+            }
+        }
+
+        /// The proleptic Gregorian (year, month, day) of a day count since 1970-01-01, for days in years
+        /// 0..=9999 (Howard Hinnant's algorithm, the inverse of `days_from_civil`).
+        pub(super) fn civil_from_days(days: i64) -> (u32, u32, u32) {
+            let z = days + 719_468;
+            let era = z.div_euclid(146_097);
+            let doe = z - era * 146_097;
+            let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+            let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+            let mp = (5 * doy + 2) / 153;
+            let day = doy - (153 * mp + 2) / 5 + 1;
+            let month = if mp < 10 { mp + 3 } else { mp - 9 };
+            let year = yoe + era * 400 + i64::from(month <= 2);
+            (
+                u32::try_from(year).unwrap_or(0),
+                u32::try_from(month).unwrap_or(1),
+                u32::try_from(day).unwrap_or(1),
+            )
+        }
+
+        /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+        pub(super) fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+            let y = if month <= 2 { year - 1 } else { year };
+            let era = y.div_euclid(400);
+            let yoe = y - era * 400;
+            let m = i64::from(month);
+            let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(day) - 1;
+            let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+            era * 146_097 + doe - 719_468
+        }
+    }
+
+    /// Date-like strings from the parser's own vocabulary, so most of them are near misses.
+    fn date_like() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            Just("Sun".to_string()),
+            Just("sunday".to_string()),
+            Just("WEDNESDAY".to_string()),
+            Just("Thurs".to_string()),
+            Just("GMT".to_string()),
+            Just("UTC".to_string()),
+            Just("feb".to_string()),
+            Just("Nov".to_string()),
+            Just("DEC".to_string()),
+            Just("Sept".to_string()),
+            (0u32..10_000).prop_map(|n| n.to_string()),
+            (0u32..100).prop_map(|n| format!("{n:02}")),
+            (0u32..32).prop_map(|n| n.to_string()),
+            (0u32..100_000).prop_map(|n| n.to_string()),
+            (0u32..26, 0u32..62, 0u32..62).prop_map(|(h, m, s)| format!("{h:02}:{m:02}:{s:02}")),
+            (0u32..26, 0u32..62).prop_map(|(h, m)| format!("{h}:{m}")),
+            Just("1:2:3:4".to_string()),
+            Just("::".to_string()),
+            Just("08::37".to_string()),
+            Just("x".to_string()),
+            Just("".to_string()),
+        ];
+        let sep = prop_oneof![
+            Just(" "),
+            Just(", "),
+            Just("-"),
+            Just("  "),
+            Just(","),
+            Just("\t")
+        ];
+        proptest::collection::vec((piece, sep), 0..8)
+            .prop_map(|v| v.into_iter().map(|(p, s)| p + s).collect())
+    }
+
+    fn now_ms() -> impl Strategy<Value = f64> {
+        prop_oneof![
+            -1e13..3e14f64,
+            (0u64..253_402_300_800).prop_map(|s| s as f64 * 1000.0),
+            Just(f64::NAN),
+            Just(f64::INFINITY),
+            Just(-1e300),
+            Just(253_402_300_799_000.0),
+        ]
+    }
+
+    fn same(a: Option<f64>, b: Option<f64>) -> bool {
+        a.map(f64::to_bits) == b.map(f64::to_bits)
+    }
+
+    #[test]
+    fn name_table_lists_the_names_in_order() {
+        let names = [
+            "jan",
+            "feb",
+            "mar",
+            "apr",
+            "may",
+            "jun",
+            "jul",
+            "aug",
+            "sep",
+            "oct",
+            "nov",
+            "dec",
+            "mon",
+            "tue",
+            "wed",
+            "thu",
+            "fri",
+            "sat",
+            "sun",
+            "monday",
+            "tuesday",
+            "wednesday",
+            "thursday",
+            "friday",
+            "saturday",
+            "sunday",
+            "gmt",
+        ];
+        let table: Vec<u8> = names
+            .iter()
+            .flat_map(|n| std::iter::once(n.len() as u8).chain(n.bytes()))
+            .collect();
+        assert_eq!(NAMES, &table[..]);
+        for (i, n) in names.iter().enumerate() {
+            assert_eq!(name_index(n.as_bytes()), Some(i as u32));
+            assert_eq!(name_index(n.to_uppercase().as_bytes()), Some(i as u32));
+        }
+        for t in ["", "ja", "janu", "mond", "@an", "gmt ", "utc"] {
+            assert_eq!(name_index(t.as_bytes()), None, "{t}");
+        }
+    }
+
+    #[test]
+    fn the_fifty_year_edge_agrees_with_the_oracle() {
+        // Dates a second, or a day, either side of `now` + 50 years (where the century flips),
+        // read at instants that include 29 Feb, a year's last second and a leap second's neighbours.
+        let months = [
+            "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+        ];
+        for now_secs in [
+            0i64,
+            784_111_777,
+            951_782_400,
+            951_868_799,
+            1_796_083_200,
+            1_796_169_599,
+            2_840_140_800,
+            4_107_542_399,
+            253_402_300_799 - 50 * 366 * 86_400,
+        ] {
+            let (y, m, d) = oracle::civil_from_days(now_secs.div_euclid(86_400));
+            let t = now_secs.rem_euclid(86_400);
+            for (dd, dt) in [
+                (0, -1),
+                (0, 0),
+                (0, 1),
+                (-1, 0),
+                (1, 0),
+                (0, 86_400 - t),
+                (0, -t),
+            ] {
+                let (day, secs) = (i64::from(d) + dd, t + dt);
+                if !(1..=31).contains(&day) || !(0..=86_400).contains(&secs) {
+                    continue;
+                }
+                let s = format!(
+                    "Monday, {day:02}-{}-{:02} {} GMT",
+                    months[m as usize - 1],
+                    (y + 50) % 100,
+                    if secs == 86_400 {
+                        "23:59:60".to_string() // the leap second: the day's latest time
+                    } else {
+                        format!("{:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60)
+                    }
+                );
+                let now = now_secs as f64 * 1000.0;
+                assert!(
+                    same(parse_http_date(&s, now), oracle::parse_http_date(&s, now)),
+                    "{s} at {now}"
+                );
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(20_000))]
+
+        #[test]
+        fn http_dates_agree_with_the_oracle(s in date_like(), now in now_ms()) {
+            prop_assert!(same(parse_http_date(&s, now), oracle::parse_http_date(&s, now)), "{s:?} at {now}");
+            prop_assert!(same(parse_retry_after(&s, now), oracle::parse_retry_after(&s, now)), "{s:?} at {now}");
+        }
+
+        #[test]
+        fn real_dates_agree_with_the_oracle(
+            secs in 0u64..253_402_300_800,
+            format in 0..3,
+            now in now_ms(),
+        ) {
+            // Every day and time of years 0..=9999 in each of the three formats.
+            let (days, t) = (secs / 86_400, secs % 86_400);
+            let (y, m, d) = oracle::civil_from_days(days as i64);
+            let mon = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"][m as usize - 1];
+            let hms = format!("{:02}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60);
+            let s = match format {
+                0 => format!("Mon, {d:02} {mon} {y:04} {hms} GMT"),
+                1 => format!("Monday, {d:02}-{mon}-{:02} {hms} GMT", y % 100),
+                _ => format!("Mon {mon} {d:2} {hms} {y:04}"),
+            };
+            let new = parse_http_date(&s, now);
+            prop_assert!(same(new, oracle::parse_http_date(&s, now)), "{s:?} at {now}");
+            if format != 1 {
+                prop_assert_eq!(new, Some(secs as f64 * 1000.0));
+            }
+        }
+
+        #[test]
+        fn delta_seconds_agree_with_the_oracle(n in "[ ]?[0-9]{0,30}[ ]?", now in now_ms()) {
+            prop_assert!(same(parse_retry_after(&n, now), oracle::parse_retry_after(&n, now)), "{n:?}");
+        }
+    }
 
     #[test]
     fn status_table() {
@@ -442,7 +848,7 @@ mod tests {
 
     fn year_of(rfc850: &str, now: f64) -> u32 {
         let ms = parse_http_date(rfc850, now).unwrap_or(f64::NAN);
-        civil_from_days((ms / 86_400_000.0).floor() as i64).0
+        oracle::civil_from_days((ms / 86_400_000.0).floor() as i64).0
     }
 
     #[test]
@@ -494,9 +900,23 @@ mod tests {
 
     #[test]
     fn civil_from_days_inverts_days_from_civil() {
-        for days in (-719_468..2_932_896).step_by(997) {
+        for days in (0..2_932_897).step_by(997).chain([2_932_896]) {
             let (y, m, d) = civil_from_days(days);
-            assert_eq!(days_from_civil(i64::from(y), m, d), days);
+            assert_eq!(
+                f64::from(days_from_civil(y, m, d)) - EPOCH_DAYS,
+                f64::from(days)
+            );
+            assert_eq!((y, m, d), oracle::civil_from_days(i64::from(days)));
+        }
+        // Before the epoch (parsed years from 0000), against the signed original.
+        for year in [0, 1, 4, 99, 100, 399, 400, 1600, 1900, 1969] {
+            for (m, d) in [(1, 1), (2, 28), (2, 29), (3, 1), (12, 31)] {
+                assert_eq!(
+                    f64::from(days_from_civil(year, m, d)) - EPOCH_DAYS,
+                    oracle::days_from_civil(i64::from(year), m, d) as f64,
+                    "{year}-{m}-{d}"
+                );
+            }
         }
     }
 

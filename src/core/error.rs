@@ -158,15 +158,14 @@ pub const OPTIONS: [(Opt, &str); 68] = [
 impl Opt {
     /// The option's name as users write it.
     pub fn name(self) -> &'static str {
-        OPTIONS
-            .iter()
-            .find(|(o, _)| *o == self)
-            .map_or("", |(_, n)| n)
+        // [`OPTIONS`] lists the variants in declaration order (a test checks it), so the
+        // discriminant is the index: one load, not a search inlined at every caller (wasm size).
+        OPTIONS.get(self as usize).map_or("", |(_, n)| n)
     }
 
     /// Stable numeric id (index in [`OPTIONS`]).
     pub fn id(self) -> u32 {
-        OPTIONS.iter().position(|(o, _)| *o == self).unwrap_or(0) as u32
+        self as u32
     }
 }
 
@@ -306,7 +305,7 @@ impl Expect {
 
     /// The phrase as (text, optional number, text): one table, so `describe` is one short code
     /// path instead of an inlined `push_str` per variant (−231 B gz of wasm; issue 15).
-    fn parts(&self) -> (&'static str, Option<u32>, &'static str) {
+    pub(crate) fn parts(&self) -> (&'static str, Option<u32>, &'static str) {
         match self {
             Expect::NonNegative => ("a finite number >= 0", None, ""),
             Expect::Positive => ("a finite number > 0", None, ""),
@@ -460,6 +459,8 @@ mod tests {
     #[test]
     fn ids_are_indices_and_names_unique() {
         for (i, (o, name)) in OPTIONS.iter().enumerate() {
+            // `name` and `id` index by discriminant: the table must keep declaration order.
+            assert_eq!(*o as usize, i);
             assert_eq!(o.id() as usize, i);
             assert_eq!(o.name(), *name);
         }

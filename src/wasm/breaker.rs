@@ -275,37 +275,40 @@ impl BreakerCore {
     /// Replace the state with a `snapshot()` array (validated against this breaker's options; an
     /// open deadline is clamped to `now_ms + openDurationMs`).
     pub fn restore(&mut self, data: &[f64], now_ms: f64) -> Result<(), JsValue> {
-        let bad = || throw(Error::option(Opt::State, Expect::Snapshot));
-        let count = |v: f64| -> Result<u32, JsValue> {
-            if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= f64::from(u32::MAX) {
-                Ok(v as u32)
-            } else {
-                Err(bad())
-            }
-        };
-        let [state, open_until_ms, probes, consecutive, window @ ..] = data else {
-            return Err(bad());
-        };
-        let state = State::from_id(count(*state)?).ok_or_else(bad)?;
-        let window_failures = window
-            .iter()
-            .map(|&b| match b {
-                0.0 => Ok(false),
-                1.0 => Ok(true),
-                _ => Err(bad()),
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let snapshot = Snapshot {
-            state,
-            open_until_ms: *open_until_ms,
-            probe_successes: count(*probes)?,
-            consecutive_failures: count(*consecutive)?,
-            window_failures,
-        };
+        let snapshot = read_snapshot(data)
+            .ok_or_else(|| throw(Error::option(Opt::State, Expect::Snapshot)))?;
         self.breaker
             .restore_in_place(&snapshot, now_ms)
             .map_err(throw)
     }
+}
+
+/// A `snapshot()` array as the core's [`Snapshot`], or `None` when it is not one. Every way to
+/// be malformed is the same error, so it is built once, by the caller (wasm size).
+fn read_snapshot(data: &[f64]) -> Option<Snapshot> {
+    let count = |v: f64| {
+        (v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= f64::from(u32::MAX))
+            .then_some(v as u32)
+    };
+    let [state, open_until_ms, probes, consecutive, window @ ..] = data else {
+        return None;
+    };
+    let state = State::from_id(count(*state)?)?;
+    let window_failures = window
+        .iter()
+        .map(|&b| match b {
+            0.0 => Some(false),
+            1.0 => Some(true),
+            _ => None,
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(Snapshot {
+        state,
+        open_until_ms: *open_until_ms,
+        probe_successes: count(*probes)?,
+        consecutive_failures: count(*consecutive)?,
+        window_failures,
+    })
 }
 
 impl BreakerCore {

@@ -4,7 +4,7 @@ use wasm_bindgen::prelude::*;
 
 use super::{random, throw};
 use crate::core::backoff::{decorrelated, Backoff, Jitter};
-use crate::core::error::{check, Opt};
+use crate::core::error::{check, Error, Opt};
 use crate::core::retry::{Decision, Failure, RetryPolicy};
 
 /// A validated, frozen retry policy. The JS `withRetry` driver asks it what to do after each
@@ -94,14 +94,24 @@ pub fn jitter_delay(
     max_delay_ms: f64,
     unit: f64,
 ) -> Result<f64, JsValue> {
-    let jitter = Jitter::from_id(kind).map_err(throw)?;
-    let backoff = Backoff::new(base_delay_ms, max_delay_ms, jitter).map_err(throw)?;
+    // One throw site for the four ways to fail (wasm size).
+    jitter_draw(kind, attempt_or_previous, base_delay_ms, max_delay_ms, unit).map_err(throw)
+}
+
+fn jitter_draw(
+    kind: u32,
+    attempt_or_previous: f64,
+    base_delay_ms: f64,
+    max_delay_ms: f64,
+    unit: f64,
+) -> Result<f64, Error> {
+    let jitter = Jitter::from_id(kind)?;
+    let backoff = Backoff::new(base_delay_ms, max_delay_ms, jitter)?;
     let unit = if unit.is_nan() { random::unit() } else { unit };
     if jitter == Jitter::Decorrelated {
-        let previous =
-            check::non_negative(Opt::PreviousDelayMs, attempt_or_previous).map_err(throw)?;
+        let previous = check::non_negative(Opt::PreviousDelayMs, attempt_or_previous)?;
         return Ok(decorrelated(previous, base_delay_ms, max_delay_ms, unit));
     }
-    let attempt = check::count(Opt::Attempt, attempt_or_previous, u32::MAX).map_err(throw)?;
+    let attempt = check::count(Opt::Attempt, attempt_or_previous, u32::MAX)?;
     Ok(backoff.delay_from_unit(attempt, 0.0, unit))
 }
