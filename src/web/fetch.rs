@@ -448,43 +448,39 @@ mod platform {
             .unwrap_or_default()
     }
 
-    /// `e`'s message, or the message on its `cause` chain (four levels, as for the code) that the
-    /// core reads as proof that nothing was sent: Deno rejects with `TypeError("fetch failed")`
-    /// and names the connect stage only in its cause.
-    fn network_message(e: &JsValue) -> String {
-        let mut cur = e.clone();
-        for _ in 0..4 {
-            if !cur.is_object() {
-                break;
-            }
-            let m = message_of(&cur);
-            if message_proves_not_sent(&m) {
-                return m;
-            }
-            let Ok(next) = Reflect::get(&cur, &JsValue::from_str("cause")) else {
-                break;
-            };
-            cur = next;
-        }
-        message_of(e)
-    }
-
-    /// The first string `code` on `e` or its `cause` chain (four levels, like the JS `hasCode`).
-    fn code_of(e: &JsValue) -> Option<String> {
+    /// The first `pick` answer for `e` or an error on its `cause` chain, four levels down at most
+    /// and objects only (the JS `carries`).
+    fn on_cause_chain<T>(e: &JsValue, mut pick: impl FnMut(&JsValue) -> Option<T>) -> Option<T> {
         let mut cur = e.clone();
         for _ in 0..4 {
             if !cur.is_object() {
                 return None;
             }
-            if let Some(code) = Reflect::get(&cur, &JsValue::from_str("code"))
-                .ok()
-                .and_then(|c| c.as_string())
-            {
-                return Some(code);
+            if let Some(found) = pick(&cur) {
+                return Some(found);
             }
             cur = Reflect::get(&cur, &JsValue::from_str("cause")).ok()?;
         }
         None
+    }
+
+    /// `e`'s message, or the message on its `cause` chain that the core reads as proof that
+    /// nothing was sent: Deno rejects with `TypeError("fetch failed")` and names the connect stage
+    /// only in its cause.
+    fn network_message(e: &JsValue) -> String {
+        on_cause_chain(e, |x| {
+            Some(message_of(x)).filter(|m| message_proves_not_sent(m))
+        })
+        .unwrap_or_else(|| message_of(e))
+    }
+
+    /// The first string `code` on `e` or its `cause` chain (like the JS `hasCode`).
+    fn code_of(e: &JsValue) -> Option<String> {
+        on_cause_chain(e, |x| {
+            Reflect::get(x, &JsValue::from_str("code"))
+                .ok()
+                .and_then(|c| c.as_string())
+        })
     }
 
     fn invalid(option: &'static str, expected: &'static str) -> Error<FetchFailure> {
