@@ -469,26 +469,28 @@ mod tests {
             Some(t.iter().fold(0, |acc, b| acc * 10 + u32::from(b - b'0')))
         }
 
+        /// The weekday names (short and long) and `GMT`, in the order the parser's table lists them.
+        pub(super) const WEEKDAYS_AND_GMT: [&str; 15] = [
+            "mon",
+            "tue",
+            "wed",
+            "thu",
+            "fri",
+            "sat",
+            "sun",
+            "monday",
+            "tuesday",
+            "wednesday",
+            "thursday",
+            "friday",
+            "saturday",
+            "sunday",
+            "gmt",
+        ];
+
         /// A weekday name (short or long) or `GMT`, ASCII case-insensitive.
         pub(super) fn is_weekday_or_gmt(token: &[u8]) -> bool {
-            const NAMES: [&str; 15] = [
-                "mon",
-                "tue",
-                "wed",
-                "thu",
-                "fri",
-                "sat",
-                "sun",
-                "monday",
-                "tuesday",
-                "wednesday",
-                "thursday",
-                "friday",
-                "saturday",
-                "sunday",
-                "gmt",
-            ];
-            NAMES
+            WEEKDAYS_AND_GMT
                 .iter()
                 .any(|n| n.as_bytes().eq_ignore_ascii_case(token))
         }
@@ -587,35 +589,12 @@ mod tests {
 
     #[test]
     fn name_table_lists_the_names_in_order() {
-        let names = [
-            "jan",
-            "feb",
-            "mar",
-            "apr",
-            "may",
-            "jun",
-            "jul",
-            "aug",
-            "sep",
-            "oct",
-            "nov",
-            "dec",
-            "mon",
-            "tue",
-            "wed",
-            "thu",
-            "fri",
-            "sat",
-            "sun",
-            "monday",
-            "tuesday",
-            "wednesday",
-            "thursday",
-            "friday",
-            "saturday",
-            "sunday",
-            "gmt",
-        ];
+        // The oracle's names: the months (index = month - 1), then the weekdays and GMT.
+        let names: Vec<&str> = oracle::MONTHS
+            .iter()
+            .chain(&oracle::WEEKDAYS_AND_GMT)
+            .copied()
+            .collect();
         let table: Vec<u8> = names
             .iter()
             .flat_map(|n| std::iter::once(n.len() as u8).chain(n.bytes()))
