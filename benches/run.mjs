@@ -38,6 +38,11 @@ if (typeof globalThis.gc !== 'function') {
 
 const tarball = installTarball();
 const report = writeDocs ? new Report(JSON.parse(readFileSync(join(INSTALLED, 'package.json'), 'utf8')).version) : undefined;
+/** Print `rows` as a table and, with --write-docs, keep them for the page's `block`. */
+const show = (block, rows, alignLeft = 1) => {
+  table(rows, alignLeft);
+  report?.table(block, rows, alignLeft);
+};
 console.log(`steadfast from ${tarball} (installed into benches/node_modules, imported as 'steadfast')`);
 console.log(`Node ${process.version}, ${process.platform}/${process.arch}${quick ? ', --quick' : ''}\n`);
 
@@ -102,12 +107,11 @@ if (want('store')) {
   console.log(
     `## Case 3b: chargeCustomer, fresh key per call into ONE store retaining every record (0 → ${records.toLocaleString('en')}; rounds of 10,000 calls, interleaved, medians)\n`,
   );
-  table(g.rows);
+  show('store', g.rows);
   console.log(`\nflatness (steadfast overhead at the largest size ÷ at 10k–60k): ${fmt(g.flat, 2)}× (target ≤ 1.2×: ${g.flat <= 1.2 ? 'met' : 'MISSED'})`);
   const memoryLine = `memory per retained done record, JS heap + wasm: ${fmt(g.perRecord, 0)} B = ${fmt(g.heapPerRecord, 0)} + ${fmt(g.wasmPerRecord, 0)} (target ≤ 100 B: ${g.perRecord <= 100 ? 'met' : 'MISSED'}; ${g.retained.toLocaleString('en')} of ${g.added.toLocaleString('en')} records retained; heap+wasm ${g.heapWasmMiB[0]} → ${g.heapWasmMiB[1]} MiB)`;
   console.log(`${memoryLine}\n`);
   if (report) {
-    report.table('store', g.rows);
     report.add(
       'store',
       `Flatness (overhead at the largest size ÷ at 10k–60k): ${fmt(g.flat, 2)}×. Memory per retained done record: ${fmt(g.perRecord, 0)} B = ${fmt(g.heapPerRecord, 0)} B JS heap + ${fmt(g.wasmPerRecord, 0)} B wasm (${g.retained.toLocaleString('en')} of ${g.added.toLocaleString('en')} records retained; heap + wasm ${g.heapWasmMiB[0]} → ${g.heapWasmMiB[1]} MiB).`,
@@ -123,13 +127,11 @@ if (want('sim')) {
   const { runSim } = await import('./sim.mjs');
   const { rows, scale } = runSim({ quick });
   console.log("## Simulator: the seed's histogram in wasm vs plain JS (one process, interleaved, medians)\n");
-  table(rows, 2);
+  show('sim', rows, 2);
   console.log('\nOutage model, time as the population grows (capacity scaled with it):\n');
-  table(scale, 2);
+  show('sim', scale, 2);
   console.log();
   if (report) {
-    report.table('sim', rows);
-    report.table('sim', scale);
     for (const r of rows.slice(1).filter((x) => x.at(-1) !== '')) report.goal(`${r[0]}: wasm ≥ 4× plain JS`, r[3], r.at(-1).endsWith('met'));
     const last = scale.at(-1);
     report.goal(`\`simulateOutage\`, ${last[0]} clients: ≤ 500 ms, per event ≤ 1.3× of 10,000`, `${last[1]} ms, ${last[5]}`, last.at(-1).endsWith('met'));
@@ -175,10 +177,9 @@ if (want('memory')) {
       back ? 'yes' : 'NO',
     ]);
   }
-  table(rows);
+  show('memory', rows);
   console.log('(MiB; Δ after calls = growth over the sequential calls; Δ in flight / settled relative to "after";');
   console.log(' wasm linear memory never shrinks, so "settled" shows what the burst left reserved; "back" = heap within 0.25 MiB)\n');
-  report?.table('memory', rows);
 }
 
 if (want('size')) {
@@ -187,7 +188,7 @@ if (want('size')) {
   const rows = [['artifact', 'raw', 'gzip -9', 'brotli']];
   const measured = await sizes();
   for (const [name, m] of measured) rows.push([name, kib(m.raw), kib(m.gz), kib(m.br)]);
-  table(rows);
+  show('sizes', rows);
   const gz = (label) => measured.find(([name]) => name === label)[1].gz;
   const verdict = (label) => `${kib(gz(label))} (${gz(label) <= 20 * 1024 ? 'met' : 'MISSED'})`;
   console.log(
@@ -196,18 +197,16 @@ if (want('size')) {
   const byFile = await checkoutJsByFile();
   const total = byFile.reduce((t, [, b]) => t + b, 0);
   console.log('checkout page JS by file (esbuild --minify, the same two imports; bytes before gzip):\n');
-  table([['file', 'min bytes', 'share'], ...byFile.slice(0, 12).map(([f, b]) => [f, String(b), `${((100 * b) / total).toFixed(1)} %`])]);
+  report?.add('sizes', "The checkout page's JS by file (esbuild `--minify`, the same two imports; bytes before gzip, which is shared):");
+  show('sizes', [['file', 'minified bytes', 'share'], ...byFile.slice(0, 12).map(([f, b]) => [f, String(b), `${((100 * b) / total).toFixed(1)} %`])]);
   console.log(`(${byFile.length} files, ${total} B minified)\n`);
   if (report) {
-    report.table('sizes', rows);
     for (const [what, label] of [
       ['a checkout page (Vite), JS + .wasm ≤ 20 KB gz', 'checkout page (Vite build): JS + .wasm'],
       ['the pipeline import + .wasm ≤ 20 KB gz', 'steadfast .wasm + pipeline bundle'],
     ]) {
       report.goal(what, kib(gz(label)), gz(label) <= 20 * 1024);
     }
-    report.add('sizes', "The checkout page's JS by file (esbuild `--minify`, the same two imports; bytes before gzip, which is shared):");
-    report.table('sizes', [['file', 'minified bytes', 'share'], ...byFile.slice(0, 12).map(([f, b]) => [f, String(b), `${((100 * b) / total).toFixed(1)} %`])]);
   }
 }
 
@@ -218,12 +217,9 @@ if (want('startup')) {
   const rows = [['package', 'import() ms', 'process wall − bare node, ms']];
   const res = nodeStartup(runs);
   for (const r of res) rows.push([r.name, fmt(r.importMs, 2), fmt(r.wallMs, 1)]);
-  table(rows);
+  show('startup', rows);
   console.log(`(bare \`node -e ''\`: ${fmt(res[0].bareMs, 1)} ms)\n`);
-  if (report) {
-    report.table('startup', rows);
-    report.add('startup', `A bare \`node -e ''\`: ${fmt(res[0].bareMs, 1)} ms.`);
-  }
+  report?.add('startup', `A bare \`node -e ''\`: ${fmt(res[0].bareMs, 1)} ms.`);
 }
 
 if (want('browser')) {
@@ -231,19 +227,16 @@ if (want('browser')) {
   if (!want('size')) await (await import('./size.mjs')).sizes(); // builds the comparison bundles it serves
   const runs = quick ? 3 : 9;
   const r = await browserStartup(runs);
-  if (r.skipped) console.log(`## Case 6b: start-up in Chromium: skipped (${r.skipped})\n`);
-  else {
+  if (r.skipped) {
+    console.log(`## Case 6b: start-up in Chromium: skipped (${r.skipped})\n`);
+    report?.add('browser', `Start-up in Chromium: skipped (${r.skipped}).`);
+  } else {
     console.log(`## Case 6b: start-up in Chromium ${r.version} (fresh context per run, median of ${runs})\n`);
-    table([['entry', 'await import() ms'], ...r.rows.map((x) => [x.name, fmt(x.importMs, 2)])]);
+    show('browser', [
+      [`entry (Chromium ${r.version}, fresh context per run, median of ${runs})`, 'await import() ms'],
+      ...r.rows.map((x) => [x.name, fmt(x.importMs, 2)]),
+    ]);
     console.log();
-  }
-  if (report) {
-    if (r.skipped) report.add('browser', `Start-up in Chromium: skipped (${r.skipped}).`);
-    else
-      report.table('browser', [
-        [`entry (Chromium ${r.version}, fresh context per run, median of ${runs})`, 'await import() ms'],
-        ...r.rows.map((x) => [x.name, fmt(x.importMs, 2)]),
-      ]);
   }
 }
 
@@ -263,10 +256,9 @@ if (want('rust')) {
     'what steadfast adds',
   ];
   sizes.forEach((m, i) => rows.push([labels[i], `${m[1]} KB`, `${m[2]} KB`]));
-  table(rows);
+  show('rust', rows);
   console.log();
   if (report) {
-    report.table('rust', rows);
     report.goal('a Rust→wasm app pays ≤ 20 KB gz for retry + breaker + store (what steadfast adds)', `${sizes[2][2]} KB`, Number(sizes[2][2]) <= 20);
   }
 }
