@@ -1,6 +1,6 @@
 // steadfast benchmarks, side by side with cockatiel, opossum and p-retry (see benches/README.md).
 //
-//   node benches/run.mjs [--quick] [--only=timing,store,sim,memory,startup,browser,size,rust] [--no-browser] [--cases=4,5a,…] [--write-docs]
+//   node benches/run.mjs [--quick] [--only=timing,store,figures,sim,memory,startup,browser,size,rust] [--no-browser] [--cases=4,5a,…] [--write-docs]
 //
 // steadfast is imported BY NAME ('steadfast'), from the tarball `make build` packs, installed into
 // benches/node_modules exactly as a user's `npm install` would (exports → index.node.js).
@@ -121,6 +121,28 @@ if (want('store')) {
     report.goal('flat: overhead at 1M records ≤ 1.2× at 10k', `${fmt(g.flat, 2)}×`, g.flat <= 1.2);
     report.goal('memory per retained done record ≤ 100 B', `${fmt(g.perRecord, 0)} B`, g.perRecord <= 100);
   }
+}
+
+if (want('figures')) {
+  // The simulated experiments of the page's first sections (seeded: the same figures every run).
+  const { figures } = await import('./figures.mjs');
+  const f = figures();
+  console.log('## The simulated experiments (`make demo`, seed 1)\n');
+  show('storm', f.storm);
+  console.log();
+  show('jitter', f.jitter);
+  console.log();
+  for (const rows of f.outage) {
+    show('outage', rows);
+    console.log();
+  }
+  for (const { rows, summary } of f.throttle) {
+    show('throttle', rows);
+    console.log(`\n${summary}\n`);
+    report?.add('throttle', summary);
+  }
+  show('tail', f.tail);
+  console.log();
 }
 
 if (want('sim')) {

@@ -1,20 +1,33 @@
 // `make demo`: the retry storm in numbers, computed by the same Rust backoff, breaker and budget the
 // package ships (through the built package, on Node 24).
 //
-//   1. the seed's experiment: 10,000 clients that failed together retry once — naive vs full jitter
+//   1. the retry storm: 10,000 clients that failed together retry once — naive vs full jitter
 //   2. the jitter table (20,000 samples at attempt 4)
 //   3. an outage model: a 400 ms hiccup and a 40-minute outage, per strategy, with breaker and budget
 //   4. throttling: a gateway at half the demand that answers 429 — full jitter vs + adaptive limiter
 //   5. SVG charts of load over time, written to demo-out/
 import { mkdir, writeFile } from 'node:fs/promises';
 import { simulateHistogram, jitterStats, simulateOutage, simulateTail, renderHistogram, outageChartSvg } from 'steadfast/sim';
+import {
+  STORM,
+  JITTER,
+  HICCUP_STRATEGIES,
+  HICCUP_BREAKER,
+  LONG_OUTAGE,
+  LONG_OUTAGE_RUNS,
+  THROTTLING,
+  THROTTLE_CAPACITY_PER_SEC,
+  RETRY_AFTER_MS,
+  THROTTLE_RUNS,
+  TAIL_RUNS,
+} from './scenarios.mjs';
 
 const fmt = (n) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a');
 const pad = (s, n) => String(s).padEnd(n);
 const num = (s, n) => String(s).padStart(n);
 
-// 1. The seed's experiment -------------------------------------------------------------------
-const h = simulateHistogram({ clients: 10_000, baseDelayMs: 1_000, strategies: ['fixed', 'full'], seed: Date.now() % 2 ** 32 });
+// 1. The retry storm -------------------------------------------------------------------------
+const h = simulateHistogram({ ...STORM, strategies: ['fixed', 'full'], seed: Date.now() % 2 ** 32 });
 const [fixed, full] = h.runs;
 console.log('\n  naive — fixed 1000ms delay\n  when    clients');
 console.log(renderHistogram(fixed.rows, h.clients));
@@ -26,12 +39,12 @@ console.log(`  full jitter     ${pad(full.peak, 12)}${full.retries}`);
 console.log(`\n  peak/100ms: ${fixed.peak} vs ${full.peak} (${(fixed.peak / full.peak).toFixed(1)}× lower), same ${full.retries} retries`);
 
 // 2. The jitter table ------------------------------------------------------------------------
-const j = jitterStats({ samples: 20_000, attempt: 4, baseDelayMs: 1_000, maxDelayMs: 30_000, seed: 4 });
+const j = jitterStats(JITTER);
 console.log(`\n  which jitter? ${fmt(j.samples)} samples at attempt ${j.attempt} (base 1000 ms, cap 30 s)`);
 console.log(`  ${pad('variant', 22)}${num('min', 9)}${num('median', 10)}${num('max', 10)}`);
 for (const r of j.rows) console.log(`  ${pad(r.variant, 22)}${num(fmt(r.min), 9)}${num(fmt(r.median), 10)}${num(fmt(r.max), 10)}`);
 console.log('  (decorrelated = min(cap, uniform[base, 3·previous)) with previous = the attempt-4 ceiling, 8,000 ms,');
-console.log("   as in the seed's table; decorrelatedChained chains previous from attempt 1.)");
+console.log('   the common textbook reading; decorrelatedChained chains previous from attempt 1.)');
 
 // 3. Outage model ----------------------------------------------------------------------------
 const table = (title, runs) => {
@@ -48,17 +61,10 @@ const table = (title, runs) => {
     );
   }
 };
-const hiccup = ['none', 'fixed', 'full', 'equal', 'decorrelated'].map((strategy) => [strategy, simulateOutage({ strategy })]);
+const hiccup = [...HICCUP_STRATEGIES.map((strategy) => [strategy, simulateOutage({ strategy })]), [HICCUP_BREAKER[0], simulateOutage(HICCUP_BREAKER[1])]];
 table('a 400 ms hiccup at t = 5 s: 10,000 clients, gateway capacity 150 per 10 ms', hiccup);
 
-const longOutage = { outageDurationMs: 40 * 60_000, durationMs: 45 * 60_000, bucketMs: 10_000 };
-const long = [
-  ['none', simulateOutage({ strategy: 'none', ...longOutage })],
-  ['full', simulateOutage({ strategy: 'full', ...longOutage })],
-  ['full + breaker', simulateOutage({ strategy: 'full', breaker: true, ...longOutage })],
-  ['full + budget', simulateOutage({ strategy: 'full', budget: true, ...longOutage })],
-  ['full + breaker + budget', simulateOutage({ strategy: 'full', breaker: true, budget: true, ...longOutage })],
-];
+const long = LONG_OUTAGE_RUNS.map(([label, o]) => [label, simulateOutage({ ...o, ...LONG_OUTAGE })]);
 table('a 40-minute outage: the breaker stops the knocking, the budget caps amplification', long);
 console.log('  (per 10 s bucket; with a breaker, clients fail fast and come back after their think time, so more');
 console.log('   logical requests fail — in microseconds, without touching the gateway.)');
@@ -68,7 +74,6 @@ console.log('   logical requests fail — in microseconds, without touching the 
 // answers 429 above that. Jitter spreads the retries but does not lower what is offered; a
 // per-process adaptive limiter (CUBIC, as the AWS SDKs' adaptive mode) learns the rate from the
 // 429s and paces every attempt, first attempts included.
-const throttling = { capacityPerTick: 25, throttle: true, outageDurationMs: 0, durationMs: 60_000, bucketMs: 1_000 };
 const pct = (x) => `${(100 * x).toFixed(1)} %`;
 const secs = (ms) => (Number.isFinite(ms) ? `${(ms / 1000).toFixed(0)} s` : 'never');
 const throttleTable = (title, runs) => {
@@ -84,15 +89,8 @@ const throttleTable = (title, runs) => {
   }
 };
 const throttled = {};
-for (const retryAfterMs of [0, 1_000]) {
-  const o = { ...throttling, retryAfterMs };
-  const runs = [
-    ['full jitter', simulateOutage(o)],
-    ['full jitter + quota', simulateOutage({ ...o, quota: true })],
-    ['full jitter + limiter (cubic)', simulateOutage({ ...o, limiter: 'cubic' })],
-    ['full jitter + limiter (aws)', simulateOutage({ ...o, limiter: 'aws' })],
-    ['full jitter + limiter (aimd)', simulateOutage({ ...o, limiter: 'aimd' })],
-  ];
+for (const retryAfterMs of RETRY_AFTER_MS) {
+  const runs = THROTTLE_RUNS.map(([label, o]) => [label, simulateOutage({ ...THROTTLING, retryAfterMs, ...o })]);
   throttled[retryAfterMs] = runs;
   throttleTable(
     `a gateway at half the demand answering 429 ${retryAfterMs ? `with Retry-After: ${retryAfterMs / 1000} s` : 'without Retry-After'} (60 s)`,
@@ -100,7 +98,7 @@ for (const retryAfterMs of [0, 1_000]) {
   );
   const [j, a] = [runs[0][1].summary, runs[2][1].summary];
   console.log(
-    `  → the limiter: ${(j.throttled / Math.max(1, a.throttled)).toFixed(0)}× fewer 429s, ${(j.offeredPerSec / a.offeredPerSec).toFixed(1)}× less offered load, ${pct(a.goodputPerSec / 2_500)} of capacity served`,
+    `  → the limiter: ${(j.throttled / Math.max(1, a.throttled)).toFixed(0)}× fewer 429s, ${(j.offeredPerSec / a.offeredPerSec).toFixed(1)}× less offered load, ${pct(a.goodputPerSec / THROTTLE_CAPACITY_PER_SEC)} of capacity served`,
   );
 }
 console.log('  (the quota alone does not lower the load: first attempts are never refused, so clients whose');
@@ -108,11 +106,7 @@ console.log('   retries it refuses simply come back sooner with new requests.)')
 
 // 5. Hedging a slow tail -----------------------------------------------------------------------
 {
-  const runs = [
-    ['hedge after p95 (adaptive)', simulateTail()],
-    ['hedge after a fixed 50 ms', simulateTail({ hedge: { delayMs: 50 } })],
-    ['hedge after p95, budget 5 %', simulateTail({ budgetRatio: 0.05 })],
-  ];
+  const runs = TAIL_RUNS.map(([label, o]) => [label, simulateTail(o)]);
   const t = runs[0][1];
   console.log(
     `\n5. Hedging: ${t.requests.toLocaleString('en-US')} requests, ${t.latencyMs} ms typical, ${pct(t.tailProbability)} in a ${t.tailLatencyMs} ms tail (seed ${t.seed})`,
