@@ -2,20 +2,8 @@
 // tables of docs/performance.md's first sections: the retry storm, the jitter table, the outage
 // model, throttling and hedging a slow tail. The simulator is seeded (seed 1, its default), so every
 // run gives the same figures; what this part buys is that none of them is copied by hand.
-import { simulateHistogram, jitterStats, simulateOutage, simulateTail } from 'steadfast/sim';
-import {
-  STORM,
-  JITTER,
-  HICCUP_STRATEGIES,
-  HICCUP_BREAKER,
-  LONG_OUTAGE,
-  LONG_OUTAGE_RUNS,
-  THROTTLING,
-  THROTTLE_CAPACITY_PER_SEC,
-  RETRY_AFTER_MS,
-  THROTTLE_RUNS,
-  TAIL_RUNS,
-} from '../examples/scenarios.mjs';
+import * as sim from 'steadfast/sim';
+import { STORM, runScenarios, limiterEffect } from '../examples/scenarios.mjs';
 
 const int = (n) => Math.round(n).toLocaleString('en');
 const ms = (n) => `${int(n)} ms`;
@@ -33,7 +21,7 @@ const STRATEGY_LABELS = {
 
 /** The retry storm: each strategy's peak per 100 ms, against the fixed delay's. */
 function storm() {
-  const { runs, bucketMs } = simulateHistogram(STORM);
+  const { runs, bucketMs } = sim.simulateHistogram(STORM);
   const fixed = runs.find((r) => r.strategy === 'fixed');
   const rows = [['strategy', `peak per ${bucketMs} ms`, 'vs fixed']];
   for (const strategy of ['fixed', 'none', 'full', 'equal', 'decorrelated']) {
@@ -46,10 +34,9 @@ function storm() {
 }
 
 /** Which jitter: min / median / max of each strategy's delay at attempt 4. */
-function jitter() {
-  const { rows: stats } = jitterStats(JITTER);
+function jitter(stats) {
   const rows = [['variant', 'min', 'median', 'max']];
-  for (const r of stats) if (r.variant !== 'none') rows.push([r.variant, ms(r.min), ms(r.median), ms(r.max)]);
+  for (const r of stats.rows) if (r.variant !== 'none') rows.push([r.variant, ms(r.min), ms(r.median), ms(r.max)]);
   return rows;
 }
 
@@ -61,46 +48,35 @@ const outageRow = (label, s) => [
   secs(s.timeToRecoverMs),
 ];
 
-/** The 400 ms hiccup, per strategy; the 40-minute outage, with the breaker and the budget. */
-function outage() {
-  const hiccup = [['a 400 ms hiccup at t = 5 s', 'second peak / 100 ms', 'amplification', 'requests that finally failed', 'recovered after']];
-  for (const strategy of HICCUP_STRATEGIES) hiccup.push(outageRow(STRATEGY_LABELS[strategy], simulateOutage({ strategy }).summary));
-  const withBreaker = simulateOutage(HICCUP_BREAKER[1]);
-  hiccup.push(outageRow(`full jitter + breaker (${secs(withBreaker.options.openDurationMs, 0)} cooldown)`, withBreaker.summary));
-  const long = [['a 40-minute outage', 'attempts during the outage', 'amplification', 'requests that failed', 'recovered after']];
-  for (const [label, o] of LONG_OUTAGE_RUNS) {
-    const s = simulateOutage({ ...o, ...LONG_OUTAGE }).summary;
-    long.push([label, int(s.outageAttempts), s.amplification.toFixed(2), int(s.failed), secs(s.timeToRecoverMs)]);
-  }
-  return { hiccup, long };
+/** The 400 ms hiccup, per strategy and with the breaker; the 40-minute outage, with the breaker and the budget. */
+function outage({ hiccup, long }) {
+  const short = [['a 400 ms hiccup at t = 5 s', 'second peak / 100 ms', 'amplification', 'requests that finally failed', 'recovered after']];
+  for (const [label, r] of hiccup) short.push(outageRow(label, r.summary));
+  const longRows = [['a 40-minute outage', 'attempts during the outage', 'amplification', 'requests that failed', 'recovered after']];
+  for (const [label, { summary: s }] of long) longRows.push([label, int(s.outageAttempts), s.amplification.toFixed(2), int(s.failed), secs(s.timeToRecoverMs)]);
+  return [short, longRows];
 }
 
 /** Throttling, without and with Retry-After: each table and what the CUBIC limiter changed. */
-function throttle() {
-  const tables = [];
-  for (const retryAfterMs of RETRY_AFTER_MS) {
+function throttle(throttled) {
+  return throttled.map(({ retryAfterMs, runs }) => {
     const title = retryAfterMs === 0 ? 'without Retry-After' : `with Retry-After: ${retryAfterMs / 1000} s`;
     const rows = [[title, 'offered/s', 'served/s', '429s', '429 share', 'requests failed', 'converged']];
-    const summaries = [];
-    for (const [label, o] of THROTTLE_RUNS) {
-      const s = simulateOutage({ ...THROTTLING, retryAfterMs, ...o }).summary;
-      summaries.push(s);
+    for (const [label, { summary: s }] of runs) {
       rows.push([label, int(s.offeredPerSec), int(s.goodputPerSec), int(s.throttled), pct(s.throttledShare), int(s.failed), secs(s.convergedAtMs, 0)]);
     }
-    const [alone, cubic] = [summaries[0], summaries[THROTTLE_RUNS.findIndex(([, o]) => o.limiter === 'cubic')]];
+    const e = limiterEffect(runs);
     const summary =
-      `${title}, the CUBIC limiter against full jitter alone: ${times(alone.throttled / Math.max(1, cubic.throttled), 0)} fewer 429s, ` +
-      `${times(alone.offeredPerSec / cubic.offeredPerSec)} less offered load, ${pct(cubic.goodputPerSec / THROTTLE_CAPACITY_PER_SEC)} of capacity served.`;
-    tables.push({ rows, summary });
-  }
-  return tables;
+      `${title}, the CUBIC limiter against full jitter alone: ${times(e.fewer429s, 0)} fewer 429s, ` +
+      `${times(e.lessOffered)} less offered load, ${pct(e.capacityServed)} of capacity served.`;
+    return { rows, summary };
+  });
 }
 
 /** Hedging a slow tail: latency percentiles and the load each set-up adds. */
-function tail() {
+function tail(runs) {
   const load = (r) => `${(100 * (r.copiesPerRequest - 1)).toFixed(1)} %`;
   const rows = [['', 'p50', 'p99', 'p99.9', 'load added']];
-  const runs = TAIL_RUNS.map(([label, o]) => [label, simulateTail(o)]);
   const plain = runs[0][1].plain;
   rows.push(['no hedging', `${plain.p50Ms.toFixed(1)} ms`, `${plain.p99Ms.toFixed(1)} ms`, `${plain.p999Ms.toFixed(1)} ms`, '—']);
   for (const [label, { hedged: h }] of runs) rows.push([label, `${h.p50Ms.toFixed(1)} ms`, `${h.p99Ms.toFixed(1)} ms`, `${h.p999Ms.toFixed(1)} ms`, load(h)]);
@@ -109,13 +85,12 @@ function tail() {
 
 /** Every table, by the docs page block it fills. */
 export function figures() {
-  const { hiccup, long } = outage();
-  const [noRetryAfter, withRetryAfter] = throttle();
+  const scenarios = runScenarios(sim);
   return {
     storm: storm(),
-    jitter: jitter(),
-    outage: [hiccup, long],
-    throttle: [noRetryAfter, withRetryAfter],
-    tail: tail(),
+    jitter: jitter(scenarios.jitter),
+    outage: outage(scenarios),
+    throttle: throttle(scenarios.throttled),
+    tail: tail(scenarios.tail),
   };
 }

@@ -7,27 +7,18 @@
 //   4. throttling: a gateway at half the demand that answers 429 — full jitter vs + adaptive limiter
 //   5. SVG charts of load over time, written to demo-out/
 import { mkdir, writeFile } from 'node:fs/promises';
-import { simulateHistogram, jitterStats, simulateOutage, simulateTail, renderHistogram, outageChartSvg } from 'steadfast/sim';
-import {
-  STORM,
-  JITTER,
-  HICCUP_STRATEGIES,
-  HICCUP_BREAKER,
-  LONG_OUTAGE,
-  LONG_OUTAGE_RUNS,
-  THROTTLING,
-  THROTTLE_CAPACITY_PER_SEC,
-  RETRY_AFTER_MS,
-  THROTTLE_RUNS,
-  TAIL_RUNS,
-} from './scenarios.mjs';
+import * as sim from 'steadfast/sim';
+import { STORM, runScenarios, limiterEffect } from './scenarios.mjs';
+
+const { renderHistogram, outageChartSvg } = sim;
+const scenarios = runScenarios(sim);
 
 const fmt = (n) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a');
 const pad = (s, n) => String(s).padEnd(n);
 const num = (s, n) => String(s).padStart(n);
 
 // 1. The retry storm -------------------------------------------------------------------------
-const h = simulateHistogram({ ...STORM, strategies: ['fixed', 'full'], seed: Date.now() % 2 ** 32 });
+const h = sim.simulateHistogram({ ...STORM, strategies: ['fixed', 'full'], seed: Date.now() % 2 ** 32 });
 const [fixed, full] = h.runs;
 console.log('\n  naive — fixed 1000ms delay\n  when    clients');
 console.log(renderHistogram(fixed.rows, h.clients));
@@ -39,7 +30,7 @@ console.log(`  full jitter     ${pad(full.peak, 12)}${full.retries}`);
 console.log(`\n  peak/100ms: ${fixed.peak} vs ${full.peak} (${(fixed.peak / full.peak).toFixed(1)}× lower), same ${full.retries} retries`);
 
 // 2. The jitter table ------------------------------------------------------------------------
-const j = jitterStats(JITTER);
+const j = scenarios.jitter;
 console.log(`\n  which jitter? ${fmt(j.samples)} samples at attempt ${j.attempt} (base 1000 ms, cap 30 s)`);
 console.log(`  ${pad('variant', 22)}${num('min', 9)}${num('median', 10)}${num('max', 10)}`);
 for (const r of j.rows) console.log(`  ${pad(r.variant, 22)}${num(fmt(r.min), 9)}${num(fmt(r.median), 10)}${num(fmt(r.max), 10)}`);
@@ -61,10 +52,9 @@ const table = (title, runs) => {
     );
   }
 };
-const hiccup = [...HICCUP_STRATEGIES.map((strategy) => [strategy, simulateOutage({ strategy })]), [HICCUP_BREAKER[0], simulateOutage(HICCUP_BREAKER[1])]];
+const { hiccup, long } = scenarios;
 table('a 400 ms hiccup at t = 5 s: 10,000 clients, gateway capacity 150 per 10 ms', hiccup);
 
-const long = LONG_OUTAGE_RUNS.map(([label, o]) => [label, simulateOutage({ ...o, ...LONG_OUTAGE })]);
 table('a 40-minute outage: the breaker stops the knocking, the budget caps amplification', long);
 console.log('  (per 10 s bucket; with a breaker, clients fail fast and come back after their think time, so more');
 console.log('   logical requests fail — in microseconds, without touching the gateway.)');
@@ -88,17 +78,14 @@ const throttleTable = (title, runs) => {
     );
   }
 };
-const throttled = {};
-for (const retryAfterMs of RETRY_AFTER_MS) {
-  const runs = THROTTLE_RUNS.map(([label, o]) => [label, simulateOutage({ ...THROTTLING, retryAfterMs, ...o })]);
-  throttled[retryAfterMs] = runs;
+for (const { retryAfterMs, runs } of scenarios.throttled) {
   throttleTable(
     `a gateway at half the demand answering 429 ${retryAfterMs ? `with Retry-After: ${retryAfterMs / 1000} s` : 'without Retry-After'} (60 s)`,
     runs,
   );
-  const [j, a] = [runs[0][1].summary, runs[2][1].summary];
+  const e = limiterEffect(runs);
   console.log(
-    `  → the limiter: ${(j.throttled / Math.max(1, a.throttled)).toFixed(0)}× fewer 429s, ${(j.offeredPerSec / a.offeredPerSec).toFixed(1)}× less offered load, ${pct(a.goodputPerSec / THROTTLE_CAPACITY_PER_SEC)} of capacity served`,
+    `  → the limiter: ${e.fewer429s.toFixed(0)}× fewer 429s, ${e.lessOffered.toFixed(1)}× less offered load, ${pct(e.capacityServed)} of capacity served`,
   );
 }
 console.log('  (the quota alone does not lower the load: first attempts are never refused, so clients whose');
@@ -106,7 +93,7 @@ console.log('   retries it refuses simply come back sooner with new requests.)')
 
 // 5. Hedging a slow tail -----------------------------------------------------------------------
 {
-  const runs = TAIL_RUNS.map(([label, o]) => [label, simulateTail(o)]);
+  const runs = scenarios.tail;
   const t = runs[0][1];
   console.log(
     `\n5. Hedging: ${t.requests.toLocaleString('en-US')} requests, ${t.latencyMs} ms typical, ${pct(t.tailProbability)} in a ${t.tailLatencyMs} ms tail (seed ${t.seed})`,
@@ -123,8 +110,8 @@ const charts = [
   ['outage-none.svg', hiccup[0][1], 'no jitter (1 s, 2 s, 4 s): the synchronized second peak'],
   ['outage-full.svg', hiccup[2][1], 'full jitter: the same retries, spread out'],
   ['outage-long-breaker.svg', long[2][1], '40-minute outage, full jitter + breaker'],
-  ['throttle-jitter.svg', throttled[0][0][1], 'gateway at half the demand, 429s: full jitter alone'],
-  ['throttle-adaptive.svg', throttled[0][2][1], 'gateway at half the demand, 429s: full jitter + adaptive limiter (cubic)'],
+  ['throttle-jitter.svg', scenarios.throttled[0].runs[0][1], 'gateway at half the demand, 429s: full jitter alone'],
+  ['throttle-adaptive.svg', scenarios.throttled[0].runs[2][1], 'gateway at half the demand, 429s: full jitter + adaptive limiter (cubic)'],
 ];
 for (const [file, result, title] of charts) await writeFile(`demo-out/${file}`, outageChartSvg(result, { title }));
 console.log(`\n  charts: ${charts.map(([f]) => `demo-out/${f}`).join(', ')}`);
