@@ -1,7 +1,7 @@
 // Why: one logical charge, however many attempts happen underneath. A timeout is not a failure but
 // an unknown: the key is parked and blind retries are refused until reconciliation. The record
 // lifecycle (in-flight / done / unknown, fingerprints, TTL, the maxRecords bound) and the key ->
-// slot index are the Rust core's (keys hashed under a per-store random seed into one table in wasm
+// slot index are the Rust core's (keys hashed under a per-store random hash key into one table in wasm
 // memory, so the JS heap holds no key per record). `MemoryRecords` keeps the results under their
 // slots, and the keys of unknown records (for the reconciliation worklist); it is the one
 // in-process handle that both IdempotencyStore and the memory state store drive.
@@ -93,9 +93,9 @@ export class MemoryRecords {
   /** `{ kind, slot }` with kind one of BEGIN's codes. `fp`: fingerprint text or undefined. */
   begin(key, fp, now) {
     // The fingerprint text crosses with the key and is hashed in the core (a SipHash-128 keyed by
-    // this store's secret seed; Redis keeps SHA-256/128, which every process computes alike): one
-    // call, no digest back. (A JS cache of recent digests, tried before, cost as much per lookup of a
-    // fresh text as the core's hash, and a new order missed it anyway.) Both are written with
+    // this store's secret hash key; Redis keeps SHA-256/128, which every process computes alike):
+    // one call, no digest back. (A JS cache of recent digests would cost as much per lookup of a
+    // fresh text as the core's hash, and a new order misses it anyway.) Both are written with
     // encodeInto into the core's input buffer, not passed as strings (see writeInput).
     const f = writeInput(key, fp);
     const code = this.#core.beginInput(input.keyLength, f, now);
