@@ -115,6 +115,42 @@ test('FLUSHALL is noticed: StoreAmnesiaError (nothing runs) until acknowledgeAmn
   assert.deepEqual(await new SharedIdempotencyStore().acknowledgeAmnesia(), { generation: 0 }, 'a memory store never forgets');
 });
 
+test('a store starting while another initialises the markers is not fooled by reading between its writes; a lost bucket still is', async () => {
+  const prefix = fresh();
+  const buckets = 4;
+  // B's first read of the markers: bucket 0's GET goes at once, the others wait until A's first use
+  // has finished. B then sees bucket 0 before A marked it and the rest after A was done: the
+  // interleaving two processes starting together can meet on a loaded machine.
+  let release;
+  const held = new Promise((resolve) => (release = resolve));
+  let epochReads = 0; // B's first read is its first `buckets` GETs of a marker
+  const tornClient = {
+    sendCommand(args) {
+      const marker = args[0] === 'GET' && String(args[1]).endsWith(':epoch');
+      if (marker && ++epochReads <= buckets && !String(args[1]).includes('{idem:0}')) return held.then(() => redis.conn.client.sendCommand(args));
+      return redis.conn.client.sendCommand(args);
+    },
+  };
+  const b = createRedisIdempotencyStore({ client: tornClient, prefix, timeoutMs: 5000, buckets, persistence: 'ignore' });
+  const a = createRedisIdempotencyStore({ client: redis.conn.client, prefix, timeoutMs: 5000, buckets, persistence: 'ignore' });
+  const bRun = b.run('order-b', async () => 'b');
+  await new Promise((r) => setTimeout(r, 50)); // B's bucket-0 GET has been answered (no marker yet)
+  assert.equal(await a.run('order-a', async () => 'a'), 'a', 'A initialised the markers and ran');
+  release();
+  assert.equal(await bRun, 'b', 'B read again and found every marker: no amnesia');
+  assert.equal(await b.run('order-a', async () => 'again'), 'a', 'B sees what A stored');
+
+  // A marker that is really gone is still amnesia for a process that starts after it, read twice.
+  await cmd('DEL', `${prefix}:{idem:2}:epoch`);
+  const c = createRedisIdempotencyStore({ client: redis.conn.client, prefix, timeoutMs: 5000, buckets, persistence: 'ignore' });
+  let ran = false;
+  await assert.rejects(
+    c.run('order-c', async () => (ran = true)),
+    (e) => e instanceof StoreAmnesiaError && /1 of 4 buckets lost their epoch marker/.test(e.message),
+  );
+  assert.equal(ran, false);
+});
+
 test('bad scale options are named', () => {
   const client = redis.conn.client;
   for (const [option, value] of [

@@ -402,7 +402,13 @@ export function redisStateStore(options) {
     return adopt(await readMarks());
   };
   const learn = async () => {
-    const marks = await readMarks();
+    let marks = await readMarks();
+    // The buckets are read one GET each, not at once: a read that overlapped another process's
+    // first use can see a bucket before its marker was written and another after it was finished
+    // (written only once every bucket had one). Read again: a marker still missing was lost.
+    if (mark === undefined && marks.some((m) => m === null || m === undefined) && marks.some((m) => m !== null && m !== undefined)) {
+      marks = await readMarks();
+    }
     const pending = marks.find((m) => m !== null && m !== undefined && parseMark(m).gen === 0);
     if (pending !== undefined) return initialize(String(pending));
     if (mark === undefined && marks.every((m) => m === null || m === undefined)) {
