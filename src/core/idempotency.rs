@@ -335,15 +335,22 @@ impl Record {
     }
 }
 
-/// Records per chunk of slot storage (32 KiB): chunks are allocated whole and never moved, so a
-/// growing store copies nothing and leaves no abandoned buffer in memory (wasm linear memory
-/// never shrinks: a doubling `Vec` would keep every outgrown copy's pages).
+/// Records per chunk of slot storage (24 KiB of records, 16 KiB of key ids): past the first,
+/// chunks are allocated whole and never moved, so a growing store copies little and leaves no
+/// large abandoned buffer in memory (wasm linear memory never shrinks: one doubling `Vec` for a
+/// million records would keep its outgrown copies' pages).
 pub(crate) const CHUNK: usize = 1024;
 
-/// Per-slot storage in fixed-size chunks: slot `s` at `chunks[s / CHUNK][s % CHUNK]`.
+/// Per-slot storage in chunks: slot `s` at `chunks[s / CHUNK][s % CHUNK]`. The first chunk grows
+/// as a `Vec` does, from a few slots up to [`CHUNK`]; every later one is made whole. So a store
+/// that holds a handful of records costs a few hundred bytes, not a whole chunk: a process that
+/// makes a store per request or per test must not pay 40 KiB of linear memory for each until the
+/// garbage collector runs (it does not see wasm memory, so a small JS heap may let thousands of
+/// dropped stores pile up). The first chunk's outgrown copies, together smaller than one chunk, go
+/// back to the allocator, which reuses them.
 #[derive(Debug, Clone)]
 pub(crate) struct Chunks<T> {
-    chunks: Vec<Box<[T]>>,
+    chunks: Vec<Vec<T>>,
     len: usize,
 }
 
@@ -362,24 +369,25 @@ impl<T: Copy + Default> Chunks<T> {
     }
 
     pub(crate) fn get(&self, slot: usize) -> Option<&T> {
-        if slot >= self.len {
-            return None;
-        }
         self.chunks.get(slot / CHUNK)?.get(slot % CHUNK)
     }
 
     pub(crate) fn get_mut(&mut self, slot: usize) -> Option<&mut T> {
-        if slot >= self.len {
-            return None;
-        }
         self.chunks.get_mut(slot / CHUNK)?.get_mut(slot % CHUNK)
     }
 
     /// A new default slot at the end.
     pub(crate) fn push(&mut self) -> usize {
-        if self.len == self.chunks.len() * CHUNK {
-            self.chunks
-                .push(vec![T::default(); CHUNK].into_boxed_slice());
+        if self.chunks.last().is_none_or(|c| c.len() >= CHUNK) {
+            let chunk = if self.chunks.is_empty() {
+                Vec::new()
+            } else {
+                Vec::with_capacity(CHUNK)
+            };
+            self.chunks.push(chunk);
+        }
+        if let Some(chunk) = self.chunks.last_mut() {
+            chunk.push(T::default());
         }
         self.len += 1;
         self.len - 1
@@ -975,6 +983,50 @@ mod tests {
             Begin::Unknown { .. }
         ));
         assert_eq!(r.begin(Some(zero), Some(1), 6.0), Begin::Mismatch);
+    }
+
+    #[test]
+    fn the_first_chunk_starts_small_and_every_slot_keeps_its_value_as_it_grows() {
+        let mut c: Chunks<u64> = Chunks::default();
+        let first_capacity = |c: &Chunks<u64>| c.chunks.first().map_or(0, Vec::capacity);
+        let n = CHUNK * 2 + 5;
+        for i in 0..n {
+            assert_eq!(c.push(), i);
+            if let Some(v) = c.get_mut(i) {
+                *v = i as u64 * 7 + 1;
+            }
+            // A small store holds a small first chunk; it never outgrows one chunk's slots.
+            if i < CHUNK {
+                assert_eq!(c.chunks.len(), 1);
+                assert!(
+                    first_capacity(&c) <= (2 * (i + 1)).max(8),
+                    "after {} slots",
+                    i + 1
+                );
+            } else {
+                assert_eq!(c.chunks.len(), i / CHUNK + 1);
+                assert!(c.chunks.iter().skip(1).all(|k| k.capacity() == CHUNK));
+            }
+            // Nothing written before a growth is lost by it.
+            if i.is_power_of_two() || i % CHUNK == 0 {
+                for j in 0..=i {
+                    assert_eq!(c.get(j), Some(&(j as u64 * 7 + 1)), "slot {j} after {i}");
+                }
+            }
+        }
+        assert_eq!(c.len(), n);
+        assert_eq!(c.get(n), None);
+        let mut seen = 0;
+        c.each(|slot, v| {
+            assert_eq!(*v, u64::from(slot) * 7 + 1);
+            seen += 1;
+        });
+        assert_eq!(seen, n);
+        // at_mut makes every slot up to the one asked for, across the chunks.
+        let mut d: Chunks<u64> = Chunks::default();
+        assert!(d.at_mut(CHUNK + 1).is_some());
+        assert_eq!(d.len(), CHUNK + 2);
+        assert_eq!(d.chunks.len(), 2);
     }
 
     #[test]

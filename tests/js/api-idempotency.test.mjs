@@ -503,3 +503,26 @@ describe('keys', () => {
     assert.equal(store.size, 0);
   });
 });
+
+test('a store that holds a few records costs a few hundred bytes of wasm memory, not a whole slot chunk', async () => {
+  // A process that makes a store per request or per test keeps each one's wasm memory until the
+  // garbage collector runs, and it does not see wasm memory: 2,000 small stores, all kept alive
+  // here, must not add up to 40 KiB each (what one slot chunk of records and key ids took).
+  const core = await import(new URL('./steadfast_core.js', import.meta.resolve('steadfast')).href);
+  core.initSync();
+  const memory = core.wasmMemory();
+  const stores = [];
+  const warm = new IdempotencyStore();
+  await warm.run('k', async () => 1);
+  const before = memory.buffer.byteLength;
+  for (let i = 0; i < 2_000; i++) {
+    const s = new IdempotencyStore();
+    for (let k = 0; k < 3; k++) await s.run(`order-${i}-${k}`, async () => ({ reference: `ch_${k}` }));
+    stores.push(s);
+  }
+  const perStore = (memory.buffer.byteLength - before) / stores.length;
+  assert.ok(perStore <= 2_048, `each small store took ${Math.round(perStore)} B of wasm memory`);
+  // Each still answers for its own records: a replay, and the size it holds.
+  assert.deepEqual(await stores[1_234].run('order-1234-2', async () => assert.fail('replayed, not run')), { reference: 'ch_2' });
+  assert.equal(stores[1_999].size, 3);
+});
