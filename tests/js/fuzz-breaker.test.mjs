@@ -16,6 +16,7 @@ import {
   ok,
   params,
   runs,
+  timeoutFor,
   weirdData,
 } from './fuzz/harness.mjs';
 
@@ -44,7 +45,7 @@ const breakerOp = fc.oneof(
   fc.constant({ op: 'snapshot' }),
 );
 
-test(`fuzz 2: CircuitBreaker call sequences, throwing and re-entrant callbacks (${runs('breaker')} cases)`, { timeout: 600_000 }, async () => {
+test(`fuzz 2: CircuitBreaker call sequences, throwing and re-entrant callbacks (${runs('breaker')} cases)`, { timeout: timeoutFor('breaker') }, async () => {
   const arb = fc.record({
     shape: fc.oneof(
       fc

@@ -21,6 +21,7 @@ import {
   ok,
   params,
   runs,
+  timeoutFor,
   steadfast,
   valueSpec,
   weirdData,
@@ -54,7 +55,7 @@ const storeOp = fc.oneof(
   fc.record({ op: fc.constant('badKey'), key: fc.oneof(weirdData, fc.constantFrom('', 'a'.repeat(256), 'ключ', 'tab\t', '\u007f')), which: int(0, 2) }),
 );
 
-test(`fuzz 3: IdempotencyStore call sequences against a model (${runs('store')} cases)`, { timeout: 600_000 }, async () => {
+test(`fuzz 3: IdempotencyStore call sequences against a model (${runs('store')} cases)`, { timeout: timeoutFor('store') }, async () => {
   const arb = fc.record({ ttlMs: fc.option(int(1, 1000), { nil: undefined }), ops: fc.array(storeOp, { minLength: 1, maxLength: 30 }) });
   await fc.assert(
     fc.asyncProperty(arb, async ({ ttlMs, ops }) => {

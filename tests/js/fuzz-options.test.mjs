@@ -16,9 +16,9 @@
 // This file: property 1, every entry point with random option objects. The harness, the budget and
 // the arbitraries the fuzz-*.test.mjs files share: ./fuzz/harness.mjs.
 import { test } from 'node:test';
-import { TARGETS, TARGET_NAMES, assertExecuted, attempt, buildOptions, count, fc, freshWorks, optionsSpec, params, runs } from './fuzz/harness.mjs';
+import { TARGETS, TARGET_NAMES, assertExecuted, attempt, buildOptions, count, fc, freshWorks, optionsSpec, params, runs, timeoutFor } from './fuzz/harness.mjs';
 
-test(`fuzz 1: every entry point with random option objects (${runs('options')} cases)`, { timeout: 600_000 }, async () => {
+test(`fuzz 1: every entry point with random option objects (${runs('options')} cases)`, { timeout: timeoutFor('options') }, async () => {
   const arb = fc.oneof(...TARGET_NAMES.map((name) => fc.record({ target: fc.constant(name), spec: optionsSpec(TARGETS[name].keys, TARGETS[name].valid) })));
   await fc.assert(
     fc.asyncProperty(arb, async ({ target, spec }) => {

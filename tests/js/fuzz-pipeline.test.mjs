@@ -21,6 +21,7 @@ import {
   parseRetryAfter,
   reconcile,
   runs,
+  timeoutFor,
   weirdData,
   withRetry,
 } from './fuzz/harness.mjs';
@@ -28,7 +29,7 @@ import {
 // ---------------------------------------------------------------------------------------------
 // Property 6: the pipeline with a shared store and breaker, an in-process gateway, reconcile.
 
-test(`fuzz 6: chargeCustomer + reconcile on one store and breaker (${runs('pipeline')} cases)`, { timeout: 600_000 }, async () => {
+test(`fuzz 6: chargeCustomer + reconcile on one store and breaker (${runs('pipeline')} cases)`, { timeout: timeoutFor('pipeline') }, async () => {
   const arb = fc.record({
     charges: fc.array(
       fc.record({

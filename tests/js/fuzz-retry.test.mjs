@@ -17,6 +17,7 @@ import {
   ok,
   params,
   runs,
+  timeoutFor,
   weirdNumber,
   withRetry,
 } from './fuzz/harness.mjs';
@@ -24,7 +25,7 @@ import {
 // ---------------------------------------------------------------------------------------------
 // Property 4: RetryBudget sequences with a deterministic clock.
 
-test(`fuzz 4: RetryBudget sequences (${runs('budget')} cases)`, { timeout: 600_000 }, async () => {
+test(`fuzz 4: RetryBudget sequences (${runs('budget')} cases)`, { timeout: timeoutFor('budget') }, async () => {
   const arb = fc.record({
     shape: fc.oneof(
       fc.record({
@@ -84,7 +85,7 @@ const attemptOutcome = fc.oneof(
   fc.constant({ kind: 'rejectNonError' }),
 );
 
-test(`fuzz 5: withRetry with scripted failures and hostile hooks (${runs('retry')} cases)`, { timeout: 600_000 }, async () => {
+test(`fuzz 5: withRetry with scripted failures and hostile hooks (${runs('retry')} cases)`, { timeout: timeoutFor('retry') }, async () => {
   const arb = fc.record({
     maxAttempts: int(1, 5),
     baseDelayMs: int(0, 1),

@@ -36,6 +36,11 @@ const SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.en
 const SHARE = { options: 0.45, breaker: 0.15, store: 0.15, budget: 0.1, retry: 0.1, pipeline: 0.05 };
 const runs = (name) => Math.max(1, Math.round(TOTAL * SHARE[name]));
 const params = (name) => ({ numRuns: runs(name), seed: SEED, endOnFailure: true });
+/**
+ * A property's test timeout: it is there to catch a hang, so it grows with the case budget (3 ms a
+ * case, about twice the slowest property's rate on a 2-core machine; never under 10 minutes).
+ */
+const timeoutFor = (name) => Math.max(600_000, runs(name) * 3);
 /** Minor findings tolerated by the properties, counted and printed at the end. */
 const findings = { clockCoercion: 0, peekInvalidKey: 0 };
 /** Cases actually executed, per property (printed at the end). */
@@ -564,6 +569,7 @@ export {
   reconcile,
   resilientFetch,
   runs,
+  timeoutFor,
   smallValid,
   steadfast,
   valueSpec,
