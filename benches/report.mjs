@@ -1,9 +1,11 @@
-// The figures of one `make bench` run, written into docs/performance.md (run.mjs --write-docs, which
-// `make bench` passes): each table the run prints is also kept as Markdown under a block name, and
-// the doc's `<!-- bench:NAME:start -->` … `<!-- bench:NAME:end -->` blocks are replaced with them,
-// so no figure in those tables is ever typed by hand and all of them come from the same run. A
-// block the doc has and the run did not fill, or the other way round, fails the write (and a run
-// with --quick, --only or --cases is refused before it starts: its figures would not be one run's).
+// The figures of one run written into the docs: `make bench` (run.mjs --write-docs) fills the
+// `<!-- bench:NAME:start -->` … `<!-- bench:NAME:end -->` blocks of docs/performance.md and
+// docs/guarantees.md, `make soak` (tests/soak/all.mjs --write-docs) the `soak:` blocks of
+// docs/guarantees.md. Each table or line the run prints is also kept as Markdown under a block name,
+// so no figure in those blocks is ever typed by hand and all of them come from the same run. A block
+// a doc has and the run did not fill, or the other way round, fails the write before any file is
+// touched (and run.mjs refuses --quick, --only or --cases with --write-docs: its figures would not be
+// one run's).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 
@@ -25,12 +27,19 @@ export class Report {
   #goals = [['goal', 'measured', '']];
   #startLoad;
   #header;
+  #tag;
+  #command;
 
-  /** Open the run's header block: when, what, and on what machine. */
-  constructor(version) {
+  /**
+   * Open the run's header block: when, what, and on what machine. `tag` is the marker prefix
+   * (`bench`, `soak`) and `command` what the header says made the figures.
+   */
+  constructor(version, { tag = 'bench', command = 'make bench' } = {}) {
     const cpu = cpus();
     const when = new Date().toISOString().slice(0, 16).replace('T', ' ');
     this.#startLoad = loadavg()[0];
+    this.#tag = tag;
+    this.#command = command;
     this.#header = `${when} UTC, steadfast ${version}, Node ${process.version} on ${process.platform}/${process.arch}, ${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'}`;
   }
 
@@ -50,23 +59,39 @@ export class Report {
     this.#goals.push([what, measured, met ? 'met' : '**not met**']);
   }
 
-  /** Replace every bench block of `file` with this run's; throws (naming the blocks) when they differ. */
-  write(file) {
-    this.add('run', `One \`make bench\` run: ${this.#header}; load average ${this.#startLoad.toFixed(2)} at the start, ${loadavg()[0].toFixed(2)} at the end.`);
-    this.table('goals', this.#goals);
-    const text = readFileSync(file, 'utf8');
-    const inDoc = new Set([...text.matchAll(/<!-- bench:([\w-]+):start -->/g)].map((m) => m[1]));
-    const missing = [...inDoc].filter((n) => !this.#blocks.has(n));
-    const extra = [...this.#blocks.keys()].filter((n) => !inDoc.has(n));
-    if (missing.length > 0 || extra.length > 0) {
-      throw new Error(`bench: ${file}: blocks the run did not fill: [${missing.join(', ')}]; blocks the doc lacks: [${extra.join(', ')}]`);
+  /**
+   * Replace every block of `files` (one path or several) with this run's. Each block the run filled
+   * must be in some file, and each block a file has must be filled; a block in several files (the
+   * `run` header) gets the same text in each. `goals` is a block only when a goal was recorded.
+   * Throws, naming the blocks, and writes nothing when they differ.
+   */
+  write(files) {
+    const list = Array.isArray(files) ? files : [files];
+    this.add(
+      'run',
+      `One \`${this.#command}\` run: ${this.#header}; load average ${this.#startLoad.toFixed(2)} at the start, ${loadavg()[0].toFixed(2)} at the end.`,
+    );
+    if (this.#goals.length > 1) this.table('goals', this.#goals);
+    const marker = new RegExp(`<!-- ${this.#tag}:([\\w-]+):start -->`, 'g');
+    const texts = list.map((file) => readFileSync(file, 'utf8'));
+    const inDocs = texts.map((text) => new Set([...text.matchAll(marker)].map((m) => m[1])));
+    const problems = [];
+    for (const [i, names] of inDocs.entries()) {
+      const missing = [...names].filter((n) => !this.#blocks.has(n));
+      if (missing.length > 0) problems.push(`${list[i]}: blocks the run did not fill: [${missing.join(', ')}]`);
     }
-    let out = text;
-    for (const [name, parts] of this.#blocks) {
-      const re = new RegExp(`(<!-- bench:${name}:start -->\\n)[\\s\\S]*?(<!-- bench:${name}:end -->)`);
-      if (!re.test(out)) throw new Error(`bench: ${file}: block ${name} has no end marker`);
-      out = out.replace(re, (_, start, end) => `${start}${parts.join('\n\n')}\n${end}`);
-    }
-    writeFileSync(file, out);
+    const extra = [...this.#blocks.keys()].filter((n) => !inDocs.some((names) => names.has(n)));
+    if (extra.length > 0) problems.push(`blocks the doc lacks: [${extra.join(', ')}]`);
+    if (problems.length > 0) throw new Error(`${this.#tag}: ${problems.join('; ')}`);
+    const out = texts.map((text, i) => {
+      let doc = text;
+      for (const name of inDocs[i]) {
+        const re = new RegExp(`(<!-- ${this.#tag}:${name}:start -->\\n)[\\s\\S]*?(<!-- ${this.#tag}:${name}:end -->)`);
+        if (!re.test(doc)) throw new Error(`${this.#tag}: ${list[i]}: block ${name} has no end marker`);
+        doc = doc.replace(re, (_, start, end) => `${start}${this.#blocks.get(name).join('\n\n')}\n${end}`);
+      }
+      return doc;
+    });
+    for (const [i, file] of list.entries()) writeFileSync(file, out[i]);
   }
 }

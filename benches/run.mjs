@@ -1,6 +1,6 @@
 // steadfast benchmarks, side by side with cockatiel, opossum and p-retry (see benches/README.md).
 //
-//   node benches/run.mjs [--quick] [--only=timing,store,figures,sim,memory,startup,browser,size,rust] [--no-browser] [--cases=4,5a,…] [--write-docs]
+//   node benches/run.mjs [--quick] [--only=timing,store,figures,sim,memory,records,startup,browser,size,rust] [--no-browser] [--cases=4,5a,…] [--write-docs]
 //
 // steadfast is imported BY NAME ('steadfast'), from the tarball `make build` packs, installed into
 // benches/node_modules exactly as a user's `npm install` would (exports → index.node.js).
@@ -22,8 +22,9 @@ const casesWanted = argv
   ?.slice(8)
   .split(',');
 const want = (part) => (only ? only.includes(part) : part !== 'browser' || !argv.includes('--no-browser'));
-// --write-docs (`make bench`): the tables go into docs/performance.md too (benches/report.mjs), so
-// only a whole run may write them: every figure there is then from the same run.
+// --write-docs (`make bench`): the tables go into docs/performance.md and the bytes per record into
+// docs/guarantees.md too (benches/report.mjs), so only a whole run may write them: every figure there
+// is then from the same run.
 const writeDocs = argv.includes('--write-docs');
 if (writeDocs && (quick || only || casesWanted || argv.includes('--no-browser'))) {
   console.error('bench: --write-docs needs the whole run (no --quick, --only, --cases or --no-browser)');
@@ -204,6 +205,39 @@ if (want('memory')) {
   console.log(' wasm linear memory never shrinks, so "settled" shows what the burst left reserved; "back" = heap within 0.25 MiB)\n');
 }
 
+if (want('records')) {
+  // Bytes per retained idempotency record (docs/guarantees.md): one child process per size, so each
+  // heap figure is of that store alone; Redis through the real script in the first.
+  const sizes = quick
+    ? [[20_000, 2_000]]
+    : [
+        [100_000, 20_000],
+        [1_000_000, 0],
+      ];
+  const runs = sizes.map(([n, m]) => {
+    const r = spawnSync(process.execPath, ['--expose-gc', `${BENCH_DIR}/records.mjs`, String(n), String(m)], { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`bench: records.mjs ${n} ${m} failed: ${r.stderr}`);
+    return JSON.parse(r.stdout.trim().split('\n').pop());
+  });
+  const redis = runs[0].redis;
+  if (report && redis.skipped) throw new Error(`bench: the Redis bytes per record were not measured (${redis.skipped}); docs/guarantees.md needs them`);
+  const n = (x) => x.toLocaleString('en');
+  const rows = [['records', 'JS heap, B each', 'wasm memory, B each', 'Redis `used_memory`, B each']];
+  for (const { memory: m } of runs) rows.push([`${n(m.records)} done, in memory`, String(m.heapBytesPerRecord), String(m.wasmBytesPerRecord), '']);
+  const sm = runs[0].memory.smallStores;
+  rows.push([`${n(sm.stores)} stores of ${sm.records} done records each, per store`, String(sm.heapBytesPerStore), String(sm.wasmBytesPerStore), '']);
+  if (!redis.skipped) {
+    rows.push([`${n(redis.records)} done, in Redis`, '', '', String(redis.doneBytesPerRecord)]);
+    rows.push([`${n(redis.records)} unknown, in Redis`, '', '', String(redis.unknownBytesPerRecord)]);
+  }
+  console.log('## Bytes per retained idempotency record (benches/records.mjs)\n');
+  show('records', rows);
+  const last = runs.at(-1).memory;
+  const full = `At the default \`maxRecords\` (${n(last.defaultMaxRecords)}) a full in-memory store takes about ${fmt((last.defaultMaxRecords * last.wasmBytesPerRecord) / 1e6, 0)} MB of wasm memory (the ${n(last.records)}-record row × \`maxRecords\`), plus the JS heap its results and their slots take.`;
+  console.log(`\n${full}${redis.skipped ? ` Redis: ${redis.skipped}.` : ''}\n`);
+  report?.add('records', full);
+}
+
 if (want('size')) {
   const { sizes, checkoutJsByFile } = await import('./size.mjs');
   console.log('## Case 7: size (what a bundler ships; gzip -9 and brotli q11)\n');
@@ -286,7 +320,7 @@ if (want('rust')) {
 }
 
 if (report) {
-  const doc = join(ROOT, 'docs', 'performance.md');
-  report.write(doc);
-  console.log(`bench: this run's tables are written into ${doc}`);
+  const docs = ['performance.md', 'guarantees.md'].map((name) => join(ROOT, 'docs', name));
+  report.write(docs);
+  console.log(`bench: this run's tables are written into ${docs.join(' and ')}`);
 }
