@@ -350,12 +350,14 @@ export function redisStateStore(options) {
   let amnesia; // a latched StoreAmnesiaError
   let learning;
   const readMarks = () => Promise.all(all.map((b) => bounded(Promise.resolve(send(['GET', epochKey(b)], epochKey(b))), timeoutMs, 'epoch')));
+  /** A bucket's marker as GET answered it: null (or undefined from some clients) when it has none. */
+  const hasMark = (m) => m !== null && m !== undefined;
   const lost = (detail) => {
     amnesia ??= new StoreAmnesiaError(prefix, detail);
     return amnesia;
   };
   const adopt = (marks) => {
-    const present = marks.filter((m) => m !== null && m !== undefined).map(String);
+    const present = marks.filter(hasMark).map(String);
     const parsed = present.map(parseMark);
     const other = parsed.find((p) => p.buckets !== buckets);
     if (other !== undefined) {
@@ -406,12 +408,12 @@ export function redisStateStore(options) {
     // The buckets are read one GET each, not at once: a read that overlapped another process's
     // first use can see a bucket before its marker was written and another after it was finished
     // (written only once every bucket had one). Read again: a marker still missing was lost.
-    if (mark === undefined && marks.some((m) => m === null || m === undefined) && marks.some((m) => m !== null && m !== undefined)) {
+    if (mark === undefined && !marks.every(hasMark) && marks.some(hasMark)) {
       marks = await readMarks();
     }
-    const pending = marks.find((m) => m !== null && m !== undefined && parseMark(m).gen === 0);
+    const pending = marks.find((m) => hasMark(m) && parseMark(m).gen === 0);
     if (pending !== undefined) return initialize(String(pending));
-    if (mark === undefined && marks.every((m) => m === null || m === undefined)) {
+    if (mark === undefined && !marks.some(hasMark)) {
       if (firstUse === 'refuse') throw lost(`no epoch marker under '${prefix}' (firstUse: 'refuse')`);
       return initialize(undefined);
     }
@@ -424,7 +426,7 @@ export function redisStateStore(options) {
     if (Date.now() - recheckedAt < 1000) return false;
     recheckedAt = Date.now();
     const marks = await readMarks();
-    const present = marks.filter((m) => m !== null && m !== undefined).map(String);
+    const present = marks.filter(hasMark).map(String);
     if (present.length !== buckets || new Set(present).size !== 1) return false;
     const next = parseMark(present[0]);
     if (next.gen < 1 || next.buckets !== buckets || (mark !== undefined && !(next.gen > parseMark(mark).gen))) return false;
@@ -440,7 +442,7 @@ export function redisStateStore(options) {
   };
   const acknowledgeAmnesia = async () => {
     const marks = await readMarks();
-    const gens = marks.filter((m) => m !== null && m !== undefined).map((m) => parseMark(m).gen);
+    const gens = marks.filter(hasMark).map((m) => parseMark(m).gen);
     if (mark !== undefined) gens.push(parseMark(mark).gen);
     const next = `${Math.max(0, ...gens.filter(Number.isFinite)) + 1}:${randomId()}:${buckets}`;
     await Promise.all(all.map((b) => bounded(Promise.resolve(send(['SET', epochKey(b), next], epochKey(b))), timeoutMs, 'acknowledge')));
