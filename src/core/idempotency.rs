@@ -348,24 +348,24 @@ pub(crate) const CHUNK: usize = 1024;
 /// garbage collector runs (it does not see wasm memory, so a small JS heap may let thousands of
 /// dropped stores pile up). The first chunk's outgrown copies, together smaller than one chunk, go
 /// back to the allocator, which reuses them.
+/// Every chunk but the last is full, so the slot count is derived, not kept.
 #[derive(Debug, Clone)]
 pub(crate) struct Chunks<T> {
     chunks: Vec<Vec<T>>,
-    len: usize,
 }
 
 impl<T> Default for Chunks<T> {
     fn default() -> Self {
-        Self {
-            chunks: Vec::new(),
-            len: 0,
-        }
+        Self { chunks: Vec::new() }
     }
 }
 
 impl<T: Copy + Default> Chunks<T> {
     pub(crate) fn len(&self) -> usize {
-        self.len
+        match self.chunks.as_slice() {
+            [] => 0,
+            [full @ .., last] => full.len() * CHUNK + last.len(),
+        }
     }
 
     pub(crate) fn get(&self, slot: usize) -> Option<&T> {
@@ -386,16 +386,16 @@ impl<T: Copy + Default> Chunks<T> {
             };
             self.chunks.push(chunk);
         }
+        let slot = self.len();
         if let Some(chunk) = self.chunks.last_mut() {
             chunk.push(T::default());
         }
-        self.len += 1;
-        self.len - 1
+        slot
     }
 
     /// Slot `slot`, made (with every slot before it) when missing.
     pub(crate) fn at_mut(&mut self, slot: usize) -> Option<&mut T> {
-        while self.len <= slot {
+        while self.len() <= slot {
             self.push();
         }
         self.get_mut(slot)
@@ -406,9 +406,6 @@ impl<T: Copy + Default> Chunks<T> {
         let mut slot = 0u32;
         for chunk in &self.chunks {
             for t in chunk.iter() {
-                if slot as usize >= self.len {
-                    return;
-                }
                 f(slot, t);
                 slot += 1;
             }
