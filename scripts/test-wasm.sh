@@ -5,7 +5,7 @@
 #
 # Runs `wasm-pack test --node`, `wasm-pack test --headless --chrome --chromedriver <Debian's>`,
 # `wasm-pack test --headless --firefox --geckodriver <cargo-installed>` and, for WebKit,
-# `wasm-pack test --headless --safari --safaridriver /usr/bin/WebKitWebDriver` under `xvfb-run -a` on the
+# `wasm-pack test --release --headless --safari --safaridriver /usr/bin/WebKitWebDriver` under `xvfb-run -a` on the
 # wasm_boundary test target only (wasm-pack runs cargo test with wasm-bindgen-test-runner as the runner).
 # Node is whichever `node` is first on PATH (Node 24 from .tools/); browsers are driven through drivers
 # given by path, so nothing is downloaded; extra capabilities (Chrome flags, the firefox-esr binary) are
@@ -14,6 +14,13 @@
 # the binary with --port=N and opens a W3C session with EMPTY capabilities (webdriver.json is not read
 # for it); WebKitWebDriver then starts its default browser, WebKitGTK's MiniBrowser in automation mode,
 # which needs a display: hence xvfb-run.
+# WebKit runs the RELEASE build of the suites (the optimization level the package ships; the other
+# engines run the debug build, with overflow checks): WebKitGTK 2.50's wasm runtime now and then
+# traps or computes a wrong answer in the debug build's code, rarely and under load, in tests that
+# differ from run to run (std's SipHash inside a HashMap insert, a HashMap lookup that misses, a Vec
+# reallocation), with talc and with std's dlmalloc alike, in code with no unsafe that passes every
+# run in the other engines. The release build has not failed (docs/browser-support.md;
+# scripts/wasm-repeat.sh counts failed runs).
 # (wasm-pack's own version check needs the network and says so; it is harmless here.)
 # A browser run without WASM_BINDGEN_USE_BROWSER=1 silently runs nothing and exits 0, so every run must
 # print "test result: ok. N passed" with N > 0, or this script fails.
@@ -69,5 +76,5 @@ if want webkit; then
   [ -x "$STEADFAST_WEBKITDRIVER" ] || { echo "test-wasm: $STEADFAST_WEBKITDRIVER not found; run 'make setup'" >&2; exit 1; }
   command -v xvfb-run >/dev/null || { echo "test-wasm: xvfb-run not found; run 'make setup'" >&2; exit 1; }
   run_side "webkit (WebKitGTK $(dpkg-query -W -f='${Version}' webkit2gtk-driver 2>/dev/null | cut -d- -f1), MiniBrowser under Xvfb)" \
-    env WASM_BINDGEN_USE_BROWSER=1 xvfb-run -a wasm-pack test --headless --safari --safaridriver "$STEADFAST_WEBKITDRIVER"
+    env WASM_BINDGEN_USE_BROWSER=1 xvfb-run -a wasm-pack test --release --headless --safari --safaridriver "$STEADFAST_WEBKITDRIVER"
 fi
