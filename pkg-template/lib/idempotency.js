@@ -38,8 +38,8 @@ export function newIdempotencyKey() {
 
 const encoder = new TextEncoder();
 /**
- * The core's input buffer: its address, size, a view of it and the views past each key length
- * (remade when memory grows), and the byte length of the key written last.
+ * The core's input buffer: its address, size, a view of it (remade when memory grows), and the
+ * byte length of the key written last.
  */
 let input;
 
@@ -48,25 +48,24 @@ let input;
  * might not fit (3 bytes per UTF-16 unit at most); returns the fingerprint's byte length (the
  * key's is `input.keyLength`). Why: the fresh-key path's longest string is the fingerprint text,
  * and encodeInto copies it natively where a string argument would be copied by a JS loop per
- * character, with an allocation and a free. The view the text is written through starts past the
- * key, and is made once per key length: a `subarray` per call cost more than copying a short text
- * (an app's keys have one or two lengths; a valid key is at most 255 bytes, so at most 256 views).
+ * character, with an allocation and a free. Key and text go in ONE encodeInto of their
+ * concatenation (each call has a fixed cost about that of copying a short text): a valid key is
+ * printable ASCII (callers check), one byte per character, so the key's byte length is its length.
  */
 function writeInput(key, fp) {
-  const need = 3 * (key.length + (fp === undefined ? 0 : fp.length));
+  const text = fp === undefined ? key : key + fp;
+  const need = 3 * text.length;
   if (input === undefined || need > input.size) {
     const size = Math.max(need, 4096);
-    input = { ptr: inputBuffer(size), size, memory: wasmMemory(), bytes: undefined, tails: [], keyLength: 0 };
+    input = { ptr: inputBuffer(size), size, memory: wasmMemory(), bytes: undefined, keyLength: 0 };
   }
   let bytes = input.bytes;
   if (bytes === undefined || bytes.byteLength === 0) {
     bytes = input.bytes = new Uint8Array(input.memory.buffer, input.ptr, input.size); // a grown memory detaches the old views
-    input.tails = [];
   }
-  const k = (input.keyLength = encoder.encodeInto(key, bytes).written);
-  if (fp === undefined) return 0;
-  const tail = input.tails[k] ?? (input.tails[k] = bytes.subarray(k));
-  return encoder.encodeInto(fp, tail).written;
+  const written = encoder.encodeInto(text, bytes).written;
+  input.keyLength = key.length;
+  return written - key.length;
 }
 
 /**

@@ -293,6 +293,24 @@ describe('fingerprints', () => {
     assert.equal(await store.run('fill-19999', async () => -1, { fingerprint: '{"n":19999}' }), 19999);
   });
 
+  test('a key and its fingerprint text are told apart where they meet', async () => {
+    // The key and the text cross into the core as one UTF-8 run: the record must split it at the
+    // key's end, whatever the text begins with (non-ASCII included).
+    const store = new IdempotencyStore();
+    const charge = charger();
+    await store.run('order-ab', charge, { fingerprint: 'c' });
+    await store.run('order-a', charge, { fingerprint: 'bc' });
+    await assert.rejects(store.run('order-é', charge, { fingerprint: 'éé' }), (e) => e.code === 'INVALID_KEY', 'a key beyond ASCII never reaches the core');
+    await store.run('order-x', charge, { fingerprint: 'é😀' });
+    assert.equal(charge.calls, 3, 'three valid keys, three runs');
+    assert.deepEqual(await store.run('order-ab', charge, { fingerprint: 'c' }), { reference: 'ch_1', amountCents: 4999 });
+    assert.deepEqual(await store.run('order-x', charge, { fingerprint: 'é😀' }), { reference: 'ch_1', amountCents: 4999 });
+    await assert.rejects(store.run('order-ab', charge, { fingerprint: 'bc' }), IdempotencyKeyReuseError);
+    await assert.rejects(store.run('order-a', charge, { fingerprint: 'c' }), IdempotencyKeyReuseError);
+    await assert.rejects(store.run('order-x', charge, { fingerprint: 'é' }), IdempotencyKeyReuseError);
+    assert.equal(charge.calls, 3);
+  });
+
   test('a non-string fingerprint is a TypeError', async () => {
     const store = new IdempotencyStore();
     await assert.rejects(
