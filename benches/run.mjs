@@ -1,6 +1,6 @@
 // steadfast benchmarks, side by side with cockatiel, opossum and p-retry (see benches/README.md).
 //
-//   node benches/run.mjs [--quick] [--only=timing,store,figures,sim,memory,records,startup,browser,size,rust] [--no-browser] [--cases=4,5a,…] [--write-docs]
+//   node benches/run.mjs [--quick] [--only=timing,store,profile,figures,sim,memory,records,startup,browser,size,rust] [--no-browser] [--cases=4,5a,…] [--write-docs]
 //
 // steadfast is imported BY NAME ('steadfast'), from the tarball `make build` packs, installed into
 // benches/node_modules exactly as a user's `npm install` would (exports → index.node.js).
@@ -64,7 +64,8 @@ if (want('timing')) {
     for (const s of rows.filter((r) => r.lib === 'steadfast')) {
       for (const a of anchors.filter((a) => s.vs === undefined || s.vs.includes(a.name))) {
         const ratio = s.ns / a.ns;
-        const over = (s.ns - base) / (a.ns - base);
+        // An anchor no slower than the baseline (within the noise of a near-free call) gives no ratio.
+        const over = a.ns - base > 0 ? (s.ns - base) / (a.ns - base) : NaN;
         const target = s.target ?? c.target; // a variant may carry its own (issue 15: fresh key ≤ 1.0×)
         const targeted = target !== undefined && a.lib === 'cockatiel';
         pairs.push([
@@ -122,6 +123,27 @@ if (want('store')) {
     report.goal('flat: overhead at 1M records ≤ 1.2× at 10k', `${fmt(g.flat, 2)}×`, g.flat <= 1.2);
     report.goal('memory per retained done record ≤ 100 B', `${fmt(g.perRecord, 0)} B`, g.perRecord <= 100);
   }
+}
+
+if (want('profile')) {
+  // Where case 3's fresh-key charge spends its time, by layer (V8's sampling profiler, self time),
+  // in a child process of its own (see benches/profile.mjs).
+  const child = spawnSync(process.execPath, ['--expose-gc', join(BENCH_DIR, 'profile.mjs'), '--json', ...(quick ? ['--quick'] : [])], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const found = child.stdout.split('\n').find((l) => l.startsWith('profile-json '));
+  if (child.status !== 0 || found === undefined) throw new Error(`bench: benches/profile.mjs failed (status ${child.status})`);
+  const p = JSON.parse(found.slice('profile-json '.length));
+  console.log('## Case 3p: where a fresh-key chargeCustomer spends its time (share of CPU samples, self time, by layer)\n');
+  show('profile', p.rows);
+  const line = `Mean per charge with the profiler on: ${Object.entries(p.ns)
+    .map(([k, v]) => `${k} ${fmt(v, 0)} ns`)
+    .join(', ')} (${Object.values(p.samples)
+    .map((n) => n.toLocaleString('en'))
+    .join(' and ')} samples).`;
+  console.log(`\n${line}\n`);
+  report?.add('profile', line);
 }
 
 if (want('figures')) {
