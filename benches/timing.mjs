@@ -209,7 +209,7 @@ export function cases() {
       target: 0.5,
       variants: [
         { name: 'baseline: await fn()', lib: 'baseline', op: ok },
-        { name: 'steadfast withRetry(fn, {maxAttempts: 3})', lib: 'steadfast', op: () => withRetry(ok, retryPolicy) },
+        { name: 'steadfast withRetry(fn, {maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 10_000})', lib: 'steadfast', op: () => withRetry(ok, retryPolicy) },
         { name: 'cockatiel retry(handleAll, {maxAttempts: 3, backoff}).execute', lib: 'cockatiel', op: () => ckRetry.execute(ok) },
         { name: 'p-retry pRetry(fn, {retries: 2})', lib: 'p-retry', op: () => pRetry(ok, { retries: 2 }) },
       ],
