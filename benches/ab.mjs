@@ -8,6 +8,7 @@
 // Prints ns/call (median of reps) per row and the ratio B ÷ A.
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
+import { checkoutSizedCharge } from './common.mjs';
 
 const [dirA, dirB, repsArg] = process.argv.slice(2);
 if (!dirA || !dirB) throw new Error('usage: node --expose-gc benches/ab.mjs <pkgA> <pkgB> [reps]');
@@ -47,18 +48,7 @@ function rows(m) {
 }
 const chargeFresh = (m, deps, i) => m.chargeCustomer({ idempotencyKey: `k-${i}`, amountCents: 1200, currency: 'usd' }, deps);
 // As benches/timing.mjs's checkout-sized row: ~200 bytes of canonical text, a new amount per call.
-const chargeCheckout = (m, deps, i) =>
-  m.chargeCustomer(
-    {
-      idempotencyKey: `k-${i}`,
-      amountCents: 1200 + i,
-      currency: 'usd',
-      customer: 'cus_NffrFeUfNV2Hib',
-      description: 'Order 1042: 2 items',
-      metadata: { cartId: 'cart_8f3e2a9b', channel: 'web', promo: 'WINTER25' },
-    },
-    deps,
-  );
+const chargeCheckout = (m, deps, i) => m.chargeCustomer(checkoutSizedCharge(`k-${i}`, 1200 + i), deps);
 
 const tables = builds.map(rows);
 const names = Object.keys(tables[0]);

@@ -26,6 +26,22 @@ export function installTarball() {
   return tarball;
 }
 
+/**
+ * Case 3's inputs, shared by timing.mjs, profile.mjs and ab.mjs so that every table measures the
+ * same charge: the retry policy and the rate breaker's options of the pipeline rows, and the
+ * checkout-sized charge (customer, description and metadata: ~200 bytes of canonical text).
+ */
+export const RETRY_POLICY = Object.freeze({ maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 10_000 });
+export const RATE_BREAKER = Object.freeze({ windowSize: 100, failureRateThreshold: 0.5, openDurationMs: 10_000 });
+export const checkoutSizedCharge = (idempotencyKey, amountCents) => ({
+  idempotencyKey,
+  amountCents,
+  currency: 'usd',
+  customer: 'cus_NffrFeUfNV2Hib',
+  description: 'Order 1042: 2 items',
+  metadata: { cartId: 'cart_8f3e2a9b', channel: 'web', promo: 'WINTER25' },
+});
+
 export const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;

@@ -5,7 +5,7 @@
 // shares add up to 100 % of the samples taken while the loop ran.
 import { Session } from 'node:inspector/promises';
 import { fileURLToPath } from 'node:url';
-import { INSTALLED } from './common.mjs';
+import { INSTALLED, RATE_BREAKER, RETRY_POLICY, checkoutSizedCharge } from './common.mjs';
 
 /** Package file → layer. Anything else of the package is "other package code". */
 const LAYERS = [
@@ -19,7 +19,7 @@ const LAYERS = [
 function layerOf(frame, self) {
   const { url, functionName } = frame;
   if (url.startsWith('wasm:') || /^wasm-function\[/.test(functionName)) return 'the core, in wasm (hashing, key index, records, breaker, retry)';
-  if (functionName === 'encodeInto' || (url === '' && functionName === 'encodeInto')) return 'TextEncoder.encodeInto (key and text into the core)';
+  if (functionName === 'encodeInto') return 'TextEncoder.encodeInto (key and text into the core)';
   if (functionName === '(garbage collector)') return 'garbage collection';
   if (functionName === '(program)' || functionName === '(idle)') return 'the engine itself (promise jobs, microtasks, compiled code stubs)';
   if (url === self) return 'the bench loop and its gateway';
@@ -42,18 +42,11 @@ function layerOf(frame, self) {
 export async function profileCharge({ rounds = 15, batch = 20_000, warmup = 3 } = {}) {
   const m = await import(`${INSTALLED}/index.node.js`);
   const gateway = async (c) => ({ reference: 'ch_1', amountCents: c.amountCents });
-  const policy = Object.freeze({ maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 10_000 });
-  const breaker = new m.CircuitBreaker({ windowSize: 100, failureRateThreshold: 0.5, openDurationMs: 10_000 });
+  const policy = RETRY_POLICY;
+  const breaker = new m.CircuitBreaker(RATE_BREAKER);
   const shapes = {
     short: (key, i) => ({ idempotencyKey: key, amountCents: 1200 + (i % 1000), currency: 'usd' }),
-    'checkout-sized': (key, i) => ({
-      idempotencyKey: key,
-      amountCents: 1200 + (i % 1000),
-      currency: 'usd',
-      customer: 'cus_NffrFeUfNV2Hib',
-      description: 'Order 1042: 2 items',
-      metadata: { cartId: 'cart_8f3e2a9b', channel: 'web', promo: 'WINTER25' },
-    }),
+    'checkout-sized': (key, i) => checkoutSizedCharge(key, 1200 + (i % 1000)),
   };
   const self = import.meta.url;
   const session = new Session();

@@ -27,7 +27,7 @@ import * as cockatiel from 'cockatiel';
 import { BreakerCore } from './node_modules/steadfast/steadfast_core.js';
 import Opossum from 'opossum';
 import pRetry from 'p-retry';
-import { median, spread } from './common.mjs';
+import { RATE_BREAKER, RETRY_POLICY, checkoutSizedCharge, median, spread } from './common.mjs';
 
 // ky 2 (a fetch wrapper with retries) is an optional anchor for case 8: its row appears when `ky`
 // resolves from benches/ (it is not a dev dependency).
@@ -78,9 +78,9 @@ export async function runCase(variants, { batch, reps, warmup }) {
   return vs.map((v) => ({ name: v.name, lib: v.lib, vs: v.vs, target: v.target, ns: median(v.samples), spread: spread(v.samples) }));
 }
 
-const retryPolicy = Object.freeze({ maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 10_000 });
+const retryPolicy = RETRY_POLICY;
 const cockatielRetry = () => cockatiel.retry(cockatiel.handleAll, { maxAttempts: 3, backoff: new cockatiel.ExponentialBackoff() });
-const rateOptions = { windowSize: 100, failureRateThreshold: 0.5, openDurationMs: 10_000 };
+const rateOptions = RATE_BREAKER;
 const cockatielSampling = () =>
   cockatiel.circuitBreaker(cockatiel.handleAll, {
     halfOpenAfter: 10_000,
@@ -267,18 +267,7 @@ export function cases() {
           lib: 'steadfast',
           target: 1.0,
           setup: freshKeys,
-          op: (i) =>
-            chargeCustomer(
-              {
-                idempotencyKey: keys[i],
-                amountCents: 1200 + ++amountSeq,
-                currency: 'usd',
-                customer: 'cus_NffrFeUfNV2Hib',
-                description: 'Order 1042: 2 items',
-                metadata: { cartId: 'cart_8f3e2a9b', channel: 'web', promo: 'WINTER25' },
-              },
-              deps,
-            ),
+          op: (i) => chargeCustomer(checkoutSizedCharge(keys[i], 1200 + ++amountSeq), deps),
         },
         {
           name: 'steadfast chargeCustomer (same key: replay)',

@@ -37,16 +37,13 @@ export function newIdempotencyKey() {
 }
 
 const encoder = new TextEncoder();
-/**
- * The core's input buffer: its address, size, a view of it (remade when memory grows), and the
- * byte length of the key written last.
- */
+/** The core's input buffer: its address, size and a view of it (remade when memory grows). */
 let input;
 
 /**
  * Write `key` and then `fp` (if any) as UTF-8 into the core's input buffer, growing it when a text
  * might not fit (3 bytes per UTF-16 unit at most); returns the fingerprint's byte length (the
- * key's is `input.keyLength`). Why: the fresh-key path's longest string is the fingerprint text,
+ * key's is `key.length`, see below). Why: the fresh-key path's longest string is the fingerprint text,
  * and encodeInto copies it natively where a string argument would be copied by a JS loop per
  * character, with an allocation and a free. Key and text go in ONE encodeInto of their
  * concatenation (each call has a fixed cost about that of copying a short text): a valid key is
@@ -57,15 +54,13 @@ function writeInput(key, fp) {
   const need = 3 * text.length;
   if (input === undefined || need > input.size) {
     const size = Math.max(need, 4096);
-    input = { ptr: inputBuffer(size), size, memory: wasmMemory(), bytes: undefined, keyLength: 0 };
+    input = { ptr: inputBuffer(size), size, memory: wasmMemory(), bytes: undefined };
   }
   let bytes = input.bytes;
   if (bytes === undefined || bytes.byteLength === 0) {
     bytes = input.bytes = new Uint8Array(input.memory.buffer, input.ptr, input.size); // a grown memory detaches the old views
   }
-  const written = encoder.encodeInto(text, bytes).written;
-  input.keyLength = key.length;
-  return written - key.length;
+  return encoder.encodeInto(text, bytes).written - key.length;
 }
 
 /**
@@ -97,7 +92,7 @@ export class MemoryRecords {
     // fresh text as the core's hash, and a new order misses it anyway.) Both are written with
     // encodeInto into the core's input buffer, not passed as strings (see writeInput).
     const f = writeInput(key, fp);
-    const code = this.#core.beginInput(input.keyLength, f, now);
+    const code = this.#core.beginInput(key.length, f, now); // a valid key: one byte per character
     if (Number.isNaN(code)) throw new Error('steadfast: internal: the input buffer did not hold the key'); // unreachable: writeInput sized it
     // Slots freed by expiry are dropped BEFORE this slot is used (the same begin may hand one out).
     if (code % BEGIN.SLOT >= BEGIN.EXPIRED_FLAG) for (const s of this.#core.takeExpired()) this.#forget(s);
