@@ -32,7 +32,7 @@ export function chargeFingerprint(charge, options) {
 export function chargeCustomer(charge, deps) {
   const where = 'chargeCustomer';
   const c = o.object(charge, where);
-  const key = o.own(c, 'idempotencyKey'); // own only: a polluted prototype must not supply a key
+  const key = o.ownValue(c, c.idempotencyKey, 'idempotencyKey'); // own only: a polluted prototype must not supply a key
   if (typeof key !== 'string') return Promise.reject(o.typeError(where, 'idempotencyKey', 'a string', key));
   try {
     checkCharge(c, where);
@@ -41,12 +41,12 @@ export function chargeCustomer(charge, deps) {
   }
   const d = o.object(deps, where);
   // Structural: an IdempotencyStore or a shared (Redis) one, a CircuitBreaker or a shared one.
-  const store = o.own(d, 'store');
-  const breaker = o.own(d, 'breaker');
-  const gateway = o.own(d, 'gateway');
-  const policy = o.own(d, 'policy');
-  const scope = o.own(d, 'scope');
-  const settleAfterMs = o.own(d, 'settleAfterMs');
+  const store = o.ownValue(d, d.store, 'store');
+  const breaker = o.ownValue(d, d.breaker, 'breaker');
+  const gateway = o.ownValue(d, d.gateway, 'gateway');
+  const policy = o.ownValue(d, d.policy, 'policy');
+  const scope = o.ownValue(d, d.scope, 'scope');
+  const settleAfterMs = o.ownValue(d, d.settleAfterMs, 'settleAfterMs');
   if (typeof store?.run !== 'function') return Promise.reject(o.typeError(where, 'store', 'an IdempotencyStore (an object with run())', store));
   if (typeof breaker?.execute !== 'function') return Promise.reject(o.typeError(where, 'breaker', 'a CircuitBreaker (an object with execute())', breaker));
   if (typeof gateway !== 'function') return Promise.reject(o.typeError(where, 'gateway', 'a function', gateway));
@@ -62,7 +62,7 @@ export function chargeCustomer(charge, deps) {
   }
   let fingerprint;
   try {
-    fingerprint = canonicalCharge(c, volatileFields(o.own(d, 'volatileFields'), where), where);
+    fingerprint = canonicalCharge(c, volatileFields(o.ownValue(d, d.volatileFields, 'volatileFields'), where), where);
   } catch (e) {
     return Promise.reject(e);
   }

@@ -11,8 +11,8 @@ import * as o from './options.js';
  * absent. Prefixed so that no fingerprint string can pose as a scoped one.
  */
 export function fingerprintText(opts, where) {
-  const f = o.own(opts, 'fingerprint');
-  const scope = o.own(opts, 'scope');
+  const f = o.ownValue(opts, opts.fingerprint, 'fingerprint');
+  const scope = o.ownValue(opts, opts.scope, 'scope');
   if (f !== undefined && typeof f !== 'string') throw o.typeError(where, 'fingerprint', 'a string', f);
   if (scope !== undefined && typeof scope !== 'string') throw o.typeError(where, 'scope', 'a string', scope);
   if (scope === undefined) return f === undefined ? undefined : `f:${f}`;

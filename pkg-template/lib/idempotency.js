@@ -19,7 +19,7 @@ import * as o from './options.js';
 import { deferred } from './deferred.js';
 import { VERDICT, failedRunVerdict, isTransientError } from './classify.js';
 import { BEGIN, BEGIN_OUTCOMES as BEGIN_OUTCOME, COMPLETION, LAYOUT, RESOLVE, STATUS, namedSlots } from './wire.js';
-import { checkKey, invalidKey, validKey } from './idempotency-key.js';
+import { checkKey, invalidKey } from './idempotency-key.js';
 import { fingerprintText } from './fingerprint.js';
 import { errorText, unknownMeta } from './unknown.js';
 import { emit, listening } from './events.js';
@@ -65,7 +65,8 @@ function writeInput(key, fp) {
 
 /**
  * The in-process records handle: StoreCore (records and key index) plus the values stored by slot.
- * Synchronous; every decision is the core's. Keys must be valid (callers check).
+ * Synchronous; every decision is the core's. begin() applies the key rule (in the core); the other
+ * methods take keys their callers checked.
  * @internal
  */
 export class MemoryRecords {
@@ -84,15 +85,21 @@ export class MemoryRecords {
     return this.#core.maxRecords;
   }
 
-  /** `{ kind, slot }` with kind one of BEGIN's codes. `fp`: fingerprint text or undefined. */
+  /**
+   * `{ kind, slot }` with kind one of BEGIN's codes. `fp`: fingerprint text or undefined. A key
+   * that fails the key rule throws its INVALID_KEY RangeError (nothing is stored).
+   */
   begin(key, fp, now) {
     // The fingerprint text crosses with the key and is hashed in the core (a SipHash-128 keyed by
     // this store's secret hash key; Redis keeps SHA-256/128, which every process computes alike):
     // one call, no digest back. (A JS cache of recent digests would cost as much per lookup of a
     // fresh text as the core's hash, and a new order misses it anyway.) Both are written with
     // encodeInto into the core's input buffer, not passed as strings (see writeInput).
+    // The key rule is the core's, applied there to the key's bytes (a valid key is one byte per
+    // character, so its first key.length bytes; any other character makes them fail the rule).
     const f = writeInput(key, fp);
-    const code = this.#core.beginInput(key.length, f, now); // a valid key: one byte per character
+    const code = this.#core.beginInput(key.length, f, now);
+    if (code === BEGIN.INVALID_KEY) throw invalidKey(key);
     if (Number.isNaN(code)) throw new Error('steadfast: internal: the input buffer did not hold the key'); // unreachable: writeInput sized it
     // Slots freed by expiry are dropped BEFORE this slot is used (the same begin may hand one out).
     if (code % BEGIN.SLOT >= BEGIN.EXPIRED_FLAG) for (const s of this.#core.takeExpired()) this.#forget(s);
@@ -272,16 +279,16 @@ export class IdempotencyStore {
       return Promise.reject(brand(new TypeError(`steadfast: run key must be a string, got ${o.show(key)}`), 'INVALID_KEY'));
     }
     if (typeof fn !== 'function') return Promise.reject(o.typeError('run', 'fn', 'a function', fn));
-    let fp;
     let now;
+    let kind;
+    let slot;
     try {
-      if (options !== undefined) fp = fingerprintText(o.object(options, 'run'), 'run');
-      if (!validKey(key)) throw invalidKey(key);
+      const fp = options === undefined ? undefined : fingerprintText(o.object(options, 'run'), 'run');
       now = this.#clock();
+      ({ kind, slot } = this.#records.begin(key, fp, now)); // the core checks the key (INVALID_KEY)
     } catch (e) {
-      return Promise.reject(e); // bad options, a bad key or a user clock that throws: nothing has started
+      return Promise.reject(e); // bad options, a user clock that throws or a bad key: nothing has started
     }
-    const { kind, slot } = this.#records.begin(key, fp, now);
     if (listening.idempotency) emit('idempotency', { store: this, key, outcome: BEGIN_OUTCOME[kind] ?? 'mismatch' });
     switch (kind) {
       case BEGIN.RUN:

@@ -48,6 +48,16 @@ export function own(opts, name) {
   return opts !== null && opts !== undefined && Object.hasOwn(opts, name) ? opts[name] : undefined;
 }
 
+/**
+ * own(opts, name) for a hot path: `value` is `opts.name`, read at the call site by its literal name
+ * (one monomorphic load, where own()'s computed name is a megamorphic one); it is kept only if it is
+ * opts' OWN property. An absent option costs no hasOwn call. (The read runs an inherited getter
+ * before it is refused; a polluted prototype holds data, not getters, unless code already ran.)
+ */
+export function ownValue(opts, value, name) {
+  return value === undefined || Object.hasOwn(opts, name) ? value : undefined;
+}
+
 /** A number option (range checked later by the core), or undefined when absent. */
 export function num(opts, name, where) {
   const v = own(opts, name);

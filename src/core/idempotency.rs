@@ -416,24 +416,32 @@ impl<T: Copy + Default> Chunks<T> {
 /// The key rule, as data: `[min length, max length, lowest byte, highest byte, lowest edge
 /// byte]`: 1 to 255 printable ASCII characters (space to `~`), neither starting nor ending with a
 /// space (HTTP trims header values, so `'k'` and `'k '` would be two records here and one key at
-/// the gateway). [`validate_key`] applies it; the JS shell reads it through the wasm boundary and
-/// applies the same numbers to keys it has not seen, so a new key need not cross as a string.
+/// the gateway). [`validate_key`] applies it, and [`key_bytes_valid`] to the bytes the in-process
+/// store's begin receives; the JS shell reads it through the wasm boundary for the paths whose keys
+/// never cross (the Redis store, the HTTP client), and applies the same numbers there.
 pub const KEY_RULE: [u32; 5] = [1, MAX_KEY_LEN as u32, 0x20, 0x7e, 0x21];
 
 /// Validate an idempotency key against [`KEY_RULE`].
 pub fn validate_key(key: &str) -> Result<(), Error> {
-    let [min, max, lo, hi, edge] = KEY_RULE;
-    let b = key.as_bytes();
-    let edge_ok = |c: Option<&u8>| c.is_some_and(|&c| u32::from(c) >= edge);
-    let ok = (min as usize..=max as usize).contains(&b.len())
-        && b.iter().all(|&c| (lo..=hi).contains(&u32::from(c)))
-        && edge_ok(b.first())
-        && edge_ok(b.last());
-    if ok {
+    if key_bytes_valid(key.as_bytes()) {
         Ok(())
     } else {
         Err(Error::InvalidKey)
     }
+}
+
+/// Whether a key's bytes pass [`KEY_RULE`]. Bytes, not a `&str`: the in-process store's shell writes
+/// a key as UTF-8 next to its fingerprint text and hands over the first `key.length` bytes (its
+/// UTF-16 length). A key of printable ASCII is one byte per unit, so those are exactly its bytes;
+/// any other unit encodes to bytes of 0x80 and above that start at or before its own index, so
+/// such a key is refused here too, whatever follows it in the buffer.
+pub fn key_bytes_valid(b: &[u8]) -> bool {
+    let [min, max, lo, hi, edge] = KEY_RULE;
+    let edge_ok = |c: Option<&u8>| c.is_some_and(|&c| u32::from(c) >= edge);
+    (min as usize..=max as usize).contains(&b.len())
+        && b.iter().all(|&c| (lo..=hi).contains(&u32::from(c)))
+        && edge_ok(b.first())
+        && edge_ok(b.last())
 }
 
 /// The record state machine, by slot: every rule of the module docs, with no keys. Whoever owns
@@ -919,6 +927,27 @@ mod tests {
         assert!(validate_key(&"x".repeat(255)).is_ok());
         assert!(validate_key("order 42 / charge ~1").is_ok());
         assert!(validate_key("k").is_ok());
+    }
+
+    proptest::proptest! {
+        /// What the in-process store's shell relies on: the first (UTF-16 length) bytes of the
+        /// key's UTF-8 followed by any text pass the rule exactly when the key does.
+        #[test]
+        fn a_keys_utf16_length_of_its_utf8_bytes_passes_exactly_when_the_key_does(
+            key in "[ -~]{0,6}(\\PC|[\u{80}-\u{10FFFF}]){0,2}[ -~]{0,6}",
+            text in "\\PC{0,8}",
+            long in proptest::bool::ANY,
+        ) {
+            let key = if long { key.repeat(40) } else { key };
+            let units = key.encode_utf16().count();
+            let bytes = format!("{key}{text}").into_bytes();
+            let head = bytes.get(..units).unwrap_or(&bytes);
+            // The rule by characters, written out here apart from KEY_RULE's byte bounds.
+            let printable = key.chars().all(|c| (' '..='~').contains(&c));
+            let expected = printable && (1..=255).contains(&key.len()) && !key.starts_with(' ') && !key.ends_with(' ');
+            proptest::prop_assert_eq!(key_bytes_valid(head), expected, "{:?} + {:?}", key, text);
+            proptest::prop_assert_eq!(validate_key(&key).is_ok(), expected);
+        }
     }
 
     #[test]

@@ -35,9 +35,12 @@ const FULL: f64 = 5.0;
 const EXPIRED_FLAG: f64 = 8.0;
 /// What one slot weighs in `begin`'s answer.
 const BEGIN_SLOT: f64 = 16.0;
-pub(super) const BEGIN_CONSTANTS: [(&str, i64); 2] = [
+/// `beginInput`'s answer for a key that fails [`KEY_RULE`]: nothing was looked up or stored.
+pub(super) const INVALID_KEY: f64 = -1.0;
+pub(super) const BEGIN_CONSTANTS: [(&str, i64); 3] = [
     ("expiredFlag", EXPIRED_FLAG as i64),
     ("slot", BEGIN_SLOT as i64),
+    ("invalidKey", INVALID_KEY as i64),
 ];
 
 /// `resolve` and `reopen` answers, by code (`reopen`: `slot * REOPEN_SLOT + answer`).
@@ -238,7 +241,7 @@ pub fn store_defaults() -> Vec<f64> {
 }
 
 impl StoreCore {
-    /// Start a run for `key` (the caller checks the key rule first; any bytes are safe here) with
+    /// Start a run for `key` (its one caller, `beginInput`, has applied the key rule; any bytes are safe here) with
     /// the request's fingerprint text (empty: none), hashed here with the store's keyed
     /// fingerprint ([`KeyedRecords::fingerprint_of`]; a shared store keeps SHA-256/128 instead,
     /// see `fingerprintWords`): the key and the text arrive together, in one call (JS writes both

@@ -13,7 +13,8 @@ use std::cell::RefCell;
 
 use wasm_bindgen::prelude::*;
 
-use super::idempotency::StoreCore;
+use super::idempotency::{StoreCore, INVALID_KEY};
+use crate::core::idempotency::key_bytes_valid;
 
 thread_local! {
     static INPUT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
@@ -40,13 +41,16 @@ pub fn wasm_memory() -> JsValue {
 #[wasm_bindgen]
 impl StoreCore {
     /// `begin` (the answer of [`StoreCore::begin_bytes`]) with the key in the input buffer's first `key_len` bytes and the
-    /// fingerprint text in the next `fingerprint_len` (0: none). NaN when they do not fit the
-    /// buffer.
+    /// fingerprint text in the next `fingerprint_len` (0: none). The key rule is applied here, to
+    /// those bytes ([`key_bytes_valid`]), so the shell need not loop over a new key first: a key
+    /// that fails it answers `invalidKey` (-1) and nothing is looked up. NaN when they do not fit
+    /// the buffer.
     #[wasm_bindgen(js_name = beginInput)]
     pub fn begin_input(&mut self, key_len: u32, fingerprint_len: u32, now_ms: f64) -> f64 {
         INPUT.with_borrow(|b| {
             let (k, f) = (key_len as usize, fingerprint_len as usize);
             match (b.get(..k), b.get(k..k.saturating_add(f))) {
+                (Some(key), Some(_)) if !key_bytes_valid(key) => INVALID_KEY,
                 (Some(key), Some(text)) => self.begin_bytes(key, text, now_ms),
                 _ => f64::NAN,
             }

@@ -300,7 +300,26 @@ describe('fingerprints', () => {
     const charge = charger();
     await store.run('order-ab', charge, { fingerprint: 'c' });
     await store.run('order-a', charge, { fingerprint: 'bc' });
-    await assert.rejects(store.run('order-é', charge, { fingerprint: 'éé' }), (e) => e.code === 'INVALID_KEY', 'a key beyond ASCII never reaches the core');
+    // The core applies the key rule to the key's first key.length bytes: whatever character
+    // leaves ASCII, and whatever text follows, those bytes fail it and nothing is stored.
+    const before = store.size;
+    for (const [key, fingerprint] of [
+      ['order-é', 'éé'],
+      ['é', 'a'],
+      ['aé', 'b'],
+      ['order-\uD800', 'x'],
+      ['\uDC00order', 'x'],
+      ['order-😀', ''],
+      ['order\n', 'a'],
+      ['order ', 'a'],
+    ]) {
+      await assert.rejects(
+        store.run(key, charge, fingerprint === '' ? undefined : { fingerprint }),
+        (e) => e instanceof RangeError && e.code === 'INVALID_KEY' && e.key === key,
+        `${JSON.stringify(key)} is refused by the key rule`,
+      );
+    }
+    assert.equal(store.size, before, 'a refused key leaves no record');
     await store.run('order-x', charge, { fingerprint: 'é😀' });
     assert.equal(charge.calls, 3, 'three valid keys, three runs');
     assert.deepEqual(await store.run('order-ab', charge, { fingerprint: 'c' }), { reference: 'ch_1', amountCents: 4999 });

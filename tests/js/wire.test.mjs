@@ -76,7 +76,7 @@ test('the vocabulary names every group lib/wire.js reads, each name once', () =>
     assert.ok(groups[name], `group ${name}`);
     assert.equal(new Set(groups[name].names).size, groups[name].names.length, `${name}: a name given twice`);
   }
-  assert.deepEqual(Object.keys(wire.BEGIN), ['RUN', 'REPLAY', 'IN_FLIGHT', 'UNKNOWN', 'MISMATCH', 'FULL', 'EXPIRED_FLAG', 'SLOT']);
+  assert.deepEqual(Object.keys(wire.BEGIN), ['RUN', 'REPLAY', 'IN_FLIGHT', 'UNKNOWN', 'MISMATCH', 'FULL', 'EXPIRED_FLAG', 'SLOT', 'INVALID_KEY']);
   assert.deepEqual(Object.keys(wire.RESOLVE), ['RESOLVED', 'NOT_FOUND', 'WRONG_STATE', 'KEY_REUSED', 'SLOT']);
   assert.deepEqual(Object.keys(wire.COMPLETION), ['DONE', 'UNKNOWN', 'FAILED', 'REFUTED']);
   assert.deepEqual(Object.keys(wire.VERDICT), ['SUCCESS', 'FAILURE', 'EXCLUDED']);

@@ -5,7 +5,7 @@
 use steadfast::wasm::{fingerprint_words, input_buffer, key_rule, store_defaults, StoreCore};
 use wasm_bindgen_test::wasm_bindgen_test;
 
-use crate::support::{begin, ok, option_error};
+use crate::support::{begin, begin_split, ok, option_error};
 
 const RUN: f64 = 0.0;
 const REPLAY: f64 = 1.0;
@@ -13,6 +13,8 @@ const IN_FLIGHT: f64 = 2.0;
 const UNKNOWN: f64 = 3.0;
 const MISMATCH: f64 = 4.0;
 const FULL: f64 = 5.0;
+/// `beginInput`'s answer for a key that fails the key rule.
+const INVALID_KEY: f64 = -1.0;
 /// No fingerprint (`begin`'s empty text).
 const NO_FP: &str = "";
 
@@ -56,11 +58,33 @@ fn begin_encodes_slot_and_kind() {
         (s.slot_of("a"), s.slot_of("b"), s.slot_of("c")),
         (0.0, 1.0, -1.0)
     );
-    // Any string is a key to the index (the JS shell applies the key rule first), never a trap.
-    for odd in ["", "é", "\0", &"x".repeat(300)] {
-        assert_eq!(kind_at(&mut s, odd, NO_FP, 4.0).1, RUN, "{odd:?}");
-        assert_eq!(kind_at(&mut s, odd, NO_FP, 4.0).1, IN_FLIGHT, "{odd:?}");
+    // The key rule is applied here: a key that fails it answers INVALID_KEY, never a record or a trap.
+    let size = s.size();
+    for odd in ["", "é", "\0", "k ", " k", &"x".repeat(256)] {
+        assert_eq!(begin(&mut s, odd, NO_FP, 4.0), INVALID_KEY, "{odd:?}");
+        assert_eq!(begin(&mut s, odd, "f:1", 4.0), INVALID_KEY, "{odd:?}");
     }
+    assert_eq!(s.size(), size, "nothing was recorded for them");
+    assert_eq!(kind_at(&mut s, &"x".repeat(255), NO_FP, 4.0).1, RUN);
+}
+
+#[wasm_bindgen_test]
+fn a_key_is_judged_by_its_first_utf16_length_bytes_as_the_js_shell_writes_them() {
+    // JS writes key + text as one UTF-8 run and names the key's UTF-16 length: for a key beyond
+    // ASCII those bytes are not the key's, and they fail the rule whatever text follows.
+    let mut s = ok(StoreCore::new(None, None));
+    for (key, text) in [("aé", "b"), ("é", "ab"), ("order-é", "f:{}"), ("😀k", "kk")] {
+        let units = key.encode_utf16().count() as u32;
+        let bytes = [key.as_bytes(), text.as_bytes()].concat();
+        let answer = begin_split(&mut s, &bytes, units, 1.0);
+        assert_eq!(answer, INVALID_KEY, "{key:?} + {text:?}");
+    }
+    assert_eq!(s.size(), 0);
+    assert_eq!(
+        decode(begin_split(&mut s, b"abf:1", 2, 1.0)),
+        (0, false, RUN)
+    );
+    assert_eq!(s.slot_of("ab"), 0.0);
 }
 
 #[wasm_bindgen_test]
@@ -71,8 +95,8 @@ fn begin_through_the_input_buffer_splits_key_and_text_where_told() {
         (("abc", "d", 0.0), (1, RUN)), // another key, not "ab" + "cd" split elsewhere
         (("ab", "cd", 1.0), (0, IN_FLIGHT)),
         (("ab", "cx", 1.0), (0, MISMATCH)),
-        (("é", "f:1", 2.0), (2, RUN)),   // lengths in bytes: "é" is two
-        (("é", "", 2.0), (2, MISMATCH)), // no fingerprint: not the text it began with
+        (("e", "éf:1", 2.0), (2, RUN)), // lengths in bytes: "é" is two
+        (("e", "", 2.0), (2, MISMATCH)), // no fingerprint: not the text it began with
         (("x", "", 3.0), (3, RUN)),
     ];
     for ((key, fp, now), want) in steps {
@@ -82,7 +106,7 @@ fn begin_through_the_input_buffer_splits_key_and_text_where_told() {
         (
             a.slot_of("ab"),
             a.slot_of("abc"),
-            a.slot_of("é"),
+            a.slot_of("e"),
             a.slot_of("abcd")
         ),
         (0.0, 1.0, 2.0, -1.0),

@@ -34,8 +34,13 @@ pub fn option_error<T>(r: Result<T, JsValue>) -> (String, String) {
 /// buffer, then `beginInput` with their byte lengths.
 pub fn begin(s: &mut StoreCore, key: &str, fp: &str, now: f64) -> f64 {
     let bytes = [key.as_bytes(), fp.as_bytes()].concat();
+    begin_split(s, &bytes, key.len() as u32, now)
+}
+
+/// `beginInput` over `bytes` written into the input buffer, the key being its first `key_len`.
+pub fn begin_split(s: &mut StoreCore, bytes: &[u8], key_len: u32, now: f64) -> f64 {
     let ptr = input_buffer(bytes.len() as u32) as *mut u8;
     // SAFETY: input_buffer made the buffer at least this long, and nothing else holds it.
     unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), ptr, bytes.len()) };
-    s.begin_input(key.len() as u32, fp.len() as u32, now)
+    s.begin_input(key_len, bytes.len() as u32 - key_len, now)
 }

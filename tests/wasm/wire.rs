@@ -308,6 +308,11 @@ fn store_codes_are_the_answers_by_name() {
         kind(begin(&mut s, "b", "", 6.0)),
         w.code("begin", "unknown")
     );
+    assert_eq!(
+        begin(&mut s, " b", "", 6.0),
+        w.constant("begin", "invalidKey"),
+        "a key that fails the key rule"
+    );
     // resolve and reopen
     assert_eq!(
         s.resolve("nope", true, None, 6.0),
