@@ -5,12 +5,6 @@ use wasm_bindgen::prelude::*;
 use crate::core::classify;
 use crate::core::history::{self, answer_from_code, History};
 
-/// HTTP 408, 429 and ≥ 500.
-#[wasm_bindgen(js_name = isTransientStatus)]
-pub fn is_transient_status(status: f64) -> bool {
-    classify::is_transient_status(status)
-}
-
 /// ECONNRESET, ETIMEDOUT, EAI_AGAIN and their siblings.
 #[wasm_bindgen(js_name = isTransientCode)]
 pub fn is_transient_code(code: &str) -> bool {

@@ -1,7 +1,8 @@
 //! Free functions across the boundary: idempotency keys, classification, Retry-After.
 use steadfast::wasm::{
-    failed_verdict_wait_ms, is_transient_code, is_transient_status, method_is_retryable,
+    failed_verdict_wait_ms, is_transient_code, is_transient_response, method_is_retryable,
     new_idempotency_key, parse_retry_after, parse_should_retry, seed_random, settle_after_ms,
+    SHOULD_RETRY_NONE,
 };
 use wasm_bindgen_test::wasm_bindgen_test;
 
@@ -49,8 +50,9 @@ fn keys_do_not_follow_the_jitter_seed() {
 
 #[wasm_bindgen_test]
 fn transient_statuses_and_codes() {
+    // A status alone (no Stripe-Should-Retry header): what isTransientResponse answers for it.
     for s in [408.0, 429.0, 500.0, 503.0, 599.0] {
-        assert!(is_transient_status(s), "{s}");
+        assert!(is_transient_response(s, SHOULD_RETRY_NONE), "{s}");
     }
     for s in [
         200.0,
@@ -64,7 +66,7 @@ fn transient_statuses_and_codes() {
         503.5,
         f64::NAN,
     ] {
-        assert!(!is_transient_status(s), "{s}");
+        assert!(!is_transient_response(s, SHOULD_RETRY_NONE), "{s}");
     }
     for c in [
         "ECONNRESET",
