@@ -9,8 +9,9 @@
 //   fuzz     1,000,000 fuzz cases (tests/js/fuzz-*.test.mjs, FUZZ_RUNS)
 //   load     100,000 concurrent chargeCustomer calls × 5 rounds (load.mjs)
 //   listing  1,000,000 unknown records listed from a real Redis (shared-redis-limits.test.mjs)
-//   shared   the shared breaker and store across four processes, and what waitReplicas costs
-//            (shared-redis.test.mjs, shared-redis-failover.test.mjs): docs/guide/shared-state.md
+//   shared   the shared breaker and store across four processes, what waitReplicas costs, and the
+//            failover soaks, 3 runs each (shared-redis.test.mjs, shared-redis-failover.test.mjs,
+//            shared-redis-cluster.test.mjs): docs/guide/shared-state.md
 //
 // A part that fails (a doubled or lost charge, a fuzz failure, a leak, a failing test) fails the run, and a failed
 // run writes nothing. --quick runs each part small, to try the driver; --quick and --only are refused
@@ -48,6 +49,7 @@ const size = {
   loadCalls: quick ? 10_000 : 100_000,
   loadRounds: quick ? 2 : 5,
   unknown: quick ? 20_000 : 1_000_000,
+  failoverRuns: quick ? 1 : 3,
 };
 
 const n = (x) => x.toLocaleString('en-US');
@@ -202,11 +204,35 @@ if (want('shared')) {
     '--test-name-pattern=the cost of waitReplicas',
     join('tests', 'js', 'shared-redis-failover.test.mjs'),
   ]);
+  // The failover soaks (300 keys, two processes, a primary killed mid-soak, then every key
+  // retried), each run anew: how many keys a promotion debits twice without the durability mode,
+  // and that waitReplicas: 1 debits none. Each test asserts its own outcome; this counts.
+  const soaks = [];
+  for (let i = 0; i < size.failoverRuns; i += 1) {
+    for (const [file, pattern] of [
+      ['shared-redis-failover.test.mjs', 'promoted mid-soak'],
+      ['shared-redis-cluster.test.mjs', 'killed mid-soak'],
+    ]) {
+      const r = await run(['--test', '--test-reporter=spec', `--test-name-pattern=${pattern}`, join('tests', 'js', file)]);
+      if (r.status !== 0) failures.push(`shared (${file})`);
+      for (const m of r.out.matchAll(/primary\+replica (no durability mode|waitReplicas: 1): (\{.*\})$/gm))
+        soaks.push({ at: 'pair', durable: m[1] !== 'no durability mode', ...JSON.parse(m[2]) });
+      for (const m of r.out.matchAll(/cluster failover \(waitReplicas (\d)\): (\{.*\})$/gm))
+        soaks.push({ at: 'cluster', durable: m[1] === '1', ...JSON.parse(m[2]) });
+    }
+  }
   const f = existsSync(figures) ? JSON.parse(readFileSync(figures, 'utf8')) : {};
   const cost = [...b.out.matchAll(/cost: (\{.*\})$/gm)].map((m) => JSON.parse(m[1]));
   const adapters = ['node-redis', 'ioredis'];
   const complete = adapters.every((x) => ['trip', 'probe', 'race', 'killed', 'outage'].every((k) => f[`${x}.${k}`] !== undefined));
-  if (a.status !== 0 || b.status !== 0 || !complete || f.twin === undefined || cost.length !== 4) failures.push('shared');
+  const FAILOVER = [
+    ['pair', false, 'primary + replica 50 ms behind, promotion, no durability mode'],
+    ['pair', true, 'primary + replica 50 ms behind, promotion, `waitReplicas: 1`'],
+    ['cluster', false, 'Cluster, 3 primaries + 3 replicas 200 ms behind, no durability mode'],
+    ['cluster', true, 'Cluster, 3 primaries + 3 replicas 200 ms behind, `waitReplicas: 1`'],
+  ].map(([at, durable, label]) => ({ label, runs: soaks.filter((x) => x.at === at && x.durable === durable) }));
+  const failoverComplete = FAILOVER.every((row) => row.runs.length === size.failoverRuns);
+  if (a.status !== 0 || b.status !== 0 || !complete || f.twin === undefined || cost.length !== 4 || !failoverComplete) failures.push('shared');
   else {
     const per = (pick) => adapters.map((x) => pick(Object.fromEntries(['trip', 'probe', 'race', 'killed', 'outage'].map((k) => [k, f[`${x}.${k}`]]))));
     const latency = (o) => `median ${o.median} ms, max ${o.max} ms`;
@@ -228,6 +254,26 @@ if (want('shared')) {
       'shared',
       `The Lua twin against the wasm core: ${n(f.twin.steps)} operations on ${f.twin.breakers} breakers (${f.twin.trips} trips), identical answers.`,
     );
+    const spread = (runs, pick) => range(Math.min(...runs.map(pick)), Math.max(...runs.map(pick)));
+    report.table('failover', [
+      ['deployment', 'runs', 'keys debited twice (of 300)', 'debited keys forgotten', 'keys debited', 'refusals, by code (summed)'],
+      ...FAILOVER.map(({ label, runs }) => {
+        const codes = {};
+        for (const r of runs) for (const [code, count] of Object.entries(r.codes)) codes[code] = (codes[code] ?? 0) + count;
+        const refusals = Object.entries(codes)
+          .sort((x, y) => y[1] - x[1])
+          .map(([code, count]) => `${code} ${n(count)}`)
+          .join(', ');
+        return [
+          label,
+          String(runs.length),
+          String(spread(runs, (r) => r.doubles)),
+          String(spread(runs, (r) => r.forgotten)),
+          String(spread(runs, (r) => r.debited)),
+          refusals,
+        ];
+      }),
+    ]);
     const lag = (ms) => (ms === 0 ? 'on time' : `${ms} ms behind`);
     report.table('durability', [
       ['replica link', '`waitReplicas`', 'one charge alone (median of 30)', 'under load (median of 300)', 'throughput'],
