@@ -1,20 +1,13 @@
 // Why: a charge's canonical text (keys sorted at every level, plain JSON data only, volatile fields
 // left out), so that the fingerprint is of exactly the request JSON.stringify sends: two charges
-// that differ in any identifying field never share a fingerprint.
+// that differ in any identifying field never share a fingerprint. It is written as UTF-8 bytes, not
+// built as a string: the in-process store hashes it where it was written (the core's input buffer),
+// with no string to flatten and encode on the charge path; the text is those bytes decoded.
 
 import { brand } from './errors.js';
 import * as o from './options.js';
 
 const MAX_DEPTH = 32;
-
-/** JSON.stringify(s), without the call for the common case (printable ASCII, no quote or backslash). */
-function quote(s) {
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return JSON.stringify(s);
-  }
-  return `"${s}"`;
-}
 
 const PLAIN = 'plain JSON data (plain objects, arrays, strings, finite numbers, booleans, null; no class instance, toJSON, getter or boxed value)';
 
@@ -38,37 +31,117 @@ function notPlain(where, path, value, what) {
 }
 
 /**
- * A JSON value's canonical text, or undefined for undefined (left out of objects, null in arrays,
- * as JSON.stringify does). Only plain data is accepted: for it, the own fields walked here are
- * exactly what JSON.stringify sends, so the fingerprint is of the request as sent.
+ * Where the canonical bytes go: `bytes` from offset `at`, and `room(n)`, which makes room for n more
+ * bytes (it may replace `bytes`, keeping what was written). One writer serves the text (a scratch
+ * buffer, decoded) and the in-process store (the core's input buffer, hashed where it lies).
+ * @internal
  */
-function canon(value, depth, where, path) {
+export class ByteSink {
+  constructor(bytes, grow) {
+    this.bytes = bytes;
+    this.at = 0;
+    this.grow = grow;
+  }
+
+  room(n) {
+    if (this.at + n > this.bytes.length) this.bytes = this.grow(this.at + n, this.bytes);
+  }
+
+  /** A string of printable ASCII without a quote or backslash as itself, any other through JSON.stringify. */
+  string(s) {
+    const n = s.length;
+    this.room(n + 2);
+    const b = this.bytes;
+    const start = this.at;
+    b[start] = 0x22;
+    let j = start + 1;
+    for (let i = 0; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) {
+        // JSON writes at most 6 ASCII bytes per UTF-16 unit (\u001f), UTF-8 at most 3.
+        this.at = start;
+        this.room(6 * n + 2);
+        this.at = start + encoder.encodeInto(JSON.stringify(s), this.bytes.subarray(start)).written;
+        return;
+      }
+      b[j++] = c;
+    }
+    b[j++] = 0x22;
+    this.at = j;
+  }
+
+  /** ASCII text (a number as JavaScript writes it, a literal). */
+  ascii(s) {
+    const n = s.length;
+    this.room(n);
+    const b = this.bytes;
+    let j = this.at;
+    for (let i = 0; i < n; i++) b[j++] = s.charCodeAt(i);
+    this.at = j;
+  }
+
+  byte(c) {
+    this.room(1);
+    this.bytes[this.at++] = c;
+  }
+
+  /** Bytes made once (an object key's `"k":`). */
+  copy(src) {
+    const n = src.length;
+    this.room(n);
+    const b = this.bytes;
+    let j = this.at;
+    for (let i = 0; i < n; i++) b[j++] = src[i];
+    this.at = j;
+  }
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/**
+ * Write a JSON value's canonical text; false (nothing written) for undefined (left out of objects,
+ * null in arrays, as JSON.stringify does). Only plain data is accepted: for it, the own fields
+ * walked here are exactly what JSON.stringify sends, so the fingerprint is of the request as sent.
+ */
+function canon(sink, value, depth, where, path) {
   switch (typeof value) {
     case 'string':
-      return quote(value);
+      sink.string(value);
+      return true;
     case 'number':
       if (!Number.isFinite(value)) throw notPlain(where, path, value); // JSON would send null
-      return String(value);
+      sink.ascii(String(value));
+      return true;
     case 'boolean':
-      return value ? 'true' : 'false';
+      sink.ascii(value ? 'true' : 'false');
+      return true;
     case 'undefined':
-      return undefined;
+      return false;
     case 'object':
       break;
     default:
       throw notPlain(where, path, value); // bigint (JSON refuses it), function, symbol (JSON drops them)
   }
-  if (value === null) return 'null';
+  if (value === null) {
+    sink.ascii('null');
+    return true;
+  }
   if (depth > MAX_DEPTH) throw o.typeError(where, path, `a plain object nested at most ${MAX_DEPTH} deep`, value);
   const proto = Object.getPrototypeOf(value);
   if (Array.isArray(value)) {
     if (proto !== Array.prototype || typeof value.toJSON === 'function') throw notPlain(where, path, value);
-    let out = '[';
-    for (let i = 0; i < value.length; i++) out += (i > 0 ? ',' : '') + (canon(element(value, i, where, path), depth + 1, where, `${path}[${i}]`) ?? 'null');
-    return `${out}]`;
+    sink.byte(0x5b);
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) sink.byte(0x2c);
+      if (!canon(sink, element(value, i, where, path), depth + 1, where, `${path}[${i}]`)) sink.ascii('null');
+    }
+    sink.byte(0x5d);
+    return true;
   }
   if ((proto !== Object.prototype && proto !== null) || typeof value.toJSON === 'function') throw notPlain(where, path, value);
-  return object(value, depth, where, path, undefined);
+  object(sink, value, depth, where, path, undefined);
+  return true;
 }
 
 /** `array[i]`, refusing a getter (JSON would call it; the fingerprint must not depend on one). */
@@ -98,8 +171,8 @@ function sortKeys(keys) {
 const KEY_ONLY = new Set(['idempotencyKey']);
 
 /**
- * `"k":` for an object key: charges reuse a handful of field names, so each is quoted once (bounded:
- * cleared at QUOTED_MAX names, so hostile key names cannot grow it).
+ * `"k":` for an object key, as UTF-8: charges reuse a handful of field names, so each is encoded
+ * once (bounded: cleared at QUOTED_MAX names, so hostile key names cannot grow it).
  */
 const quoted = new Map();
 const QUOTED_MAX = 1024;
@@ -107,28 +180,33 @@ function member(k) {
   let q = quoted.get(k);
   if (q === undefined) {
     if (quoted.size >= QUOTED_MAX) quoted.clear();
-    q = `${quote(k)}:`;
+    q = encoder.encode(`${JSON.stringify(k)}:`);
     quoted.set(k, q);
   }
   return q;
 }
 
 /** `{"k":v,...}` with keys sorted, leaving out the keys `skip` holds and undefined values. */
-function object(value, depth, where, path, skip) {
+function object(sink, value, depth, where, path, skip) {
   const keys = sortKeys(Object.keys(value));
-  let out = '';
+  sink.byte(0x7b);
+  let first = true;
   for (let i = 0; i < keys.length; i++) {
     const k = keys[i];
     if (skip !== undefined && (skip === KEY_ONLY ? k === 'idempotencyKey' : skip.has(k))) continue;
     const d = Object.getOwnPropertyDescriptor(value, k);
     if (d.get !== undefined) throw notPlain(where, `${path}.${k}`, undefined, 'a getter');
     const v = d.value;
+    if (v === undefined) continue;
+    if (!first) sink.byte(0x2c);
+    first = false;
+    sink.copy(member(k));
     // The common field kinds inline (no call, no path string built); the rest through canon().
-    const text = typeof v === 'string' ? quote(v) : typeof v === 'number' && Number.isFinite(v) ? String(v) : canon(v, depth + 1, where, `${path}.${k}`);
-    if (text === undefined) continue;
-    out = out.length === 0 ? member(k) + text : `${out},${member(k)}${text}`;
+    if (typeof v === 'string') sink.string(v);
+    else if (typeof v === 'number' && Number.isFinite(v)) sink.ascii(String(v));
+    else canon(sink, v, depth + 1, where, `${path}.${k}`);
   }
-  return `{${out}}`;
+  sink.byte(0x7d);
 }
 
 /**
@@ -143,14 +221,43 @@ export function volatileFields(value, where) {
 }
 
 /**
+ * Write the canonical text of a charge, as UTF-8, into `sink` (see canonicalCharge). Throws its
+ * TypeError before the sink is used by anyone: a refused charge leaves nothing to hash.
+ * @internal
+ */
+export function writeCanonicalCharge(sink, charge, skip = KEY_ONLY, where = 'charge') {
+  const proto = Object.getPrototypeOf(charge);
+  if ((proto !== Object.prototype && proto !== null) || typeof charge.toJSON === 'function') throw notPlain(where, 'charge', charge);
+  object(sink, charge, 0, where, 'charge', skip);
+}
+
+/** Grow a scratch buffer, keeping what was written. */
+function scratchGrow(need, old) {
+  const bytes = new Uint8Array(2 * need);
+  bytes.set(old);
+  return bytes;
+}
+/** The text's own buffer (twice the longest text so far), and whether a walk is writing into it. */
+const scratch = new ByteSink(new Uint8Array(512), scratchGrow);
+let scratchBusy = false;
+
+/**
  * The canonical text of a charge: every own field except `idempotencyKey` (the key is not part of
  * the request) and the `skip` set's volatile fields, keys sorted at every level, JSON values. Only
  * plain JSON data is accepted (else a TypeError with code INVALID_OPTION naming the field), so the
  * text is of exactly what JSON.stringify sends. Two charges that differ in any other field —
- * amount, currency, customer, cart, items — have different fingerprints.
+ * amount, currency, customer, cart, items — have different fingerprints. (The bytes the store
+ * hashes for chargeCustomer are written by the same walk: writeCanonicalCharge.)
  */
 export function canonicalCharge(charge, skip = KEY_ONLY, where = 'charge') {
-  const proto = Object.getPrototypeOf(charge);
-  if ((proto !== Object.prototype && proto !== null) || typeof charge.toJSON === 'function') throw notPlain(where, 'charge', charge);
-  return object(charge, 0, where, 'charge', skip);
+  // A Proxy in a charge may run code mid-walk that asks for another text: it gets a buffer of its own.
+  const sink = scratchBusy ? new ByteSink(new Uint8Array(512), scratchGrow) : scratch;
+  sink.at = 0;
+  scratchBusy = true;
+  try {
+    writeCanonicalCharge(sink, charge, skip, where);
+  } finally {
+    scratchBusy = sink !== scratch;
+  }
+  return decoder.decode(sink.bytes.subarray(0, sink.at));
 }

@@ -6,6 +6,7 @@ import * as o from './options.js';
 import { withRetry, checkPolicy } from './retry.js';
 import { canonicalCharge, volatileFields } from './canonical.js';
 import { checkCharge } from './charge-shape.js';
+import { IdempotencyStore, RUN_CHARGE } from './idempotency.js';
 
 /**
  * The canonical text a charge is fingerprinted by (what chargeCustomer and the checkout client bind
@@ -60,27 +61,35 @@ export function chargeCustomer(charge, deps) {
   } catch (e) {
     return Promise.reject(e);
   }
-  let fingerprint;
+  let skip;
   try {
-    fingerprint = canonicalCharge(c, volatileFields(o.ownValue(d, d.volatileFields, 'volatileFields'), where), where);
+    skip = volatileFields(o.ownValue(d, d.volatileFields, 'volatileFields'), where);
   } catch (e) {
     return Promise.reject(e);
   }
   // What an unknown record keeps for reconcile: how many attempts were sent (the store stamps the
   // time it saw the failure, on its own clock) and the caller's settle window, if given.
   const progress = { attempts: 0 };
+  const run = () =>
+    breaker.execute(() =>
+      withRetry((ctx) => {
+        progress.attempts = ctx.attempt;
+        return gateway(c, ctx);
+      }, policy),
+    );
+  // The in-process store takes the charge itself: its canonical bytes are written where the core
+  // hashes them, the same bytes as the text below (canonical.js), with no string built.
+  if (store instanceof IdempotencyStore && scope === undefined) {
+    return store[RUN_CHARGE](key, run, c, skip, where, settleAfterMs === undefined ? { progress } : { progress, settleAfterMs });
+  }
+  let fingerprint;
+  try {
+    fingerprint = canonicalCharge(c, skip, where);
+  } catch (e) {
+    return Promise.reject(e);
+  }
   const runOptions = { fingerprint, progress };
   if (scope !== undefined) runOptions.scope = scope;
   if (settleAfterMs !== undefined) runOptions.settleAfterMs = settleAfterMs;
-  return store.run(
-    key,
-    () =>
-      breaker.execute(() =>
-        withRetry((ctx) => {
-          progress.attempts = ctx.attempt;
-          return gateway(c, ctx);
-        }, policy),
-      ),
-    runOptions,
-  );
+  return store.run(key, run, runOptions);
 }

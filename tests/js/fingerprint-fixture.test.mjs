@@ -130,3 +130,88 @@ test('volatile fields are sent but cannot change the fingerprint; every other fi
     (e) => e instanceof TypeError && e.option === 'volatileFields',
   );
 });
+
+/** A charge's canonical text written out apart from the package: keys sorted by code unit, JSON values. */
+function oracle(value) {
+  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : oracle(v))).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const keys = Object.keys(value)
+      .filter((k) => value[k] !== undefined)
+      .sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${oracle(value[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** Random plain-data charges: escapes, non-ASCII, lone surrogates, integer-like keys, holes, texts past any buffer. */
+function randomCharges(count, seed) {
+  let s = seed;
+  const rand = () => (s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32;
+  const pick = (xs) => xs[Math.floor(rand() * xs.length)];
+  const ATOMS = ['a', 'Z', ' ', '"', '\\', '\n', '\u0001', '\u007f', 'é', '😀', '\uD800', '\uDFFF', '～', '/', '<'];
+  const text = () =>
+    rand() < 0.02 ? 'x'.repeat(5000 + Math.floor(rand() * 3000)) : Array.from({ length: Math.floor(rand() * 12) }, () => pick(ATOMS)).join('');
+  const KEYS = ['amountCents', 'currency', 'b', 'B', '10', '2', 'é', '😀', 'meta', 'items', 'a"b', 'idempotencyKey'];
+  const value = (depth) => {
+    const r = rand();
+    if (depth > 3 || r < 0.3) return text();
+    if (r < 0.45) return pick([0, -0, 1, -7, 2.5, 1e21, 5e-7, 9007199254740991, 123456789.125]);
+    if (r < 0.55) return pick([true, false, null, undefined]);
+    if (r < 0.75) return Array.from({ length: Math.floor(rand() * 4) }, () => value(depth + 1));
+    const o = rand() < 0.1 ? Object.create(null) : {};
+    for (let i = Math.floor(rand() * 5); i > 0; i--) o[pick(KEYS)] = value(depth + 1);
+    return o;
+  };
+  return Array.from({ length: count }, (_, i) => {
+    const charge = { idempotencyKey: `k-${seed}-${i}`, amountCents: 1 + Math.floor(rand() * 1e6), currency: pick(['usd', 'eur', 'jpy']) };
+    const extra = KEYS.filter((k) => !['idempotencyKey', 'amountCents', 'currency'].includes(k));
+    for (let f = Math.floor(rand() * 5); f > 0; f--) charge[pick(extra)] = value(1);
+    return charge;
+  });
+}
+
+test('the bytes chargeCustomer hashes in the in-process store are the canonical text, for any plain charge', async () => {
+  // chargeCustomer writes the charge's canonical bytes straight into the core; store.run with
+  // chargeFingerprint's text must find the same record (a replay), and the text must be the
+  // oracle's. 2,000 random charges, some texts past the store's input buffer and the text buffer.
+  const store = new IdempotencyStore();
+  const deps = { store, breaker: breaker(), policy, gateway: async (c) => `paid ${c.idempotencyKey}` };
+  for (const charge of randomCharges(2000, 7)) {
+    const { idempotencyKey, ...request } = charge;
+    const text = chargeFingerprint(charge);
+    assert.equal(text, oracle(request), JSON.stringify(charge).slice(0, 200));
+    assert.equal(await chargeCustomer(charge, deps), `paid ${idempotencyKey}`);
+    let ran = false;
+    const replay = await store.run(idempotencyKey, async () => (ran = true), { fingerprint: text });
+    assert.equal(replay, `paid ${idempotencyKey}`, `${idempotencyKey}: the text's fingerprint is the record's`);
+    assert.equal(ran, false);
+    await assert.rejects(
+      store.run(idempotencyKey, async () => 'x', { fingerprint: `${text} ` }),
+      IdempotencyKeyReuseError,
+    );
+  }
+});
+
+test('a Proxy charge that runs code mid-read cannot change what another charge or its own key is bound to', async () => {
+  const store = new IdempotencyStore();
+  const deps = { store, breaker: breaker(), policy, gateway: async () => 'ok' };
+  const nested = [];
+  const plain = { idempotencyKey: 'k-proxy', amountCents: 500, currency: 'usd', note: 'one' };
+  const proxy = new Proxy(plain, {
+    ownKeys(target) {
+      // Mid-walk: another text and another charge through the same store.
+      nested.push(chargeFingerprint({ amountCents: 1, currency: 'eur' }));
+      nested.push(store.run('k-inner', async () => 'inner', { fingerprint: 'f' }).then(String, (e) => e.code));
+      return Reflect.ownKeys(target);
+    },
+  });
+  assert.equal(await chargeCustomer(proxy, deps), 'ok');
+  assert.equal(nested[0], '{"amountCents":1,"currency":"eur"}', 'the nested text is whole');
+  assert.equal(await nested[1], 'INVALID_OPTION', 'a store call from inside the read is refused, nothing overwritten');
+  assert.equal(store.peek('k-inner'), undefined);
+  // The outer charge is bound to its own text: the plain twin replays, another note is refused.
+  assert.equal(await store.run('k-proxy', async () => 'again', { fingerprint: chargeFingerprint(plain) }), 'ok');
+  assert.equal(chargeFingerprint(proxy), chargeFingerprint(plain));
+  assert.equal(nested.length, 4);
+  assert.equal(nested[2], '{"amountCents":1,"currency":"eur"}', 'a text asked for during a text is whole too');
+});
