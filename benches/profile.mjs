@@ -11,7 +11,7 @@ import { INSTALLED, RATE_BREAKER, RETRY_POLICY, checkoutSizedCharge } from './co
 const LAYERS = [
   [/\/lib\/canonical\.js$/, 'the canonical text (lib/canonical.js)'],
   [/\/lib\/(charge|charge-shape|options)\.js$/, "chargeCustomer's checks (charge, charge-shape, options)"],
-  [/\/lib\/(idempotency|idempotency-key|fingerprint|unknown|wire)\.js$/, 'the store, JS side (idempotency, key rule, fingerprint text)'],
+  [/\/lib\/(idempotency|idempotency-key|input|fingerprint|unknown|wire)\.js$/, 'the store, JS side (idempotency, input buffer, key rule, fingerprint text)'],
   [/\/lib\/breaker\.js$/, 'the breaker, JS side (lib/breaker.js)'],
   [/\/lib\/(retry|classify|clock|events)\.js$/, 'the retry, JS side (retry, classify)'],
 ];

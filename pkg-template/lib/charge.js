@@ -6,7 +6,8 @@ import * as o from './options.js';
 import { withRetry, checkPolicy } from './retry.js';
 import { canonicalCharge, volatileFields } from './canonical.js';
 import { checkCharge } from './charge-shape.js';
-import { IdempotencyStore, RUN_CHARGE } from './idempotency.js';
+import { IdempotencyStore, RUN_WRITTEN } from './idempotency.js';
+import { writeCharge } from './input.js';
 
 /**
  * The canonical text a charge is fingerprinted by (what chargeCustomer and the checkout client bind
@@ -80,7 +81,8 @@ export function chargeCustomer(charge, deps) {
   // The in-process store takes the charge itself: its canonical bytes are written where the core
   // hashes them, the same bytes as the text below (canonical.js), with no string built.
   if (store instanceof IdempotencyStore && scope === undefined) {
-    return store[RUN_CHARGE](key, run, c, skip, where, settleAfterMs === undefined ? { progress } : { progress, settleAfterMs });
+    const options = settleAfterMs === undefined ? { progress } : { progress, settleAfterMs };
+    return store[RUN_WRITTEN](key, run, () => writeCharge(key, c, skip, where), options);
   }
   let fingerprint;
   try {

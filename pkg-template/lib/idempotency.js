@@ -6,14 +6,7 @@
 // slots, and the keys of unknown records (for the reconciliation worklist); it is the one
 // in-process handle that both IdempotencyStore and the memory state store drive.
 
-import {
-  StoreCore,
-  failedVerdictWaitMs,
-  inputBuffer,
-  newIdempotencyKey as coreKey,
-  settleAfterMs as coreSettleAfterMs,
-  wasmMemory,
-} from '../steadfast_core.js';
+import { StoreCore, failedVerdictWaitMs, newIdempotencyKey as coreKey, settleAfterMs as coreSettleAfterMs } from '../steadfast_core.js';
 import { brand, DuplicateRequestError, IdempotencyKeyReuseError, IdempotencyStateError, OutcomeUnknownError, StoreFullError } from './errors.js';
 import * as o from './options.js';
 import { deferred } from './deferred.js';
@@ -23,10 +16,10 @@ import { checkKey, invalidKey } from './idempotency-key.js';
 import { fingerprintText } from './fingerprint.js';
 import { errorText, unknownMeta } from './unknown.js';
 import { emit, listening } from './events.js';
-import { ByteSink, writeCanonicalCharge } from './canonical.js';
+import { writeInput } from './input.js';
 
-/** @internal The method chargeCustomer runs a charge through on an IdempotencyStore (see [RUN_CHARGE]). */
-export const RUN_CHARGE = Symbol('steadfast.runCharge');
+/** @internal The method chargeCustomer runs a charge through on an IdempotencyStore (see [RUN_WRITTEN]). */
+export const RUN_WRITTEN = Symbol('steadfast.runWritten');
 
 /** A new UUID v4 from the platform CSPRNG: make it once per logical charge, reuse it on every attempt. */
 export function newIdempotencyKey() {
@@ -38,84 +31,6 @@ export function newIdempotencyKey() {
     }
     throw thrown;
   }
-}
-
-const encoder = new TextEncoder();
-/** The core's input buffer: its address, size and a view of it (remade when memory grows). */
-let input;
-/** The input buffer as a ByteSink, for a charge's canonical bytes (see writeCharge). */
-let sink;
-/**
- * Set while a charge's canonical bytes are being written into the input buffer: a Proxy in the
- * charge may run code in the middle, and that code must not overwrite the buffer (see busy()).
- */
-let writing = false;
-
-/** A view of the input buffer of at least `need` bytes, grown (keeping its bytes) when it is smaller. */
-function inputBytes(need) {
-  if (input === undefined || need > input.size) {
-    const size = Math.max(need, 4096);
-    input = { ptr: inputBuffer(size), size, memory: wasmMemory(), bytes: undefined };
-  }
-  let bytes = input.bytes;
-  if (bytes === undefined || bytes.byteLength === 0) {
-    bytes = input.bytes = new Uint8Array(input.memory.buffer, input.ptr, input.size); // a grown memory detaches the old views
-  }
-  return bytes;
-}
-
-/** The TypeError for a charge that used the store while its own fields were being read. */
-function busy() {
-  return o.typeError('run', 'charge', 'plain JSON data (a Proxy in it ran code that used the store while the charge was read)', undefined);
-}
-
-/**
- * Write `key` and then `fp` (if any) as UTF-8 into the core's input buffer, growing it when a text
- * might not fit (3 bytes per UTF-16 unit at most); returns the fingerprint's byte length (the
- * key's is `key.length`, see below). Why: the fresh-key path's longest string is the fingerprint text,
- * and encodeInto copies it natively where a string argument would be copied by a JS loop per
- * character, with an allocation and a free. Key and text go in ONE encodeInto of their
- * concatenation (each call has a fixed cost about that of copying a short text). The core applies
- * the key rule to the first key.length bytes: a valid key is one byte per character.
- */
-function writeInput(key, fp) {
-  if (writing) throw busy();
-  const text = fp === undefined ? key : key + fp;
-  return encoder.encodeInto(text, inputBytes(3 * text.length)).written - key.length;
-}
-
-/**
- * Write `key`, `f:` and the canonical bytes of `charge` (canonical.js, the same walk as its text)
- * into the core's input buffer; returns the fingerprint's byte length. The same bytes as
- * writeInput(key, `f:${canonicalCharge(charge)}`), with no string built: the text is written where
- * the core hashes it. A key's UTF-16 units become bytes one each, any unit beyond ASCII 0xFF, so
- * its first key.length bytes fail the core's key rule exactly when the key does.
- */
-function writeCharge(key, charge, skip, where) {
-  if (writing) throw busy();
-  const bytes = inputBytes(key.length + 2);
-  if (sink === undefined || sink.bytes !== bytes) {
-    sink = new ByteSink(bytes, (need) => {
-      const size = 2 * need;
-      input = { ptr: inputBuffer(size), size, memory: wasmMemory(), bytes: undefined }; // keeps what was written
-      return inputBytes(size);
-    });
-  }
-  const n = key.length;
-  for (let i = 0; i < n; i++) {
-    const c = key.charCodeAt(i);
-    bytes[i] = c > 0x7e ? 0xff : c;
-  }
-  bytes[n] = 0x66; // f
-  bytes[n + 1] = 0x3a; // :
-  sink.at = n + 2;
-  writing = true;
-  try {
-    writeCanonicalCharge(sink, charge, skip, where);
-  } finally {
-    writing = false;
-  }
-  return sink.at - n;
 }
 
 /**
@@ -152,16 +67,14 @@ export class MemoryRecords {
     // encodeInto into the core's input buffer, not passed as strings (see writeInput).
     // The key rule is the core's, applied there to the key's bytes (a valid key is one byte per
     // character, so its first key.length bytes; any other character makes them fail the rule).
-    return this.#began(key, writeInput(key, fp), now);
+    return this.beginWritten(key, writeInput(key, fp), now);
   }
 
-  /** begin() for chargeCustomer: the fingerprint is `f:` + the canonical text of `charge` (writeCharge). */
-  beginCharge(key, charge, skip, where, now) {
-    return this.#began(key, writeCharge(key, charge, skip, where), now);
-  }
-
-  /** The core's begin over the key and the `f` fingerprint bytes in the input buffer. */
-  #began(key, f, now) {
+  /**
+   * begin() over what is already in the core's input buffer: `key` (its first key.length bytes)
+   * and `f` fingerprint bytes after it (input.js writes both).
+   */
+  beginWritten(key, f, now) {
     const code = this.#core.beginInput(key.length, f, now);
     if (code === BEGIN.INVALID_KEY) throw invalidKey(key);
     if (Number.isNaN(code)) throw new Error('steadfast: internal: the input buffer did not hold the key'); // unreachable: writeInput sized it
@@ -357,18 +270,18 @@ export class IdempotencyStore {
   }
 
   /**
-   * @internal run(key, fn, options) with the fingerprint `f:` + canonicalCharge(charge, skip),
-   * written into the core as it is read (chargeCustomer's path: no text is built). `key` is a
-   * string and `fn` a function (the caller checked); a charge that is not plain data rejects with
-   * canonical.js's TypeError before anything is stored.
+   * @internal run(key, fn, options) with the key and its fingerprint written into the core's input
+   * buffer by `write()`, which returns the fingerprint's byte length (chargeCustomer's path:
+   * input.js's writeCharge walks the charge into it, no text built). `key` is a string and `fn` a
+   * function (the caller checked); what `write` throws rejects before anything is stored.
    */
-  [RUN_CHARGE](key, fn, charge, skip, where, options) {
+  [RUN_WRITTEN](key, fn, write, options) {
     let now;
     let kind;
     let slot;
     try {
       now = this.#clock();
-      ({ kind, slot } = this.#records.beginCharge(key, charge, skip, where, now));
+      ({ kind, slot } = this.#records.beginWritten(key, write(), now));
     } catch (e) {
       return Promise.reject(e);
     }
