@@ -1,6 +1,8 @@
 // Why: what an idempotency key is, in one place for the in-process store, the shared (Redis) store
 // and the pipelines. The rule is the Rust core's (KEY_RULE, read once from the core); this module
-// applies it in JS so a key need not cross, and renders the errors a caller reads.
+// applies it in JS where a key never crosses (the shared stores, the store's other methods; the
+// in-process store's begin lets the core check the bytes it hashes), and renders the errors a
+// caller reads.
 
 import { keyRule } from '../steadfast_core.js';
 import { brand } from './errors.js';
