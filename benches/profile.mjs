@@ -20,6 +20,8 @@ function layerOf(frame, self) {
   const { url, functionName } = frame;
   if (url.startsWith('wasm:') || /^wasm-function\[/.test(functionName)) return 'the core, in wasm (hashing, key index, records, breaker, retry)';
   if (functionName === 'encodeInto') return 'TextEncoder.encodeInto (key and text into the core)';
+  // lib/options.js's clocks: Date.now is a builtin, so its time is its caller's, these two.
+  if (functionName === 'systemClock' || functionName === 'checkedClock') return 'the clock (Date.now, read when a record begins and when it completes)';
   if (functionName === '(garbage collector)') return 'garbage collection';
   if (functionName === '(program)' || functionName === '(idle)') return 'the engine itself (promise jobs, microtasks, compiled code stubs)';
   if (url === self) return 'the bench loop and its gateway';
