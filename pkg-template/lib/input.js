@@ -11,15 +11,22 @@ import * as o from './options.js';
 const encoder = new TextEncoder();
 /** The core's input buffer: its address, size and a view of it (remade when memory grows). */
 let input;
-/** The input buffer as a ByteSink, for a charge's canonical bytes (see writeCharge). */
-let sink;
+/**
+ * The input buffer as a ByteSink, for a charge's canonical bytes (see writeCharge): it grows the
+ * buffer through inputBytes, which keeps what was written (the core's buffer is resized, not
+ * replaced). Its `bytes` are set at each write: the core may not be loaded when this module is.
+ */
+const sink = new ByteSink(undefined, (need) => inputBytes(2 * need));
 /**
  * Set while a charge's canonical bytes are being written into the input buffer: a Proxy in the
  * charge may run code in the middle, and that code must not overwrite the buffer (see busy()).
  */
 let writing = false;
 
-/** A view of the input buffer of at least `need` bytes, grown (keeping its bytes) when it is smaller. */
+/**
+ * A view of the input buffer of at least `need` bytes, grown when it is smaller (input_buffer
+ * resizes the core's buffer: the bytes already written stay, at its new address).
+ */
 function inputBytes(need) {
   if (input === undefined || need > input.size) {
     const size = Math.max(need, 4096);
@@ -61,14 +68,7 @@ export function writeInput(key, fp) {
  */
 export function writeCharge(key, charge, skip, where) {
   if (writing) throw busy();
-  const bytes = inputBytes(key.length + 2);
-  if (sink === undefined || sink.bytes !== bytes) {
-    sink = new ByteSink(bytes, (need) => {
-      const size = 2 * need;
-      input = { ptr: inputBuffer(size), size, memory: wasmMemory(), bytes: undefined }; // keeps what was written
-      return inputBytes(size);
-    });
-  }
+  const bytes = (sink.bytes = inputBytes(key.length + 2));
   const n = key.length;
   for (let i = 0; i < n; i++) {
     const c = key.charCodeAt(i);
