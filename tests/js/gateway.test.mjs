@@ -205,6 +205,28 @@ test('slow fault delays processing by slowMs', async (t) => {
   assert.equal(gw.ledger().length, 1);
 });
 
+test('releaseHeld() finishes a slow request at once; until then its key answers 409', async (t) => {
+  const gw = await gateway(t, { faults: { slowMs: 30_000 } });
+  gw.forceNext('slow');
+  const started = performance.now();
+  const first = charge(gw, 'k1');
+  let inFlight;
+  for (let i = 0; i < 200; i += 1) {
+    inFlight = await charge(gw, 'k1');
+    if (inFlight.status === 409) break;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  assert.equal(inFlight.status, 409, 'the held request keeps its key in flight');
+  assert.equal(gw.ledger().length, 0, 'nothing debited while held');
+  assert.equal(gw.releaseHeld(), 1);
+  const r = await first;
+  assert.equal(r.status, 200);
+  assert.ok(performance.now() - started < 10_000, 'released long before slowMs');
+  assert.equal(gw.ledger().length, 1);
+  assert.equal(gw.stats().pendingTimers, 0, "the slow request's timer is cancelled");
+  assert.equal(gw.releaseHeld(), 0);
+});
+
 test('idempotency keys expire after 24 h of gateway clock time', async (t) => {
   const clock = fakeClock();
   const gw = await gateway(t, { clock });

@@ -30,7 +30,8 @@
  *                                             proxy, a load balancer mid-deploy): nothing processed or stored.
  *                       status409             a "still processing this key" answer, nothing processed or stored
  *                                             (what a key-honouring gateway sends while an earlier attempt runs).
- *                       slow                  normal processing, delayed by slowMs (key is "in flight" meanwhile).
+ *                       slow                  normal processing, delayed by slowMs (key is "in flight" meanwhile;
+ *                                             releaseHeld() finishes it at once).
  *                       decline               402 card_declined, no debit, response stored and replayed.
  *                       processAfterGiveUp    read the request, then hold it UNREGISTERED (as a queue or a
  *                                             retrying proxy would) for processLateMs, then process it
@@ -76,7 +77,7 @@
  * GATEWAY OBJECT
  *   url, close(), forceNext(name, count = 1), ledger(), requests(), stats(), chargesByKey(), reset(),
  *   configure({ seed, faults }) (new fault schedule, validated as at start; then reset()),
- *   releaseHeld() (process every held processAfterGiveUp request now).
+ *   releaseHeld() (process every held processAfterGiveUp request, and finish every slow one, now).
  */
 import http from 'node:http';
 import { createHash } from 'node:crypto';
@@ -255,7 +256,7 @@ export async function startGateway(options) {
   let requestSeq = 0;
   const startedAt = clock();
   const timers = new Set(); // every pending setTimeout, cleared by close()
-  const held = new Set(); // processAfterGiveUp requests waiting: { timer, run }
+  const held = new Set(); // processAfterGiveUp and slow requests waiting: { timer, run }
   const sockets = new Set();
   let closing = null;
 
@@ -447,11 +448,17 @@ export async function startGateway(options) {
       return send(res, 402, declined);
     }
     if (fault === 'slow') {
-      later(settings.slowMs, () => {
-        const charge = debit(key, body);
-        finish(key, rec, 200, charge);
-        send(res, 200, charge);
-      });
+      const entry = {
+        run: () => {
+          held.delete(entry);
+          cancel(entry.timer);
+          const charge = debit(key, body);
+          finish(key, rec, 200, charge);
+          send(res, 200, charge);
+        },
+      };
+      entry.timer = later(settings.slowMs, entry.run);
+      held.add(entry);
       return;
     }
     const charge = debit(key, body);
@@ -588,7 +595,7 @@ export async function startGateway(options) {
     chargesByKey: () => new Map([...byKey].map(([k, list]) => [k, list.length])),
     /** Forget ledger, keys, counters and forced faults; re-seed the PRNG. Call while idle. */
     reset: () => resetState(),
-    /** Process every held processAfterGiveUp request now (in arrival order); returns how many. */
+    /** Process every held processAfterGiveUp request and finish every slow one now (in arrival order); returns how many. */
     releaseHeld() {
       const list = [...held];
       for (const entry of list) entry.run();
