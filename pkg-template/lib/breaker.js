@@ -13,10 +13,11 @@ const always = () => true;
 const never = () => false;
 
 /**
- * A refusal that never ran the call (a bulkhead that was full, an inner breaker that was open)
- * says nothing about the dependency: always excluded, whatever `isExcluded` says.
+ * A refusal that never ran the call (a bulkhead that was full, an inner breaker that was open, a
+ * charge refused as another request under its key) says nothing about the dependency: always
+ * excluded, whatever `isExcluded` says.
  */
-const neverRan = (error) => isSteadfastError(error, 'BULKHEAD_REJECTED') || isSteadfastError(error, 'CIRCUIT_OPEN');
+const neverRan = (error) => isSteadfastError(error, 'BULKHEAD_REJECTED') || isSteadfastError(error, 'CIRCUIT_OPEN') || isSteadfastError(error, 'KEY_REUSED');
 
 /**
  * @internal How a thrown error counts (a VERDICT): excluded (never ran, or `isExcluded`), a

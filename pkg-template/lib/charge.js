@@ -6,7 +6,8 @@ import * as o from './options.js';
 import { withRetry, checkPolicy } from './retry.js';
 import { canonicalCharge, volatileFields } from './canonical.js';
 import { checkCharge } from './charge-shape.js';
-import { IdempotencyStore, RUN_WRITTEN } from './idempotency.js';
+import { IdempotencyStore, RUN_WRITTEN, RUNS_WRITTEN } from './idempotency.js';
+import { IdempotencyKeyReuseError } from './errors.js';
 import { writeCharge } from './input.js';
 
 /**
@@ -71,9 +72,16 @@ export function chargeCustomer(charge, deps) {
   // What an unknown record keeps for reconcile: how many attempts were sent (the store stamps the
   // time it saw the failure, on its own clock) and the caller's settle window, if given.
   const progress = { attempts: 0 };
+  // Every attempt sends the request the key was bound to. An attempt that runs after this call has
+  // returned (a retry after its delay; the first one behind a store or breaker that awaits) follows
+  // code the caller could run, which may have changed the charge: it is sent only while the charge
+  // is still that request (`same`), else it is refused with KEY_REUSED, nothing sent.
+  let returned = false;
+  let same;
   const run = () =>
     breaker.execute(() =>
       withRetry((ctx) => {
+        if ((returned || ctx.attempt > 1) && !same()) throw new IdempotencyKeyReuseError(key, { reason: 'changed' });
         progress.attempts = ctx.attempt;
         return gateway(c, ctx);
       }, policy),
@@ -82,7 +90,11 @@ export function chargeCustomer(charge, deps) {
   // hashes them, the same bytes as the text below (canonical.js), with no string built.
   if (store instanceof IdempotencyStore && scope === undefined) {
     const options = settleAfterMs === undefined ? { progress } : { progress, settleAfterMs };
-    return store[RUN_WRITTEN](key, run, () => writeCharge(key, c, skip, where), options);
+    const write = () => writeCharge(key, c, skip, where);
+    same = () => store[RUNS_WRITTEN](key, write);
+    const running = store[RUN_WRITTEN](key, run, write, options);
+    returned = true;
+    return running;
   }
   let fingerprint;
   try {
@@ -90,8 +102,17 @@ export function chargeCustomer(charge, deps) {
   } catch (e) {
     return Promise.reject(e);
   }
+  same = () => {
+    try {
+      return canonicalCharge(c, skip, where) === fingerprint;
+    } catch {
+      return false; // no longer plain JSON data: not the request the key was bound to
+    }
+  };
   const runOptions = { fingerprint, progress };
   if (scope !== undefined) runOptions.scope = scope;
   if (settleAfterMs !== undefined) runOptions.settleAfterMs = settleAfterMs;
-  return store.run(key, run, runOptions);
+  const running = store.run(key, run, runOptions);
+  returned = true;
+  return running;
 }

@@ -62,7 +62,7 @@ export function createCheckoutClient(options) {
      * without its volatile fields): what `persistentCheckoutKey` compares a resumed cart against.
      */
     fingerprint(charge) {
-      return canonicalCharge(checkCharge(charge, 'fingerprint'), client.volatile, 'fingerprint');
+      return requestOf(client, charge, 'fingerprint').fingerprint;
     },
     /**
      * Charge once per key. A second call with the same key while the first is in flight returns
@@ -151,9 +151,27 @@ function clientState(options) {
     planOf: (url) => (url === endpoint ? primaryPlan : secondaryPlan),
     /** key -> { promise, fingerprint } of the call in flight for it. */
     inFlight: new Map(),
-    /** key -> the charge, while its outcome is unknown (what reconcile() re-sends). */
+    /** key -> the request (requestOf) sent under it, while its outcome is unknown (what reconcile() re-sends). */
     unknownCharges: new Map(),
   };
+}
+
+/**
+ * The request a charge is sent as, fixed when the caller hands it over: its body text (what every
+ * attempt, the failover and reconcile() send, byte for byte) and the fingerprint its key is bound
+ * to, both from the same moment. Whatever the caller does to the object afterwards (a cart edited
+ * while the first attempt waits for the store), the key only ever carries this request. The
+ * fingerprint is checked against the body as JSON reads it back: a charge whose fields and JSON
+ * text disagree (a Proxy that answers each read differently) is refused, never sent.
+ */
+function requestOf(client, charge, where) {
+  const c = checkCharge(charge, where);
+  const fingerprint = canonicalCharge(c, client.volatile, where);
+  const body = JSON.stringify(c);
+  if (canonicalCharge(JSON.parse(body), client.volatile, where) !== fingerprint) {
+    throw o.typeError(where, 'charge', 'plain JSON data (its fields read differently from the JSON text sent)', charge);
+  }
+  return { body, fingerprint };
 }
 
 /**
@@ -216,8 +234,7 @@ function failure(client, e, key, startedAt, sent, signal) {
  * sent to the primary may have been processed (a key the primary may hold is never sent
  * elsewhere). Every error it throws carries the charge's history for the store.
  */
-async function attemptCharge(client, charge, key, signal, only, firstUsedAt) {
-  const body = JSON.stringify(charge);
+async function attemptCharge(client, body, key, signal, only, firstUsedAt) {
   const startedAt = Date.now();
   const sent = {
     maybeSent: false,
@@ -263,18 +280,18 @@ function outcomeOf(e, key, signal) {
   return outcome;
 }
 
-/** `fingerprint`: the charge's canonical text when the caller already has it (charge() does). */
-async function run(client, charge, key, signal, fingerprint) {
+/** One charge of `request` (requestOf) under `key`, through the store. */
+async function run(client, request, key, signal) {
   let outcome;
   try {
-    outcome = await client.store.run(key, () => attemptCharge(client, charge, key, signal), {
-      fingerprint: fingerprint ?? canonicalCharge(charge, client.volatile),
+    outcome = await client.store.run(key, () => attemptCharge(client, request.body, key, signal), {
+      fingerprint: request.fingerprint,
       settleAfterMs: client.settleAfterMs,
     });
   } catch (e) {
     outcome = outcomeOf(e, key, signal);
   }
-  if (outcome.status === 'unknown') client.unknownCharges.set(key, charge);
+  if (outcome.status === 'unknown') client.unknownCharges.set(key, request);
   else client.unknownCharges.delete(key);
   return outcome;
 }
@@ -287,18 +304,18 @@ async function run(client, charge, key, signal, fingerprint) {
  * gateway that honours keys would have replayed an earlier debit instead). Anything else leaves
  * it unknown.
  */
-async function resubmit(client, key, charge) {
+async function resubmit(client, key, given) {
   const { store, dialect, endpoint, secondary } = client;
   const record = await store.peek(key);
   // No record, a settled one or one in flight: the store's own answers (replay, in flight, or a
   // different charge for this key: IdempotencyKeyReuseError) — nothing is joined or re-sent blind.
   if (record === undefined || record.status !== 'unknown') {
-    if (charge !== undefined) return run(client, charge, key, undefined);
+    if (given !== undefined) return run(client, given, key, undefined);
     if (record === undefined) return undefined;
     return record.status === 'done' ? record.result : { status: 'unknown', key };
   }
-  const body = charge ?? client.unknownCharges.get(key);
-  if (body === undefined) return undefined;
+  const request = given ?? client.unknownCharges.get(key);
+  if (request === undefined) return undefined;
   if (typeof store.resubmit !== 'function') {
     throw o.typeError('reconcile', 'store', 'a store with resubmit() (IdempotencyStore, createSharedIdempotencyStore)', store);
   }
@@ -313,8 +330,8 @@ async function resubmit(client, key, charge) {
   const only = record.endpoint === secondary && secondary !== undefined ? secondary : endpoint;
   let outcome;
   try {
-    outcome = await store.resubmit(key, () => attemptCharge(client, body, key, undefined, only, record.startedAt), {
-      fingerprint: canonicalCharge(body, client.volatile, 'reconcile'),
+    outcome = await store.resubmit(key, () => attemptCharge(client, request.body, key, undefined, only, record.startedAt), {
+      fingerprint: request.fingerprint,
       startedAt: record.startedAt,
       settleAfterMs: client.settleAfterMs,
       refutes: (e) => afterWindow && e instanceof Declined,
@@ -352,10 +369,9 @@ function once(client, key, start, fingerprint) {
   return promise;
 }
 
-/** The fingerprint of the charge reconcile() would re-send for `key`, when this client knows it. */
-function fingerprintFor(client, key, charge) {
-  const c = charge ?? client.unknownCharges.get(key);
-  return c === undefined ? undefined : canonicalCharge(c, client.volatile, 'reconcile');
+/** The fingerprint of the request reconcile() would re-send for `key`, when this client knows it. */
+function fingerprintFor(client, key) {
+  return client.unknownCharges.get(key)?.fingerprint;
 }
 
 /** client.charge(): bad input rejects before anything is stored or sent. */
@@ -369,14 +385,14 @@ function chargeOnce(client, charge, chargeOptions) {
   const co = o.object(chargeOptions, 'charge', true);
   const key = o.own(co, 'idempotencyKey') ?? newIdempotencyKey();
   if (typeof key !== 'string') return Promise.reject(o.typeError('charge', 'idempotencyKey', 'a string', key));
-  let fingerprint;
+  let request;
   try {
     client.dialect.headerValue(key, 'charge'); // the gateway's key rule, before anything is stored or sent
-    fingerprint = canonicalCharge(c, client.volatile, 'charge');
+    request = requestOf(client, c, 'charge');
   } catch (e) {
     return Promise.reject(e);
   }
-  return once(client, key, () => run(client, c, key, o.own(co, 'signal'), fingerprint), fingerprint);
+  return once(client, key, () => run(client, request, key, o.own(co, 'signal')), request.fingerprint);
 }
 
 /** client.reconcile(): every unknown key of the store, in order; one key's trouble costs that key only. */
@@ -398,16 +414,16 @@ async function reconcileAll(client) {
 /** client.reconcile(key, charge?): that key's outcome. */
 function reconcileKey(client, key, charge) {
   if (typeof key !== 'string') return Promise.reject(o.typeError('reconcile', 'key', 'a string', key));
-  let fingerprint;
+  let request;
   if (charge !== undefined) {
     try {
-      fingerprint = canonicalCharge(checkCharge(charge, 'reconcile'), client.volatile, 'reconcile');
+      request = requestOf(client, charge, 'reconcile');
     } catch (e) {
       return Promise.reject(e);
     }
     // The charge this client sent under the key, if it knows it: another one is refused before anything is sent.
     const mine = client.unknownCharges.get(key);
-    if (mine !== undefined && canonicalCharge(mine, client.volatile, 'reconcile') !== fingerprint) return Promise.reject(new IdempotencyKeyReuseError(key));
+    if (mine !== undefined && mine.fingerprint !== request.fingerprint) return Promise.reject(new IdempotencyKeyReuseError(key));
   }
   return once(
     client,
@@ -415,7 +431,7 @@ function reconcileKey(client, key, charge) {
     async () => {
       let outcome;
       try {
-        outcome = await resubmit(client, key, charge);
+        outcome = await resubmit(client, key, request);
       } catch (e) {
         // A shared store that cannot answer: nothing was settled, the key stays as it was.
         if (e?.code === 'STORE_UNAVAILABLE' || e?.code === 'STORE_AMNESIA') return { status: 'unknown', key, retryAfterMs: UNAVAILABLE_RETRY_MS };
@@ -424,7 +440,7 @@ function reconcileKey(client, key, charge) {
       if (outcome === undefined) throw o.typeError('reconcile', 'charge', `the charge sent with key ${key} (this client did not make it)`, charge);
       return outcome;
     },
-    fingerprint ?? fingerprintFor(client, key),
+    request?.fingerprint ?? fingerprintFor(client, key),
   );
 }
 

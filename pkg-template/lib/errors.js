@@ -163,9 +163,21 @@ export const OfflineError = /* @__PURE__ */ named(
 
 export const IdempotencyKeyReuseError = /* @__PURE__ */ named(
   class IdempotencyKeyReuseError extends SteadfastError {
-    constructor(key) {
-      super(`Idempotency key ${key} was already used for a different request`, 'KEY_REUSED');
+    /**
+     * @param {string} key
+     * @param {{ reason?: 'changed' }} [info] `reason: 'changed'`: the charge itself changed while its
+     *   key was in use (between the call and a later attempt); nothing was sent for the changed charge.
+     */
+    constructor(key, info) {
+      const changed = info?.reason === 'changed';
+      super(
+        changed
+          ? `The charge under idempotency key ${key} changed while it was being charged; nothing was sent for the changed charge (a new charge needs a new key)`
+          : `Idempotency key ${key} was already used for a different request`,
+        'KEY_REUSED',
+      );
       this.key = key;
+      if (changed) this.reason = 'changed';
     }
   },
   'IdempotencyKeyReuseError',

@@ -20,6 +20,8 @@ import { writeInput } from './input.js';
 
 /** @internal The method chargeCustomer runs a charge through on an IdempotencyStore (see [RUN_WRITTEN]). */
 export const RUN_WRITTEN = Symbol('steadfast.runWritten');
+/** @internal The method chargeCustomer asks before a later attempt of that charge (see [RUNS_WRITTEN]). */
+export const RUNS_WRITTEN = Symbol('steadfast.runsWritten');
 
 /** A new UUID v4 from the platform CSPRNG: make it once per logical charge, reuse it on every attempt. */
 export function newIdempotencyKey() {
@@ -81,6 +83,11 @@ export class MemoryRecords {
     // Slots freed by expiry are dropped BEFORE this slot is used (the same begin may hand one out).
     if (code % BEGIN.SLOT >= BEGIN.EXPIRED_FLAG) for (const s of this.#core.takeExpired()) this.#forget(s);
     return { kind: code % BEGIN.EXPIRED_FLAG, slot: Math.floor(code / BEGIN.SLOT) };
+  }
+
+  /** Whether `key` has a run in flight for the `f` fingerprint bytes after it in the input buffer (see beginWritten). */
+  runsWritten(key, f) {
+    return this.#core.runsInput(key.length, f);
   }
 
   /**
@@ -286,6 +293,22 @@ export class IdempotencyStore {
       return Promise.reject(e);
     }
     return this.#begun(key, fn, options, now, kind, slot);
+  }
+
+  /**
+   * @internal Whether `key`'s run is still in flight for the request `write()` writes now (as for
+   * [RUN_WRITTEN]): chargeCustomer asks it before every attempt that follows code the caller could
+   * run, so a charge changed meanwhile is never sent under the key. A charge `write` refuses (it
+   * stopped being plain data) is not that request.
+   */
+  [RUNS_WRITTEN](key, write) {
+    let f;
+    try {
+      f = write();
+    } catch {
+      return false;
+    }
+    return this.#records.runsWritten(key, f);
   }
 
   /** What run() does once the core has answered begin. */

@@ -74,10 +74,16 @@ export class OfflineError extends SteadfastError {
   constructor(message?: string);
   readonly code: 'OFFLINE';
 }
+/**
+ * The key is bound to another request: another charge under the same key, or (`reason: 'changed'`)
+ * the same charge object changed while its key was in use. Nothing was sent for that request.
+ */
 export class IdempotencyKeyReuseError extends SteadfastError {
-  constructor(key: string);
+  constructor(key: string, info?: { readonly reason?: 'changed' });
   readonly code: 'KEY_REUSED';
   readonly key: string;
+  /** `'changed'`: the charge changed between the call and a later attempt (absent otherwise). */
+  readonly reason?: 'changed';
 }
 /**
  * A re-send was refused: the key is older than the gateway's retention window, so the gateway may

@@ -274,7 +274,10 @@ export interface CheckoutClient<S extends CheckoutStore = IdempotencyStore<Charg
    * the first is in flight returns the same promise. Resolves for everything the network or the
    * gateway can do (succeeded, declined, unknown, unavailable); rejects only for programming errors
    * (bad input, `CheckoutRequestError`, `IdempotencyKeyReuseError`) and with the signal's reason when
-   * the caller aborts (the key is then unknown if anything may have been sent).
+   * the caller aborts (the key is then unknown if anything may have been sent). The request is
+   * fixed when `charge` is handed over: every attempt, the failover and `reconcile()` send its JSON
+   * text as it was then, whatever becomes of the object afterwards. A charge whose fields read
+   * differently from its JSON text (a Proxy) rejects with a `TypeError` (`INVALID_OPTION`), unsent.
    */
   charge(charge: ChargeRequest, options?: { readonly idempotencyKey?: string; readonly signal?: AbortSignalLike }): Promise<ChargeOutcome>;
   /**

@@ -60,6 +60,10 @@ export function chargeFingerprint(charge: object, options?: { readonly volatileF
  * (`chargeFingerprint`: every own field but `idempotencyKey` and `volatileFields`, canonical JSON):
  * the same key for another amount, currency or customer is `IdempotencyKeyReuseError`, never a
  * replay. A charge that is not plain JSON data rejects with a `TypeError` (`INVALID_OPTION`) naming
- * the field. Options are read from own properties.
+ * the field. Options are read from own properties. Every attempt sends the charge the key was bound
+ * to: an attempt that runs after `chargeCustomer` has returned (a retry, or the first one behind a
+ * store or breaker that awaits) is made only while the charge is unchanged. A charge changed in the
+ * meantime rejects with `IdempotencyKeyReuseError` (`reason: 'changed'`) and nothing is sent for
+ * it; the key is then judged by the attempts sent before (unknown if one may have been processed).
  */
 export function chargeCustomer<C extends Charge = Charge, R = ChargeResult>(charge: C, deps: ChargeDeps<C, R>): Promise<R>;

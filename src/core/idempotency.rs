@@ -492,6 +492,14 @@ impl Records {
         self.slots.get(slot as usize).filter(|r| !r.is_empty())
     }
 
+    /// Whether `slot` holds a run in flight for the request `fingerprint` (its kept bits, or both
+    /// absent): what a run asks before it sends again, so that every attempt of a key sends the
+    /// request the key was bound to. Any other record, or none, is `false`: nothing is sent.
+    pub fn runs_request(&self, slot: u32, fingerprint: Option<Fingerprint>) -> bool {
+        self.record(slot)
+            .is_some_and(|r| r.is(Status::InFlight) && r.same_request(fingerprint))
+    }
+
     /// The record in `slot` unless it is a `Done` one past its TTL.
     fn live_record(&self, slot: u32, now_ms: f64) -> Option<&Record> {
         self.record(slot)

@@ -307,6 +307,14 @@ impl KeyedRecords {
         self.index.find(&self.index.id(key))
     }
 
+    /// [`Records::runs_request`] for `key` and the request whose canonical text is `text` (empty:
+    /// none), hashed as [`KeyedRecords::begin`]'s caller hashed it: `false` when `key` has no record.
+    pub fn runs_request(&self, key: &[u8], text: &[u8]) -> bool {
+        let fingerprint = (!text.is_empty()).then(|| self.fingerprint_of(text));
+        self.slot_of(key)
+            .is_some_and(|slot| self.records.runs_request(slot, fingerprint))
+    }
+
     /// Drop the index entries of the slots freed by expiry from `from` on in the pending list.
     fn unindex_expired(&mut self, from: usize) {
         let mut i = from;
@@ -488,6 +496,33 @@ mod tests {
     }
 
     #[test]
+    fn a_run_sends_again_only_the_request_its_key_was_bound_to() {
+        let mut s = store(10);
+        let a = br#"f:{"amountCents":1000,"currency":"usd"}"#;
+        let b = br#"f:{"amountCents":100000,"currency":"usd"}"#;
+        let fp = Some(s.fingerprint_of(a));
+        let Begin::Run { slot } = s.begin(b"k", fp, 0.0).0 else {
+            panic!()
+        };
+        assert!(s.runs_request(b"k", a), "the same request, in flight");
+        assert!(!s.runs_request(b"k", b), "another request under the key");
+        assert!(
+            !s.runs_request(b"k", b""),
+            "no fingerprint is another request"
+        );
+        assert!(!s.runs_request(b"other", a), "a key with no record");
+        let Begin::Run { slot: bare } = s.begin(b"bare", None, 0.0).0 else {
+            panic!()
+        };
+        assert!(s.runs_request(b"bare", b"") && !s.runs_request(b"bare", a));
+        // Once the run has ended, nothing more is sent under it, whatever its status.
+        s.complete(slot, Completion::Transient, 1.0);
+        assert!(!s.runs_request(b"k", a), "unknown");
+        s.complete(bare, Completion::Success, 1.0);
+        assert!(!s.runs_request(b"bare", b""), "done");
+    }
+
+    #[test]
     fn keys_map_to_their_own_records_and_leave_with_them() {
         let mut s = store(10);
         let Begin::Run { slot: a } = s.begin(b"a", None, 0.0).0 else {
@@ -646,6 +681,18 @@ mod tests {
                 }
             }
             proptest::prop_assert_eq!(s.indexed(), model.len());
+        }
+
+        /// A run in flight sends again exactly the texts equal to the one it began with: any change
+        /// to the request (one byte, a shorter or longer text) is another request.
+        #[test]
+        fn only_the_bound_text_runs_again(bound in proptest::collection::vec(proptest::num::u8::ANY, 0..80), other in proptest::collection::vec(proptest::num::u8::ANY, 0..80)) {
+            let mut s = store(4);
+            let fp = (!bound.is_empty()).then(|| s.fingerprint_of(&bound));
+            let began = matches!(s.begin(b"key", fp, 0.0).0, Begin::Run { .. });
+            proptest::prop_assert!(began);
+            proptest::prop_assert!(s.runs_request(b"key", &bound));
+            proptest::prop_assert_eq!(s.runs_request(b"key", &other), other == bound);
         }
     }
 }

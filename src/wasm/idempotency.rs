@@ -269,4 +269,10 @@ impl StoreCore {
         };
         f64::from(slot) * BEGIN_SLOT + flag + kind
     }
+
+    /// Whether `key` has a run in flight for the request whose fingerprint text is
+    /// `fingerprint_text` (empty: none), hashed as [`StoreCore::begin_bytes`] hashes it.
+    pub(super) fn runs_bytes(&self, key: &[u8], fingerprint_text: &[u8]) -> bool {
+        self.records.runs_request(key, fingerprint_text)
+    }
 }

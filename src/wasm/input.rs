@@ -56,4 +56,19 @@ impl StoreCore {
             }
         })
     }
+
+    /// Whether the key in the input buffer's first `key_len` bytes has a run in flight for the
+    /// fingerprint text in the next `fingerprint_len` (0: none), written as for `beginInput`
+    /// ([`StoreCore::runs_bytes`]): what a run asks before it sends a later attempt. `false`
+    /// when they do not fit the buffer.
+    #[wasm_bindgen(js_name = runsInput)]
+    pub fn runs_input(&self, key_len: u32, fingerprint_len: u32) -> bool {
+        INPUT.with_borrow(|b| {
+            let (k, f) = (key_len as usize, fingerprint_len as usize);
+            match (b.get(..k), b.get(k..k.saturating_add(f))) {
+                (Some(key), Some(text)) => self.runs_bytes(key, text),
+                _ => false,
+            }
+        })
+    }
 }

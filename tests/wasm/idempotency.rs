@@ -5,7 +5,7 @@
 use steadfast::wasm::{fingerprint_words, input_buffer, key_rule, store_defaults, StoreCore};
 use wasm_bindgen_test::wasm_bindgen_test;
 
-use crate::support::{begin, begin_split, ok, option_error};
+use crate::support::{begin, begin_split, ok, option_error, runs};
 
 const RUN: f64 = 0.0;
 const REPLAY: f64 = 1.0;
@@ -118,6 +118,31 @@ fn begin_through_the_input_buffer_splits_key_and_text_where_told() {
     assert!(a.begin_input(u32::MAX, 0, 5.0).is_nan());
     assert!(a.begin_input(1, u32::MAX, 5.0).is_nan());
     assert_eq!(a.size(), 4, "nothing was recorded for them");
+}
+
+#[wasm_bindgen_test]
+fn a_later_attempt_runs_only_while_its_key_is_in_flight_for_the_same_text() {
+    let mut a = ok(StoreCore::new(None, None));
+    assert_eq!(
+        kind_at(&mut a, "k", "f:{\"amountCents\":1000}", 0.0),
+        (0, RUN)
+    );
+    assert!(runs(&a, "k", "f:{\"amountCents\":1000}"));
+    assert!(
+        !runs(&a, "k", "f:{\"amountCents\":100000}"),
+        "the charge changed"
+    );
+    assert!(!runs(&a, "k", ""), "no fingerprint is another request");
+    assert!(
+        !runs(&a, "other", "f:{\"amountCents\":1000}"),
+        "a key with no record"
+    );
+    // Lengths beyond the buffer are false, never a trap.
+    assert!(!a.runs_input(u32::MAX, 0));
+    assert!(!a.runs_input(1, u32::MAX));
+    // Ended runs send nothing more: unknown, then (reconciled) done.
+    a.complete(0, TRANSIENT, 1.0);
+    assert!(!runs(&a, "k", "f:{\"amountCents\":1000}"));
 }
 
 #[wasm_bindgen_test]

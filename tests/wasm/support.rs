@@ -37,6 +37,15 @@ pub fn begin(s: &mut StoreCore, key: &str, fp: &str, now: f64) -> f64 {
     begin_split(s, &bytes, key.len() as u32, now)
 }
 
+/// `runsInput` as the package calls it: `key` and then `fp` written into the input buffer.
+pub fn runs(s: &StoreCore, key: &str, fp: &str) -> bool {
+    let bytes = [key.as_bytes(), fp.as_bytes()].concat();
+    let ptr = input_buffer(bytes.len() as u32) as *mut u8;
+    // SAFETY: input_buffer made the buffer at least this long, and nothing else holds it.
+    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), ptr, bytes.len()) };
+    s.runs_input(key.len() as u32, fp.len() as u32)
+}
+
 /// `beginInput` over `bytes` written into the input buffer, the key being its first `key_len`.
 pub fn begin_split(s: &mut StoreCore, bytes: &[u8], key_len: u32, now: f64) -> f64 {
     let ptr = input_buffer(bytes.len() as u32) as *mut u8;
