@@ -24,6 +24,9 @@ import { after } from './clock.js';
 import { RetryableResponse, limiterFor } from './origin.js';
 import { markFromFetch, planFor, retryPolicyOf } from './fetch-plan.js';
 
+/** A Blob (or File): immutable, so every attempt sends the same bytes as it is. */
+const isBlob = (v) => typeof Blob === 'function' && v instanceof Blob;
+
 export { BreakerRegistry, adaptiveLimiterOrigins } from './origin.js';
 
 /**
@@ -117,6 +120,15 @@ export async function fetchWithPlan(plan, input, init, state, readBody = false) 
   const retryable = replayable && methodIsRetryable(method, key !== undefined);
   const callerSignal = reqInit.signal ?? base?.signal ?? undefined;
   const keyed = key !== undefined && methodIsKeyed(method);
+  // A keyed request sends the same bytes on every attempt: a body the caller can still change
+  // between them (a typed array or ArrayBuffer, URLSearchParams, FormData) is read once, now, into
+  // bytes of its own, with the content type fetch would have given it.
+  if (keyed && retryable && body !== undefined && body !== null && typeof body !== 'string' && !isBlob(body) && !(streamed && plan.bufferBody)) {
+    const read = new Request('http://body.invalid/', { method: 'POST', body });
+    const type = read.headers.get('content-type');
+    body = new Uint8Array(await read.arrayBuffer());
+    if (type !== null && !headers.has('content-type')) headers.set('content-type', type);
+  }
   // A redirect would turn a POST into a GET (301/302/303) whose 200 reads as a success that charged
   // nothing: a keyed request is never followed through one. It comes back as the 3xx answer (an
   // opaque redirect, status 0, in browsers), which proves this attempt was not processed.

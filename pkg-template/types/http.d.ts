@@ -74,7 +74,9 @@ export interface ResilientFetchOptions {
   /**
    * A `ReadableStream` body can be read once, so it is sent once (never retried). `true` reads it
    * into memory before the first attempt, so a retryable request (e.g. a keyed POST) can be
-   * re-sent with the same bytes. Default false.
+   * re-sent with the same bytes. Default false. (A keyed request's typed array, `ArrayBuffer`,
+   * `URLSearchParams` or `FormData` body is always read into bytes once, before the first attempt,
+   * with the content type fetch gives it: every attempt sends those bytes.)
    */
   readonly bufferBody?: boolean;
   readonly onRetry?: (info: RetryInfo) => void;

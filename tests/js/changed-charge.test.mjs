@@ -14,6 +14,7 @@ import {
   createSharedIdempotencyStore,
   memoryStateStore,
   redisStateStore,
+  resilientFetch,
 } from 'steadfast';
 import { startGateway } from '../support/gateway.mjs';
 import { startRedis, connectClient } from '../shared/redis-server.mjs';
@@ -239,4 +240,59 @@ describe('the checkout client: what is sent is the charge as it was handed over'
     assert.equal(gw.requests(), before);
     assert.equal(client.store.peek('proxy-1'), undefined, 'nothing stored');
   });
+});
+
+describe('resilientFetch: a keyed request sends the same bytes on every attempt', () => {
+  /** A fetch that answers 503 first, then 200, recording each attempt's body bytes and content type. */
+  function recording() {
+    const sent = [];
+    const fetch = async (url, init) => {
+      const request = new Request(url, init);
+      sent.push({ text: await request.text(), type: request.headers.get('content-type') });
+      return new Response('{}', { status: sent.length === 1 ? 503 : 200 });
+    };
+    return { sent, fetch };
+  }
+  const bodies = [
+    ['a Uint8Array', () => new TextEncoder().encode('amount=1000'), (b) => b.fill(0x39, 7)],
+    ['an ArrayBuffer', () => new TextEncoder().encode('amount=1000').buffer, (b) => new Uint8Array(b).fill(0x39, 7)],
+    ['URLSearchParams', () => new URLSearchParams({ amount: '1000' }), (b) => b.set('amount', '100000')],
+    [
+      'FormData',
+      () => {
+        const f = new FormData();
+        f.set('amount', '1000');
+        return f;
+      },
+      (b) => b.set('amount', '100000'),
+    ],
+  ];
+  for (const [name, make, change] of bodies) {
+    test(`${name} changed between attempts: the retry sends the bytes of the first`, async () => {
+      const { sent, fetch } = recording();
+      const body = make();
+      let changed = 0;
+      const response = await resilientFetch(
+        'https://pay.example/charges',
+        { method: 'POST', body },
+        {
+          idempotencyKey: `body-${name}`,
+          fetch,
+          breaker: false,
+          budget: false,
+          retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1 },
+          onRetry: () => {
+            changed += 1;
+            change(body);
+          },
+        },
+      );
+      assert.equal(response.status, 200);
+      assert.equal(sent.length, 2);
+      assert.equal(changed, 1, 'the body was changed during the delay');
+      assert.match(sent[0].text, /1000/);
+      assert.doesNotMatch(sent[1].text, /100000|1999/);
+      assert.deepEqual(sent[1], sent[0], 'the same bytes and content type');
+    });
+  }
 });

@@ -509,6 +509,54 @@ export const CASES = [
     },
   ],
 
+  // A keyed POST's retry must send the bytes its key went out with: fetch reads a FormData or
+  // URLSearchParams body anew on every call (a FormData with a new multipart boundary each time),
+  // so the page editing its form during the delay would change the request under the same key.
+  [
+    'resilientFetch: a keyed form body changed during the retry delay is re-sent as first sent',
+    async (t, x) => {
+      const forms = [
+        ['URLSearchParams', () => new URLSearchParams({ amount: '1000' }), (b) => b.set('amount', '100000')],
+        [
+          'FormData',
+          () => {
+            const f = new FormData();
+            f.set('amount', '1000');
+            return f;
+          },
+          (b) => b.set('amount', '100000'),
+        ],
+      ];
+      for (const [name, make, change] of forms) {
+        const id = uid();
+        const body = make();
+        let changed = 0;
+        const res = await x.sf.resilientFetch(
+          `${x.base}/__flaky/${id}?fail=1`,
+          { method: 'POST', body },
+          {
+            idempotencyKey: `form-${id}`,
+            breaker: false,
+            budget: false,
+            retry: fast,
+            onRetry: () => {
+              changed += 1;
+              change(body);
+            },
+          },
+        );
+        t.equal(res.status, 200, `${name}: answered after one 503`);
+        t.equal(changed, 1, `${name}: the form was edited during the delay`);
+        const seen = await x.c.flakyCount(id);
+        t.equal(seen.n, 2, `${name}: two requests`);
+        t.ok(seen.bodies[0].includes('1000') && !seen.bodies[0].includes('100000'), `${name}: the first sent the form as it was`);
+        t.equal(seen.bodies[1], seen.bodies[0], `${name}: the retry sent the same bytes`);
+        t.equal(seen.types[1], seen.types[0], `${name}: and the same content type`);
+        t.ok(/^(application\/x-www-form-urlencoded|multipart\/form-data)/.test(seen.types[0] ?? ''), `${name}: the type fetch gives it: ${seen.types[0]}`);
+      }
+    },
+  ],
+
   [
     'parseRetryAfter reads an RFC 850 two-digit year relative to now',
     async (t, x) => {

@@ -16,7 +16,7 @@
 //   POST /__control/release  (process every held processAfterGiveUp request now)
 //   GET  /__ledger[?key=]   GET /__stats   GET /__drop (destroys the socket)
 //   ANY  /__flaky/<id>?drop=N&fail=M   drop N, then 503 M times, then 200 {id, n, method}
-//   GET  /__flaky-count/<id>  → { n, methods, bodies }
+//   GET  /__flaky-count/<id>  → { n, methods, bodies, types } (types: each request's content-type)
 //
 // CLI (for other drivers): `node tests/browser/faults/server.mjs [packageDir]` prints
 // `FAULTS_URL=http://127.0.0.1:<port>` and serves until SIGTERM/SIGINT.
@@ -70,7 +70,7 @@ function reply(res, status, body) {
  */
 export async function startFaultServer({ packageDir = join(ROOT, 'tests', 'node_modules', 'steadfast'), seed = 12 } = {}) {
   const pkg = resolve(packageDir);
-  const flaky = new Map(); // id -> { n, methods, bodies }
+  const flaky = new Map(); // id -> { n, methods, bodies, types }
   let gw;
 
   async function serveFile(res, base, rel) {
@@ -99,18 +99,19 @@ export async function startFaultServer({ packageDir = join(ROOT, 'tests', 'node_
       return reply(res, 200, key === null ? gw.ledger() : gw.ledger().filter((e) => e.idempotencyKey === key));
     }
     if (path.startsWith('/__flaky-count/')) {
-      const s = flaky.get(path.slice('/__flaky-count/'.length)) ?? { n: 0, methods: [], bodies: [] };
+      const s = flaky.get(path.slice('/__flaky-count/'.length)) ?? { n: 0, methods: [], bodies: [], types: [] };
       return reply(res, 200, s);
     }
     if (path.startsWith('/__flaky/')) {
       const id = path.slice('/__flaky/'.length);
-      const s = flaky.get(id) ?? { n: 0, methods: [], bodies: [] };
+      const s = flaky.get(id) ?? { n: 0, methods: [], bodies: [], types: [] };
       flaky.set(id, s);
       const chunks = [];
       for await (const c of req) chunks.push(c);
       s.n += 1;
       s.methods.push(req.method);
       s.bodies.push(Buffer.concat(chunks).toString('utf8'));
+      s.types.push(req.headers['content-type'] ?? null);
       const drop = Number(url.searchParams.get('drop') ?? 0);
       const fail = Number(url.searchParams.get('fail') ?? 0);
       if (s.n <= drop) return void req.socket.destroy();
