@@ -95,14 +95,16 @@ export function compilePlan(opts, extras) {
   const where = 'resilientFetch';
   const DEFAULT_RETRY = fetchDefaults().retry;
   const r = opts.retry === undefined ? DEFAULT_RETRY : o.object(opts.retry, where);
+  // The numbers left out stay out: the core fills them (RetryOptions::filled), as for withRetry.
   const retry = {
-    maxAttempts: o.num(r, 'maxAttempts', where) ?? DEFAULT_RETRY.maxAttempts,
-    baseDelayMs: o.num(r, 'baseDelayMs', where) ?? DEFAULT_RETRY.baseDelayMs,
-    maxDelayMs: o.num(r, 'maxDelayMs', where) ?? DEFAULT_RETRY.maxDelayMs,
+    maxAttempts: o.num(r, 'maxAttempts', where),
+    baseDelayMs: o.num(r, 'baseDelayMs', where),
+    maxDelayMs: o.num(r, 'maxDelayMs', where),
     jitter: JITTERS[o.oneOf(r, 'jitter', where, JITTERS, JITTERS.indexOf(DEFAULT_RETRY.jitter))],
     random: o.fn(r, 'random', where),
   };
-  if (retry.random === undefined) delete retry.random;
+  for (const k of ['maxAttempts', 'baseDelayMs', 'maxDelayMs', 'random']) if (retry[k] === undefined) delete retry[k];
+  checkUnhedgedPolicy({ ...retry }); // a bad number throws now, at creation, not at the first request
   const attemptTimeoutMs = o.num(opts, 'attemptTimeoutMs', where);
   if (attemptTimeoutMs !== undefined && !(attemptTimeoutMs > 0)) throw o.rangeError(where, 'attemptTimeoutMs', 'a number > 0', attemptTimeoutMs);
   const deadlineMs = o.num(opts, 'deadlineMs', where);

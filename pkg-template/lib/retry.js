@@ -60,9 +60,8 @@ function compile(policy = DEFAULT_RETRY_POLICY, extras) {
     maxDelayMs: o.num(p, 'maxDelayMs', where),
     maxElapsedMs: o.num(p, 'maxElapsedMs', where),
   };
-  for (const name of ['maxAttempts', 'baseDelayMs', 'maxDelayMs']) {
-    if (values[name] === undefined) throw o.typeError(where, name, 'a number', undefined);
-  }
+  // A number left out is the core's default (core::retry RetryOptions::filled), a left-out bound
+  // kept in order with the one given.
   const jitter = o.oneOf(p, 'jitter', where, JITTERS, 0);
   const isRetryable = o.fn(p, 'isRetryable', where) ?? isTransientError;
   const retryOnResult = o.fn(p, 'retryOnResult', where);

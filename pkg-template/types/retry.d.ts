@@ -66,12 +66,18 @@ export interface RetryInfo {
  * is a race.
  */
 export interface RetryPolicy {
-  /** Calls at most, first attempt included: an integer from 1 to 1000. */
-  readonly maxAttempts: number;
-  /** Ceiling of the first retry's delay (ms, finite, ≥ 0). */
-  readonly baseDelayMs: number;
-  /** Cap on every delay (ms, ≥ baseDelayMs; `Infinity` allowed). */
-  readonly maxDelayMs: number;
+  /** Calls at most, first attempt included: an integer from 1 to 1000. Default 3. */
+  readonly maxAttempts?: number;
+  /**
+   * Ceiling of the first retry's delay (ms, finite, ≥ 0). Default 100 ms (or `maxDelayMs`, when
+   * only that is given and it is smaller).
+   */
+  readonly baseDelayMs?: number;
+  /**
+   * Cap on every delay (ms, ≥ baseDelayMs; `Infinity` allowed). Default 10,000 ms (or
+   * `baseDelayMs`, when only that is given and it is larger).
+   */
+  readonly maxDelayMs?: number;
   /** Jitter variant. Default `'full'`. */
   readonly jitter?: Jitter;
   /** Overall deadline including sleeps (ms). Default: none. On expiry: `DeadlineExceededError`. */

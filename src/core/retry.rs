@@ -40,6 +40,30 @@ impl Default for RetryOptions {
     }
 }
 
+impl RetryOptions {
+    /// A policy's three numbers with each one the caller left out (`None`) filled from
+    /// [`RetryOptions::default`]: `(max_attempts, base_delay_ms, max_delay_ms)`. A left-out bound
+    /// keeps the pair ordered around the one given: only a base → the cap is the default cap or
+    /// that base, whichever is larger; only a cap → the base is the default base or that cap,
+    /// whichever is smaller. A given value is passed on as it is (validated by
+    /// [`RetryPolicy::new`]), and a given bound that is not a number ≥ 0 moves nothing.
+    pub fn filled(
+        max_attempts: Option<f64>,
+        base_delay_ms: Option<f64>,
+        max_delay_ms: Option<f64>,
+    ) -> (f64, f64, f64) {
+        let d = Self::default();
+        let bound = |v: Option<f64>| v.filter(|&x| x >= 0.0);
+        let base = base_delay_ms.unwrap_or_else(|| {
+            bound(max_delay_ms).map_or(d.base_delay_ms, |m| d.base_delay_ms.min(m))
+        });
+        let max = max_delay_ms.unwrap_or_else(|| {
+            bound(base_delay_ms).map_or(d.max_delay_ms, |b| d.max_delay_ms.max(b))
+        });
+        (max_attempts.unwrap_or(f64::from(d.max_attempts)), base, max)
+    }
+}
+
 /// A validated, immutable retry policy.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RetryPolicy {
@@ -278,6 +302,43 @@ mod tests {
     #[test]
     fn validation() {
         assert!(RetryPolicy::new(0.0, 1.0, 1.0, Jitter::Full, None).is_err());
+        // Left-out numbers: the defaults, a left-out bound ordered around the one given.
+        let d = RetryOptions::default();
+        let (da, db, dm) = (f64::from(d.max_attempts), d.base_delay_ms, d.max_delay_ms);
+        assert_eq!(RetryOptions::filled(None, None, None), (da, db, dm));
+        assert_eq!(RetryOptions::filled(Some(5.0), None, None), (5.0, db, dm));
+        assert_eq!(
+            RetryOptions::filled(None, Some(20_000.0), None),
+            (da, 20_000.0, 20_000.0)
+        );
+        assert_eq!(RetryOptions::filled(None, Some(50.0), None), (da, 50.0, dm));
+        assert_eq!(
+            RetryOptions::filled(None, None, Some(50.0)),
+            (da, 50.0, 50.0)
+        );
+        assert_eq!(
+            RetryOptions::filled(None, None, Some(f64::INFINITY)),
+            (da, db, f64::INFINITY)
+        );
+        assert_eq!(
+            RetryOptions::filled(None, Some(1.0), Some(2.0)),
+            (da, 1.0, 2.0)
+        );
+        // A bad bound moves nothing: the error is about the value the caller gave.
+        assert_eq!(RetryOptions::filled(None, None, Some(-5.0)), (da, db, -5.0));
+        let (_, b, m) = RetryOptions::filled(None, Some(f64::NAN), None);
+        assert!(b.is_nan() && m == dm);
+        for (base, max) in [
+            (None, Some(-5.0)),
+            (Some(f64::NAN), None),
+            (Some(f64::INFINITY), None),
+        ] {
+            let (a, b, m) = RetryOptions::filled(None, base, max);
+            assert!(
+                RetryPolicy::new(a, b, m, Jitter::Full, None).is_err(),
+                "{base:?} {max:?}"
+            );
+        }
         assert!(RetryPolicy::new(1001.0, 1.0, 1.0, Jitter::Full, None).is_err());
         assert!(RetryPolicy::new(3.0, 1.0, 1.0, Jitter::Full, Some(-1.0)).is_err());
         assert!(RetryPolicy::new(3.0, 1.0, 1.0, Jitter::Full, Some(f64::INFINITY)).is_ok());

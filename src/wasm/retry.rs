@@ -5,7 +5,7 @@ use wasm_bindgen::prelude::*;
 use super::{random, throw};
 use crate::core::backoff::{decorrelated, Backoff, Jitter};
 use crate::core::error::{check, Error, Opt};
-use crate::core::retry::{Decision, Failure, RetryPolicy};
+use crate::core::retry::{Decision, Failure, RetryOptions, RetryPolicy};
 
 /// A validated, frozen retry policy. The JS `withRetry` driver asks it what to do after each
 /// failed attempt.
@@ -16,16 +16,19 @@ pub struct RetryCore {
 
 #[wasm_bindgen]
 impl RetryCore {
-    /// Validate once; `jitter` is the index of `'full' | 'equal' | 'decorrelated' | 'none'`.
+    /// Validate once; `jitter` is the index of `'full' | 'equal' | 'decorrelated' | 'none'`. A
+    /// number left undefined is the core's default ([`RetryOptions::filled`]).
     #[wasm_bindgen(constructor)]
     pub fn new(
-        max_attempts: f64,
-        base_delay_ms: f64,
-        max_delay_ms: f64,
+        max_attempts: Option<f64>,
+        base_delay_ms: Option<f64>,
+        max_delay_ms: Option<f64>,
         jitter: u32,
         max_elapsed_ms: Option<f64>,
     ) -> Result<RetryCore, JsValue> {
         let jitter = Jitter::from_id(jitter).map_err(throw)?;
+        let (max_attempts, base_delay_ms, max_delay_ms) =
+            RetryOptions::filled(max_attempts, base_delay_ms, max_delay_ms);
         RetryPolicy::new(
             max_attempts,
             base_delay_ms,

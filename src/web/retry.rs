@@ -181,9 +181,10 @@ impl std::fmt::Debug for RetryPolicy {
 #[derive(Clone)]
 #[must_use]
 pub struct RetryPolicyBuilder {
-    max_attempts: f64,
-    base_delay_ms: f64,
-    max_delay_ms: f64,
+    /// `None`: the core's default ([`RetryOptions::filled`], at `build`).
+    max_attempts: Option<f64>,
+    base_delay_ms: Option<f64>,
+    max_delay_ms: Option<f64>,
     jitter: Jitter,
     max_elapsed_ms: Option<f64>,
     budget: Option<RetryBudget>,
@@ -200,13 +201,15 @@ impl RetryPolicy {
     /// assert_eq!(p.max_attempts(), 5);
     /// let bad = RetryPolicy::builder().base_delay_ms(-1.0).build().unwrap_err();
     /// assert_eq!(bad.to_string(), "baseDelayMs must be a finite number >= 0");
+    /// // A base above the default cap raises the cap with it (only the base was set).
+    /// assert!(RetryPolicy::builder().base_delay_ms(20_000.0).build().is_ok());
     /// ```
     pub fn builder() -> RetryPolicyBuilder {
         let d = RetryOptions::default();
         RetryPolicyBuilder {
-            max_attempts: f64::from(d.max_attempts),
-            base_delay_ms: d.base_delay_ms,
-            max_delay_ms: d.max_delay_ms,
+            max_attempts: None,
+            base_delay_ms: None,
+            max_delay_ms: None,
             jitter: d.jitter,
             max_elapsed_ms: None,
             budget: None,
@@ -276,19 +279,21 @@ impl RetryPolicy {
 impl RetryPolicyBuilder {
     /// Attempts in all, 1 to 1,000 (default 3).
     pub fn max_attempts(mut self, n: u32) -> Self {
-        self.max_attempts = f64::from(n);
+        self.max_attempts = Some(f64::from(n));
         self
     }
 
-    /// The first retry's delay ceiling, finite ≥ 0 (default 100 ms).
+    /// The first retry's delay ceiling, finite ≥ 0 (default 100 ms, or `max_delay_ms` when only
+    /// that is set and it is smaller).
     pub fn base_delay_ms(mut self, ms: f64) -> Self {
-        self.base_delay_ms = ms;
+        self.base_delay_ms = Some(ms);
         self
     }
 
-    /// The cap on every delay, ≥ `base_delay_ms`, `+Infinity` allowed (default 10,000 ms).
+    /// The cap on every delay, ≥ `base_delay_ms`, `+Infinity` allowed (default 10,000 ms, or
+    /// `base_delay_ms` when only that is set and it is larger).
     pub fn max_delay_ms(mut self, ms: f64) -> Self {
-        self.max_delay_ms = ms;
+        self.max_delay_ms = Some(ms);
         self
     }
 
@@ -325,10 +330,12 @@ impl RetryPolicyBuilder {
 
     /// Validate. An invalid number is an `INVALID_OPTION` error naming the option.
     pub fn build(self) -> Result<RetryPolicy, crate::core::Error> {
+        let (max_attempts, base_delay_ms, max_delay_ms) =
+            RetryOptions::filled(self.max_attempts, self.base_delay_ms, self.max_delay_ms);
         let core = CorePolicy::new(
-            self.max_attempts,
-            self.base_delay_ms,
-            self.max_delay_ms,
+            max_attempts,
+            base_delay_ms,
+            max_delay_ms,
             self.jitter,
             self.max_elapsed_ms,
         )?;

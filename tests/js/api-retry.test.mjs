@@ -239,6 +239,33 @@ describe('withRetry: delays', () => {
     });
   }
 
+  test("a policy that leaves numbers out gets the core's defaults, a left-out bound ordered around the given one", async (t) => {
+    const tick = fakeTime(t);
+    const run = async (policy, failures) => {
+      const delays = [];
+      const { fn, calls } = flaky(failures);
+      const p = withRetry(fn, { jitter: 'none', ...policy, onRetry: (i) => delays.push(i.delayMs) }).catch((e) => e);
+      for (let i = 0; i < 12; i++) await tick(60_000);
+      return { result: await p, delays, calls: calls.length };
+    };
+    // Nothing given: 3 attempts, 100 ms doubling under a 10 s cap.
+    const none = await run({}, 5);
+    assert.equal(none.calls, 3);
+    assert.deepEqual(none.delays, [100, 200]);
+    assert.equal(none.result.status, 503, 'the last error, after 3 attempts');
+    assert.equal((await run({ maxAttempts: 5 }, 4)).result, 'ok');
+    assert.deepEqual((await run({ maxAttempts: 8 }, 7)).delays, [100, 200, 400, 800, 1600, 3200, 6400]);
+    assert.deepEqual((await run({ maxAttempts: 9 }, 8)).delays.at(-1), 10_000, 'the default cap');
+    // Only a base above the default cap: the cap is that base (not a RangeError about an option never given).
+    assert.deepEqual((await run({ baseDelayMs: 20_000 }, 2)).delays, [20_000, 20_000]);
+    // Only a cap below the default base: the base is that cap.
+    assert.deepEqual((await run({ maxDelayMs: 50 }, 2)).delays, [50, 50]);
+    // What the caller gave is still checked as given.
+    const bad = (policy) => Promise.resolve().then(() => withRetry(async () => 'ok', policy));
+    await assert.rejects(bad({ maxDelayMs: -5 }), (e) => e instanceof RangeError && e.option === 'maxDelayMs');
+    await assert.rejects(bad({ baseDelayMs: 500, maxDelayMs: 100 }), (e) => e instanceof RangeError && e.option === 'maxDelayMs');
+  });
+
   test('delays are capped by maxDelayMs', async () => {
     const delays = [];
     const { fn } = flaky(4);

@@ -68,3 +68,31 @@ test('a checkout client reads its options when it is made, never per charge', as
   assert.equal(reads.n, afterConstruction, 'no charge reads the retry options again');
   assert.ok(!Object.isFrozen(retry), "the client copies what it read: the caller's object is left as it was");
 });
+
+test("retry numbers left out are the core's defaults, ordered around the one given; a bad one throws when the client is made", async () => {
+  const firstDelay = async (retry) => {
+    const controller = new AbortController();
+    let delay;
+    const onRetry = (info) => {
+      delay = info.delayMs;
+      controller.abort(new Error('seen'));
+    };
+    const fetch = async () => new Response('', { status: 503 });
+    await resilientFetch(
+      'https://pay.example/x',
+      { signal: controller.signal },
+      { fetch, breaker: false, budget: false, retry: { jitter: 'none', ...retry }, onRetry },
+    ).catch(() => {});
+    return delay;
+  };
+  assert.equal(await firstDelay({}), 100);
+  assert.equal(await firstDelay({ baseDelayMs: 20_000 }), 20_000, 'a base above the default cap raises the cap');
+  assert.equal(await firstDelay({ maxDelayMs: 50 }), 50, 'a cap below the default base lowers the base');
+  for (const retry of [{ maxDelayMs: -5 }, { baseDelayMs: 500, maxDelayMs: 100 }, { maxAttempts: 0 }]) {
+    assert.throws(
+      () => createCheckoutClient({ endpoint: 'https://pay.example/c', retry }),
+      (e) => e instanceof RangeError && e.option === Object.keys(retry).at(-1),
+      JSON.stringify(retry),
+    );
+  }
+});

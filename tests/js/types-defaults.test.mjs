@@ -57,6 +57,7 @@ const CORE = {
   'RatioBudgetOptions.minRetriesPerSec': () => minRetriesPerSec,
   'RatioBudgetOptions.windowMs': () => windowMs,
   ...fields('FetchRetryOptions', fetchRetry),
+  ...fields('RetryPolicy', fetchRetry),
   'FetchRetryOptions.jitter': () => JITTER,
   'RetryPolicy.jitter': () => JITTER,
   ...fields('DEFAULT_RETRY_POLICY', fetchRetry),

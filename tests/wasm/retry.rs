@@ -10,44 +10,50 @@ const EQUAL: u32 = 1;
 const DECORRELATED: u32 = 2;
 
 fn policy(jitter: u32, max_elapsed_ms: Option<f64>) -> RetryCore {
-    ok(RetryCore::new(3.0, 100.0, 1000.0, jitter, max_elapsed_ms))
+    ok(RetryCore::new(
+        Some(3.0),
+        Some(100.0),
+        Some(1000.0),
+        jitter,
+        max_elapsed_ms,
+    ))
 }
 
 #[wasm_bindgen_test]
 fn bad_options_throw_option_and_rule() {
     let cases: [(Result<RetryCore, _>, &str, &str); 7] = [
         (
-            RetryCore::new(0.0, 1.0, 1.0, FULL, None),
+            RetryCore::new(Some(0.0), Some(1.0), Some(1.0), FULL, None),
             "maxAttempts",
             "an integer from 1 to 1000",
         ),
         (
-            RetryCore::new(1001.0, 1.0, 1.0, FULL, None),
+            RetryCore::new(Some(1001.0), Some(1.0), Some(1.0), FULL, None),
             "maxAttempts",
             "an integer from 1 to 1000",
         ),
         (
-            RetryCore::new(2.5, 1.0, 1.0, FULL, None),
+            RetryCore::new(Some(2.5), Some(1.0), Some(1.0), FULL, None),
             "maxAttempts",
             "an integer from 1 to 1000",
         ),
         (
-            RetryCore::new(3.0, -1.0, 1.0, FULL, None),
+            RetryCore::new(Some(3.0), Some(-1.0), Some(1.0), FULL, None),
             "baseDelayMs",
             "a finite number >= 0",
         ),
         (
-            RetryCore::new(3.0, 10.0, 1.0, FULL, None),
+            RetryCore::new(Some(3.0), Some(10.0), Some(1.0), FULL, None),
             "maxDelayMs",
             "at least baseDelayMs",
         ),
         (
-            RetryCore::new(3.0, 1.0, 1.0, 9, None),
+            RetryCore::new(Some(3.0), Some(1.0), Some(1.0), 9, None),
             "jitter",
             "one of 'full', 'equal', 'decorrelated', 'none'",
         ),
         (
-            RetryCore::new(3.0, 1.0, 1.0, FULL, Some(f64::NAN)),
+            RetryCore::new(Some(3.0), Some(1.0), Some(1.0), FULL, Some(f64::NAN)),
             "maxElapsedMs",
             "a finite number >= 0",
         ),
@@ -56,10 +62,38 @@ fn bad_options_throw_option_and_rule() {
         assert_eq!(option_error(r), (option.to_owned(), rule.to_owned()));
     }
     // NaN is not a number the core accepts anywhere
-    let (o, _) = option_error(RetryCore::new(f64::NAN, 1.0, 1.0, FULL, None));
+    let (o, _) = option_error(RetryCore::new(
+        Some(f64::NAN),
+        Some(1.0),
+        Some(1.0),
+        FULL,
+        None,
+    ));
     assert_eq!(o, "maxAttempts");
     // and the boundary keeps working after every refusal (no trap)
     assert_eq!(policy(NONE, None).max_attempts(), 3);
+}
+
+#[wasm_bindgen_test]
+fn numbers_left_undefined_are_the_cores_defaults_kept_in_order() {
+    let d = ok(RetryCore::new(None, None, None, FULL, None));
+    assert_eq!((d.max_attempts(), d.base_delay_ms()), (3, 100.0));
+    let only_base = ok(RetryCore::new(None, Some(20_000.0), None, FULL, None));
+    assert_eq!(
+        only_base.base_delay_ms(),
+        20_000.0,
+        "a base above the default cap is not refused"
+    );
+    let only_cap = ok(RetryCore::new(Some(5.0), None, Some(50.0), FULL, None));
+    assert_eq!(
+        (only_cap.max_attempts(), only_cap.base_delay_ms()),
+        (5, 50.0)
+    );
+    // A bad value the caller gave is still named, never one that was filled in.
+    assert_eq!(
+        option_error(RetryCore::new(None, None, Some(-5.0), FULL, None)).0,
+        "maxDelayMs"
+    );
 }
 
 #[wasm_bindgen_test]
@@ -70,9 +104,9 @@ fn getters_echo_the_validated_policy() {
     assert_eq!(p.max_elapsed_ms(), 5000.0);
     assert!(policy(NONE, None).max_elapsed_ms().is_nan());
     let inf = ok(RetryCore::new(
-        1.0,
-        0.0,
-        f64::INFINITY,
+        Some(1.0),
+        Some(0.0),
+        Some(f64::INFINITY),
         FULL,
         Some(f64::INFINITY),
     ));
@@ -105,7 +139,13 @@ fn after_failure_delays_per_jitter() {
         none.after_failure(2, 0.0, true, f64::NAN, 100.0, 0.5),
         200.0
     );
-    let full = ok(RetryCore::new(10.0, 100.0, 1000.0, FULL, None));
+    let full = ok(RetryCore::new(
+        Some(10.0),
+        Some(100.0),
+        Some(1000.0),
+        FULL,
+        None,
+    ));
     assert_eq!(full.after_failure(1, 0.0, true, f64::NAN, 100.0, 0.5), 50.0);
     assert_eq!(
         full.after_failure(5, 0.0, true, f64::NAN, 100.0, 0.5),
@@ -116,12 +156,24 @@ fn after_failure_delays_per_jitter() {
         500.0
     ); // capped ceiling 1000
     assert_eq!(full.after_failure(1, 0.0, true, f64::NAN, 100.0, 0.0), 0.0);
-    let equal = ok(RetryCore::new(10.0, 100.0, 1000.0, EQUAL, None));
+    let equal = ok(RetryCore::new(
+        Some(10.0),
+        Some(100.0),
+        Some(1000.0),
+        EQUAL,
+        None,
+    ));
     assert_eq!(
         equal.after_failure(2, 0.0, true, f64::NAN, 100.0, 0.5),
         150.0
     );
-    let dec = ok(RetryCore::new(10.0, 100.0, 1000.0, DECORRELATED, None));
+    let dec = ok(RetryCore::new(
+        Some(10.0),
+        Some(100.0),
+        Some(1000.0),
+        DECORRELATED,
+        None,
+    ));
     assert_eq!(dec.after_failure(1, 0.0, true, f64::NAN, 100.0, 0.5), 200.0);
     assert_eq!(dec.after_failure(2, 0.0, true, f64::NAN, 200.0, 0.5), 350.0);
     assert_eq!(
@@ -132,7 +184,13 @@ fn after_failure_delays_per_jitter() {
 
 #[wasm_bindgen_test]
 fn after_failure_nan_unit_draws_from_the_seeded_generator() {
-    let full = ok(RetryCore::new(10.0, 100.0, 1000.0, FULL, None));
+    let full = ok(RetryCore::new(
+        Some(10.0),
+        Some(100.0),
+        Some(1000.0),
+        FULL,
+        None,
+    ));
     for attempt in 1..=8 {
         let d = full.after_failure(attempt, 0.0, true, f64::NAN, 100.0, f64::NAN);
         let ceiling = (100.0 * 2f64.powi(attempt as i32 - 1)).min(1000.0);
@@ -153,7 +211,13 @@ fn retry_after_is_a_floor_capped_by_max_delay() {
     // a Retry-After past the deadline stops the loop
     let d = policy(NONE, Some(3000.0));
     assert_eq!(d.after_failure(1, 0.0, true, 5000.0, 100.0, 0.5), 1000.0);
-    let d = ok(RetryCore::new(3.0, 100.0, 10_000.0, NONE, Some(3000.0)));
+    let d = ok(RetryCore::new(
+        Some(3.0),
+        Some(100.0),
+        Some(10_000.0),
+        NONE,
+        Some(3000.0),
+    ));
     assert_eq!(d.after_failure(1, 0.0, true, 5000.0, 100.0, 0.5), -3.0);
 }
 

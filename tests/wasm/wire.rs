@@ -467,7 +467,13 @@ fn remaining_codes_are_the_answers_by_name() {
     assert_eq!(two.next_step(2, 1, 0.0), step("awaitAnswer"));
     assert_eq!(two.next_step(2, 0, 0.0), step("exhausted"));
     // Retry stops.
-    let r = ok(RetryCore::new(2.0, 100.0, 1_000.0, 0, Some(150.0)));
+    let r = ok(RetryCore::new(
+        Some(2.0),
+        Some(100.0),
+        Some(1_000.0),
+        0,
+        Some(150.0),
+    ));
     let stop = |name: &str| w.constant("stop", name);
     assert_eq!(
         r.after_failure(1, 0.0, false, f64::NAN, 0.0, 0.5),
