@@ -95,6 +95,7 @@ export function compilePlan(opts, extras) {
   const where = 'resilientFetch';
   const DEFAULT_RETRY = fetchDefaults().retry;
   const r = opts.retry === undefined ? DEFAULT_RETRY : o.object(opts.retry, where);
+  o.misspelt(r, ['maxAttempts', 'baseDelayMs', 'maxDelayMs', 'jitter', 'random'], where);
   // The numbers left out stay out: the core fills them (RetryOptions::filled), as for withRetry.
   const retry = {
     maxAttempts: o.num(r, 'maxAttempts', where),

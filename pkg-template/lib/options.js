@@ -31,6 +31,34 @@ export function typeError(where, name, expected, value) {
   return brand(new TypeError(`steadfast: ${where} option ${name} must be ${expected}, got ${show(value)}`), 'INVALID_OPTION', { option: name });
 }
 
+/** Edit distance of two short strings (insertions, deletions, substitutions), or > `limit` early. */
+function distance(a, b, limit) {
+  if (Math.abs(a.length - b.length) > limit) return limit + 1;
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return row[b.length];
+}
+
+/**
+ * A misspelt option name is a TypeError naming it and the option it is close to: an option left
+ * out takes its default, so `maxAttemps: 5` would otherwise run with 3 attempts, silently. So is a
+ * name of `others` (another library's name for an option: `retries`), with its hint. Other unknown
+ * names (a config object's own fields) are left alone. Run once per options object.
+ */
+export function misspelt(opts, known, where, others) {
+  for (const name of Object.keys(opts)) {
+    if (known.includes(name) || name.length < 4) continue;
+    const lower = name.toLowerCase();
+    const near =
+      (others !== undefined && Object.hasOwn(others, name) ? others[name] : undefined) ?? known.find((k) => distance(lower, k.toLowerCase(), 2) <= 2);
+    if (near !== undefined) throw typeError(where, name, `a known option (did you mean ${near}?)`, opts[name]);
+  }
+}
+
 /** The options object itself: undefined allowed when `optional`. */
 export function object(value, where, optional = false) {
   if (value === undefined && optional) return {};

@@ -43,6 +43,34 @@ const compiled = new WeakMap();
  */
 export const DEFAULT_RETRY_POLICY = Object.freeze({ maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 10_000 });
 
+/** A policy's option names (RetryPolicy in types/retry.d.ts): a name close to one of them is a typo. */
+const POLICY_OPTIONS = [
+  'maxAttempts',
+  'baseDelayMs',
+  'maxDelayMs',
+  'maxElapsedMs',
+  'jitter',
+  'isRetryable',
+  'retryOnResult',
+  'onRetry',
+  'random',
+  'clock',
+  'signal',
+  'budget',
+  'rateLimiter',
+  'adaptive',
+  'hedge',
+];
+/** Other retry libraries' names for these options (p-retry's, mostly): what each one is here. */
+const PEER_NAMES = {
+  retries: 'maxAttempts (attempts in all, the first included: retries + 1)',
+  minTimeout: 'baseDelayMs',
+  maxTimeout: 'maxDelayMs',
+  maxRetryTime: 'maxElapsedMs',
+  shouldRetry: 'isRetryable',
+  onFailedAttempt: 'onRetry',
+};
+
 /**
  * Validate a policy once, freeze it (runtime mutation is a race), and cache the result. `extras`:
  * POLICY_EXTRAS, from the callers whose policy may carry a `hedge` or `retryOnResult`.
@@ -54,6 +82,7 @@ function compile(policy = DEFAULT_RETRY_POLICY, extras) {
   }
   const where = 'withRetry';
   const p = o.object(policy, where);
+  o.misspelt(p, POLICY_OPTIONS, where, PEER_NAMES);
   const values = {
     maxAttempts: o.num(p, 'maxAttempts', where),
     baseDelayMs: o.num(p, 'baseDelayMs', where),

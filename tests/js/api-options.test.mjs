@@ -59,6 +59,13 @@ const cases = [
   [() => retry('fast'), TypeError, 'options', '"fast"'],
   [() => withRetry('not a fn', { ...P }), TypeError, 'fn', '"not a fn"'],
   [() => retry({ ...P, maxAttempts: '3' }), TypeError, 'maxAttempts', '"3"'],
+  // A misspelt name would otherwise take the default silently; another library's name gets its hint.
+  [() => retry({ maxAttemps: 5 }), TypeError, 'maxAttemps', '5'],
+  [() => retry({ maxattempts: 5 }), TypeError, 'maxattempts', '5'],
+  [() => retry({ baseDelay: 200 }), TypeError, 'baseDelay', '200'],
+  [() => retry({ retries: 5 }), TypeError, 'retries', '5'],
+  [() => retry({ minTimeout: 200 }), TypeError, 'minTimeout', '200'],
+  [() => steadfast.resilientFetch('https://x.example/', undefined, { retry: { maxDelay: 5 } }), TypeError, 'maxDelay', '5'],
   [() => retry({ ...P, maxAttempts: 3n }), TypeError, 'maxAttempts', '3n'],
   [() => retry({ ...P, maxAttempts: 0 }), RangeError, 'maxAttempts', '0'],
   [() => retry({ ...P, maxAttempts: -1 }), RangeError, 'maxAttempts', '-1'],
