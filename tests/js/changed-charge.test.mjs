@@ -18,6 +18,7 @@ import {
 } from 'steadfast';
 import { startGateway } from '../support/gateway.mjs';
 import { startRedis, connectClient } from '../shared/redis-server.mjs';
+import { FORM_BODIES } from '../browser/faults/cases.js';
 
 let gw;
 let redis;
@@ -256,16 +257,7 @@ describe('resilientFetch: a keyed request sends the same bytes on every attempt'
   const bodies = [
     ['a Uint8Array', () => new TextEncoder().encode('amount=1000'), (b) => b.fill(0x39, 7)],
     ['an ArrayBuffer', () => new TextEncoder().encode('amount=1000').buffer, (b) => new Uint8Array(b).fill(0x39, 7)],
-    ['URLSearchParams', () => new URLSearchParams({ amount: '1000' }), (b) => b.set('amount', '100000')],
-    [
-      'FormData',
-      () => {
-        const f = new FormData();
-        f.set('amount', '1000');
-        return f;
-      },
-      (b) => b.set('amount', '100000'),
-    ],
+    ...FORM_BODIES,
   ];
   for (const [name, make, change] of bodies) {
     test(`${name} changed between attempts: the retry sends the bytes of the first`, async () => {

@@ -9,6 +9,17 @@ const FULL: u32 = 0;
 const EQUAL: u32 = 1;
 const DECORRELATED: u32 = 2;
 
+/// 10 attempts, 100 ms base, 1 s cap, no deadline.
+fn ten_attempts(jitter: u32) -> RetryCore {
+    ok(RetryCore::new(
+        Some(10.0),
+        Some(100.0),
+        Some(1000.0),
+        jitter,
+        None,
+    ))
+}
+
 fn policy(jitter: u32, max_elapsed_ms: Option<f64>) -> RetryCore {
     ok(RetryCore::new(
         Some(3.0),
@@ -139,13 +150,7 @@ fn after_failure_delays_per_jitter() {
         none.after_failure(2, 0.0, true, f64::NAN, 100.0, 0.5),
         200.0
     );
-    let full = ok(RetryCore::new(
-        Some(10.0),
-        Some(100.0),
-        Some(1000.0),
-        FULL,
-        None,
-    ));
+    let full = ten_attempts(FULL);
     assert_eq!(full.after_failure(1, 0.0, true, f64::NAN, 100.0, 0.5), 50.0);
     assert_eq!(
         full.after_failure(5, 0.0, true, f64::NAN, 100.0, 0.5),
@@ -156,24 +161,12 @@ fn after_failure_delays_per_jitter() {
         500.0
     ); // capped ceiling 1000
     assert_eq!(full.after_failure(1, 0.0, true, f64::NAN, 100.0, 0.0), 0.0);
-    let equal = ok(RetryCore::new(
-        Some(10.0),
-        Some(100.0),
-        Some(1000.0),
-        EQUAL,
-        None,
-    ));
+    let equal = ten_attempts(EQUAL);
     assert_eq!(
         equal.after_failure(2, 0.0, true, f64::NAN, 100.0, 0.5),
         150.0
     );
-    let dec = ok(RetryCore::new(
-        Some(10.0),
-        Some(100.0),
-        Some(1000.0),
-        DECORRELATED,
-        None,
-    ));
+    let dec = ten_attempts(DECORRELATED);
     assert_eq!(dec.after_failure(1, 0.0, true, f64::NAN, 100.0, 0.5), 200.0);
     assert_eq!(dec.after_failure(2, 0.0, true, f64::NAN, 200.0, 0.5), 350.0);
     assert_eq!(
@@ -184,13 +177,7 @@ fn after_failure_delays_per_jitter() {
 
 #[wasm_bindgen_test]
 fn after_failure_nan_unit_draws_from_the_seeded_generator() {
-    let full = ok(RetryCore::new(
-        Some(10.0),
-        Some(100.0),
-        Some(1000.0),
-        FULL,
-        None,
-    ));
+    let full = ten_attempts(FULL);
     for attempt in 1..=8 {
         let d = full.after_failure(attempt, 0.0, true, f64::NAN, 100.0, f64::NAN);
         let ceiling = (100.0 * 2f64.powi(attempt as i32 - 1)).min(1000.0);

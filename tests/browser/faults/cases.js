@@ -119,6 +119,23 @@ function rfc850(ms) {
 }
 
 /**
+ * Request bodies fetch reads anew on every call, each as [name, make(), change(body)]: the form
+ * kinds (a page's own), shared with tests/js/changed-charge.test.mjs, which adds the byte kinds.
+ */
+export const FORM_BODIES = [
+  ['URLSearchParams', () => new URLSearchParams({ amount: '1000' }), (b) => b.set('amount', '100000')],
+  [
+    'FormData',
+    () => {
+      const f = new FormData();
+      f.set('amount', '1000');
+      return f;
+    },
+    (b) => b.set('amount', '100000'),
+  ],
+];
+
+/**
  * The cases: [name, async (t, x) => {}] with x = { sf, base, env, c (controls), client(options) }.
  * Each starts from a reset gateway and ends with it idle.
  */
@@ -515,19 +532,7 @@ export const CASES = [
   [
     'resilientFetch: a keyed form body changed during the retry delay is re-sent as first sent',
     async (t, x) => {
-      const forms = [
-        ['URLSearchParams', () => new URLSearchParams({ amount: '1000' }), (b) => b.set('amount', '100000')],
-        [
-          'FormData',
-          () => {
-            const f = new FormData();
-            f.set('amount', '1000');
-            return f;
-          },
-          (b) => b.set('amount', '100000'),
-        ],
-      ];
-      for (const [name, make, change] of forms) {
+      for (const [name, make, change] of FORM_BODIES) {
         const id = uid();
         const body = make();
         let changed = 0;
