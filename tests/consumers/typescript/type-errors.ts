@@ -31,7 +31,9 @@ const policy = { maxAttempts: 3, baseDelayMs: 10, maxDelayMs: 100 } as const;
 
 // Wrong option types.
 withRetry(async () => 1, { maxAttempts: '3', baseDelayMs: 10, maxDelayMs: 100 }); // @expect TS2322
-withRetry(async () => 1, { maxAttempts: 3, baseDelayMs: 10 }); // @expect TS2345
+withRetry(async () => 1, { maxAttemps: 3, baseDelayMs: 10 }); // @expect TS2561|TS2353
+withRetry(async () => 1, { retries: 3 }); // @expect TS2353|TS2559
+withRetry(async () => 1, { maxAttempts: 5 }); // a partial policy is whole: the rest are the core's defaults
 withRetry(async () => 1, { ...policy, jitter: 'ful' }); // @expect TS2820|TS2322
 withRetry(async () => 1, { ...policy, onRetry: (info: { attempt: string }) => info }); // @expect TS2322
 withRetry(async () => 1, { ...policy, budget: { capacity: 1, refillPerSec: 1 } }); // @expect TS2740|TS2739|TS2322|TS2353
