@@ -105,7 +105,6 @@ export function compilePlan(opts, extras) {
     random: o.fn(r, 'random', where),
   };
   for (const k of ['maxAttempts', 'baseDelayMs', 'maxDelayMs', 'random']) if (retry[k] === undefined) delete retry[k];
-  checkUnhedgedPolicy({ ...retry }); // a bad number throws now, at creation, not at the first request
   const attemptTimeoutMs = o.num(opts, 'attemptTimeoutMs', where);
   if (attemptTimeoutMs !== undefined && !(attemptTimeoutMs > 0)) throw o.rangeError(where, 'attemptTimeoutMs', 'a number > 0', attemptTimeoutMs);
   const deadlineMs = o.num(opts, 'deadlineMs', where);
@@ -137,7 +136,7 @@ export function compilePlan(opts, extras) {
   const hedgeOption = o.own(opts, 'hedge');
   // Only planFor's options may carry a hedge (it passes the extras); the checkout client's never do.
   const hedge = hedgeOption === undefined ? undefined : extras.hedging.compileHedge(hedgeOption, where);
-  return Object.freeze({
+  const plan = Object.freeze({
     fetch,
     retry: Object.freeze(retry),
     attemptTimeoutMs,
@@ -168,13 +167,18 @@ export function compilePlan(opts, extras) {
     /** withRetry policies, compiled on first use (see retryPolicyOf). */
     policies: { single: undefined, retrying: undefined, byLimiter: new WeakMap() },
   });
+  // The retrying policy is compiled now, so a bad retry number throws when the plan is made (the
+  // client created), not at the first request.
+  retryPolicyOf(plan, true, plan.rateLimiter);
+  return plan;
 }
 
 /**
  * @internal The retry policy of a request under `plan`: `retrying` (the method and body may be
  * repeated) or a single attempt, through `limiter` (the plan's rateLimiter, the origin's adaptive
  * one, or none). Compiled once per plan (and limiter) and handed to withRetry, whose cache holds its
- * RetryCore: no request builds a policy. Validation errors are withRetry's, at first use.
+ * RetryCore: no request builds a policy. Validation errors are withRetry's; compilePlan compiles
+ * the retrying one of the plan's own limiter, so they surface when the plan is made.
  */
 export function retryPolicyOf(plan, retrying, limiter) {
   let slot = plan.policies;
