@@ -151,6 +151,60 @@ test('a store starting while another initialises the markers is not fooled by re
   assert.equal(ran, false);
 });
 
+test('two stores starting together on an empty Redis: the one that loses bucket 0 is not fooled by the winner still writing', async () => {
+  // B tries to mark bucket 0 first, but its SET NX is held until A (which wins bucket 0) has
+  // written its second phase on bucket 0 only. B's SET NX then loses, B reads bucket 0 at
+  // generation 1 and the other buckets still at generation 0: A's writes in progress, not data
+  // lost. Before this was understood, B latched a StoreAmnesiaError on a fresh deploy.
+  const prefix = fresh();
+  const buckets = 4;
+  const isMarkerSet = (args, gen) => args[0] === 'SET' && String(args[1]).endsWith(':epoch') && String(args[2]).startsWith(`${gen}:`);
+  let releaseB;
+  const bHeld = new Promise((resolve) => (releaseB = resolve));
+  let bHolding = false;
+  const bClient = {
+    sendCommand(args) {
+      if (!bHolding && isMarkerSet(args, 0)) {
+        bHolding = true;
+        return bHeld.then(() => redis.conn.client.sendCommand(args));
+      }
+      return redis.conn.client.sendCommand(args);
+    },
+  };
+  let releaseA;
+  const aHeld = new Promise((resolve) => (releaseA = resolve));
+  let aReached;
+  const aAtPhase2 = new Promise((resolve) => (aReached = resolve));
+  const aClient = {
+    sendCommand(args) {
+      if (isMarkerSet(args, 1) && !String(args[1]).includes('{idem:0}')) {
+        aReached();
+        return aHeld.then(() => redis.conn.client.sendCommand(args));
+      }
+      return redis.conn.client.sendCommand(args);
+    },
+  };
+  const options = { prefix, timeoutMs: 5000, buckets, persistence: 'ignore' };
+  const b = createRedisIdempotencyStore({ client: bClient, ...options });
+  const a = createRedisIdempotencyStore({ client: aClient, ...options });
+  const bRun = b.run('order-b', async () => 'b');
+  for (let i = 0; i < 500 && !bHolding; i++) await new Promise((r) => setTimeout(r, 2));
+  assert.ok(bHolding, "B's first marker write is held");
+  const aRun = a.run('order-a', async () => 'a');
+  await aAtPhase2;
+  for (let i = 0; i < 500 && (await cmd('GET', `${prefix}:{idem:0}:epoch`))?.startsWith('1:') !== true; i++) await new Promise((r) => setTimeout(r, 2));
+  assert.match(await cmd('GET', `${prefix}:{idem:0}:epoch`), /^1:/, "A's second phase has reached bucket 0");
+  assert.match(await cmd('GET', `${prefix}:{idem:1}:epoch`), /^0:/, 'and not bucket 1');
+  releaseB();
+  assert.equal(await bRun, 'b', 'B finished the markers A was writing and ran: no amnesia');
+  releaseA();
+  assert.equal(await aRun, 'a');
+  const marks = await Promise.all([0, 1, 2, 3].map((i) => cmd('GET', `${prefix}:{idem:${i}}:epoch`)));
+  assert.equal(new Set(marks).size, 1, 'every bucket carries one marker');
+  assert.match(marks[0], /^1:/);
+  assert.equal(await a.run('order-b', async () => 'twice'), 'b', 'A sees what B stored');
+});
+
 test('bad scale options are named', () => {
   const client = redis.conn.client;
   for (const [option, value] of [

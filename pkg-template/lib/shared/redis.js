@@ -401,7 +401,13 @@ export function redisStateStore(options) {
       await Promise.all(all.map((b) => setMark(b, `0:${chosen.id}:${buckets}`, 'NX')));
       await Promise.all(all.map((b) => setMark(b, `1:${chosen.id}:${buckets}`)));
     }
-    return adopt(await readMarks());
+    const marks = await readMarks();
+    // Bucket 0 at generation 1 can be the first of another starter's second phase, still under
+    // way: generation-0 markers beside it are that starter's work in progress, not lost data.
+    // Finish it (the same markers it is writing), once.
+    const unfinished = marks.find((m) => hasMark(m) && parseMark(m).gen === 0);
+    if (unfinished !== undefined && chosen.gen !== 0) return initialize(String(unfinished));
+    return adopt(marks);
   };
   const learn = async () => {
     let marks = await readMarks();
