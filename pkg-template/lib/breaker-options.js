@@ -13,6 +13,22 @@ import { BREAKER_KINDS, LAYOUT, namedSlots } from './wire.js';
 // named by the core (src/wasm/wire.rs), read by lib/wire.js.
 export { NOT_CLOSED, STATES, TRANSITION, TRANSITIONS } from './wire.js';
 
+/** A CircuitBreaker's option names (CircuitBreakerOptions in types/breaker.d.ts): a name near one is a typo. */
+export const BREAKER_OPTIONS = [
+  'windowSize',
+  'failureRateThreshold',
+  'minimumCalls',
+  'failureThreshold',
+  'openDurationMs',
+  'probesToClose',
+  'clock',
+  'onStateChange',
+  'isFailure',
+  'isExcluded',
+  'slowCallDurationMs',
+  'state',
+];
+
 /**
  * Read and validate a breaker's options: the rate shape `{ windowSize, failureRateThreshold,
  * openDurationMs, minimumCalls = windowSize, probesToClose = 1 }` or the consecutive shape

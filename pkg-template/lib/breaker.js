@@ -5,7 +5,7 @@
 import { CircuitOpenError, isSteadfastError, rejectSoon } from './errors.js';
 import * as o from './options.js';
 import { emit, listening } from './events.js';
-import { readBreakerOptions } from './breaker-options.js';
+import { BREAKER_OPTIONS, readBreakerOptions } from './breaker-options.js';
 import { LAYOUT, NOT_CLOSED, STATE, STATES, TRANSITION, TRANSITION_CODE, TRANSITIONS, VERDICT, namedSlots } from './wire.js';
 import { deferred } from './deferred.js';
 
@@ -57,7 +57,7 @@ export class CircuitBreaker {
     // Made before the core loaded (module level under a strict CSP, steadfast/lazy): see deferred.js.
     const stand = deferred(new.target, arguments, where, ['execute']);
     if (stand !== undefined) return stand;
-    const opts = o.object(options, where);
+    const opts = o.misspelt(o.object(options, where), BREAKER_OPTIONS, where);
     this.#clock = o.clock(opts, where);
     this.#onStateChange = o.fn(opts, 'onStateChange', where);
     this.#isFailure = o.fn(opts, 'isFailure', where) ?? always;

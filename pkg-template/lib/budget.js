@@ -26,7 +26,7 @@ export class RetryBudget {
     const where = 'RetryBudget';
     const stand = deferred(new.target, arguments, where);
     if (stand !== undefined) return stand;
-    const opts = o.object(options, where);
+    const opts = o.misspelt(o.object(options, where), ['capacity', 'refillPerSec', 'ratio', 'minRetriesPerSec', 'windowMs', 'clock'], where);
     const clock = o.clock(opts, where);
     const bucket = opts.capacity !== undefined || opts.refillPerSec !== undefined;
     const ratioShape = opts.ratio !== undefined || opts.minRetriesPerSec !== undefined || opts.windowMs !== undefined;

@@ -10,6 +10,10 @@ import { IdempotencyStore, RUN_WRITTEN, RUNS_WRITTEN } from './idempotency.js';
 import { IdempotencyKeyReuseError } from './errors.js';
 import { writeCharge } from './input.js';
 
+/** chargeCustomer's deps names (ChargeDeps in types/pipeline.d.ts), and the deps objects already checked. */
+const DEPS_OPTIONS = ['store', 'breaker', 'gateway', 'policy', 'scope', 'settleAfterMs', 'volatileFields'];
+const CHECKED_DEPS = new WeakSet();
+
 /**
  * The canonical text a charge is fingerprinted by (what chargeCustomer and the checkout client bind
  * to its key): every own field but `idempotencyKey` and `options.volatileFields`, keys sorted at
@@ -19,7 +23,7 @@ import { writeCharge } from './input.js';
 export function chargeFingerprint(charge, options) {
   const where = 'chargeFingerprint';
   const c = o.object(charge, where);
-  const opts = o.object(options, where, true);
+  const opts = o.misspelt(o.object(options, where, true), ['volatileFields'], where);
   return canonicalCharge(c, volatileFields(o.own(opts, 'volatileFields'), where), where);
 }
 
@@ -43,6 +47,16 @@ export function chargeCustomer(charge, deps) {
     return Promise.reject(e);
   }
   const d = o.object(deps, where);
+  // An app keeps one deps object for every charge: its names are checked once (a misspelt
+  // `settleAfterMS` would otherwise leave the charge on the default settle window, silently).
+  if (!CHECKED_DEPS.has(d)) {
+    try {
+      o.misspelt(d, DEPS_OPTIONS, where);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    CHECKED_DEPS.add(d);
+  }
   // Structural: an IdempotencyStore or a shared (Redis) one, a CircuitBreaker or a shared one.
   const store = o.ownValue(d, d.store, 'store');
   const breaker = o.ownValue(d, d.breaker, 'breaker');

@@ -42,6 +42,28 @@ export { CheckoutRequestError };
 /** Internal: the caller's own abort, already classified for the store; `charge()` rejects with the signal's reason. */
 const ABORTED = new WeakSet();
 
+/** createCheckoutClient's option names (CheckoutClientOptions in types/http.d.ts): a name near one is a typo. */
+const CLIENT_OPTIONS = [
+  'endpoint',
+  'secondaryEndpoint',
+  'fetch',
+  'retry',
+  'breaker',
+  'volatileFields',
+  'budget',
+  'rateLimiter',
+  'adaptive',
+  'store',
+  'dialect',
+  'attemptHeader',
+  'attemptTimeoutMs',
+  'deadlineMs',
+  'settleAfterMs',
+  'onAttempt',
+];
+/** charge()'s option names. */
+const CHARGE_OPTIONS = ['idempotencyKey', 'signal'];
+
 /** A URL string from a string or anything with a string `href` (URL). */
 function href(v) {
   if (typeof v === 'string') return v;
@@ -89,7 +111,7 @@ export function createCheckoutClient(options) {
  */
 function clientState(options) {
   const where = 'createCheckoutClient';
-  const opts = o.object(options, where);
+  const opts = o.misspelt(o.object(options, where), CLIENT_OPTIONS, where);
   const endpoint = href(opts.endpoint);
   if (endpoint === undefined) throw o.typeError(where, 'endpoint', 'a URL string or URL', opts.endpoint);
   const secondary = opts.secondaryEndpoint === undefined ? undefined : href(opts.secondaryEndpoint);
@@ -137,8 +159,8 @@ function clientState(options) {
     attemptHeader: o.own(opts, 'attemptHeader'),
     fetch: fetchImpl ?? ((...a) => globalThis.fetch(...a)),
   };
-  const primaryPlan = compilePlan({ ...fetchOptions, breaker: primaryBreaker ?? registry ?? false });
-  const secondaryPlan = primaryBreaker === undefined ? primaryPlan : compilePlan({ ...fetchOptions, breaker: registry ?? false });
+  const primaryPlan = compilePlan({ ...fetchOptions, breaker: primaryBreaker ?? registry ?? false }, undefined, where);
+  const secondaryPlan = primaryBreaker === undefined ? primaryPlan : compilePlan({ ...fetchOptions, breaker: registry ?? false }, undefined, where);
   return {
     endpoint,
     secondary,
@@ -382,7 +404,12 @@ function chargeOnce(client, charge, chargeOptions) {
   } catch (e) {
     return Promise.reject(e);
   }
-  const co = o.object(chargeOptions, 'charge', true);
+  let co;
+  try {
+    co = o.misspelt(o.object(chargeOptions, 'charge', true), CHARGE_OPTIONS, 'charge');
+  } catch (e) {
+    return Promise.reject(e);
+  }
   const key = o.own(co, 'idempotencyKey') ?? newIdempotencyKey();
   if (typeof key !== 'string') return Promise.reject(o.typeError('charge', 'idempotencyKey', 'a string', key));
   let request;
@@ -474,7 +501,7 @@ function clientBeforeCore(options) {
       let key;
       try {
         checkCharge(charge, 'charge');
-        key = o.own(o.object(chargeOptions, 'charge', true), 'idempotencyKey');
+        key = o.own(o.misspelt(o.object(chargeOptions, 'charge', true), CHARGE_OPTIONS, 'charge'), 'idempotencyKey');
       } catch (e) {
         return Promise.reject(e);
       }

@@ -12,7 +12,7 @@ import { RateLimiter } from './limiter.js';
 import { OfflineError } from './errors.js';
 import { compileDialect } from './dialect.js';
 import { isTransientError } from './classify.js';
-import { POLICY_EXTRAS, checkUnhedgedPolicy } from './retry.js';
+import { PEER_NAMES, POLICY_EXTRAS, checkUnhedgedPolicy } from './retry.js';
 import * as o from './options.js';
 import { fetchDefaults, JITTERS } from './defaults.js';
 import { BreakerRegistry, RetryableResponse } from './origin.js';
@@ -75,7 +75,7 @@ export function planFor(options) {
     const hit = plans.get(options);
     if (hit !== undefined) return hit;
   }
-  const opts = o.object(options, 'resilientFetch', true);
+  const opts = o.misspelt(o.object(options, 'resilientFetch', true), FETCH_OPTIONS, 'resilientFetch');
   const plan = compilePlan(opts, POLICY_EXTRAS);
   // What the plan read must not change under it (withRetry's rule for its policy).
   const retry = opts.retry;
@@ -85,17 +85,62 @@ export function planFor(options) {
   return plan;
 }
 
+/** resilientFetch's option names (ResilientFetchOptions in types/http.d.ts): a name near one is a typo. */
+const FETCH_OPTIONS = [
+  'fetch',
+  'retry',
+  'attemptTimeoutMs',
+  'deadlineMs',
+  'breaker',
+  'budget',
+  'rateLimiter',
+  'adaptive',
+  'idempotencyKey',
+  'dialect',
+  'attemptHeader',
+  'settleAfterMs',
+  'bufferBody',
+  'onRetry',
+  'hedge',
+];
+
+/** The fields of a plan's `retry` (FetchRetryOptions in types/http.d.ts). */
+const RETRY_FIELDS = ['maxAttempts', 'baseDelayMs', 'maxDelayMs', 'jitter', 'random'];
+
+/**
+ * withRetry policy options (and p-retry's names) that a plan's `retry` does not take, and where
+ * each one belongs instead: given inside `retry`, they would be ignored. `client`: the checkout
+ * client's wording (its callback is onAttempt, and it never hedges).
+ */
+function elsewhere(client) {
+  const top = (name) => `the top-level ${name} option`;
+  const rule = 'nothing: retries follow the method, the status (408, 429, 5xx) and network errors';
+  return {
+    ...PEER_NAMES,
+    onRetry: top(client ? 'onAttempt' : 'onRetry'),
+    maxElapsedMs: top('deadlineMs'),
+    budget: top('budget'),
+    rateLimiter: top('rateLimiter'),
+    adaptive: top('adaptive'),
+    hedge: client ? 'nothing: a checkout client does not hedge' : top('hedge'),
+    signal: client ? "charge()'s signal option" : "the request's own signal (init.signal)",
+    isRetryable: rule,
+    retryOnResult: rule,
+    clock: 'nothing: a plan runs on the system clock',
+  };
+}
+
 /**
  * @internal A plan from an options object, uncached and without freezing anything: for the checkout
  * client, which compiles its own options (not the caller's object) once, when it is created.
  * `extras`: lib/retry.js's POLICY_EXTRAS, for options that may carry a `hedge` (resilientFetch's);
- * the checkout client's never do, so its bundle carries no hedging code.
+ * the checkout client's never do, so its bundle carries no hedging code. `where`: whose options
+ * these are, for the errors.
  */
-export function compilePlan(opts, extras) {
-  const where = 'resilientFetch';
+export function compilePlan(opts, extras, where = 'resilientFetch') {
   const DEFAULT_RETRY = fetchDefaults().retry;
   const r = opts.retry === undefined ? DEFAULT_RETRY : o.object(opts.retry, where);
-  o.misspelt(r, ['maxAttempts', 'baseDelayMs', 'maxDelayMs', 'jitter', 'random'], where);
+  o.misspelt(r, RETRY_FIELDS, `${where} retry`, elsewhere(where !== 'resilientFetch'));
   // The numbers left out stay out: the core fills them (RetryOptions::filled), as for withRetry.
   const retry = {
     maxAttempts: o.num(r, 'maxAttempts', where),

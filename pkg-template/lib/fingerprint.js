@@ -10,6 +10,10 @@ import * as o from './options.js';
  * any string) and `scope` (the principal a client-supplied key belongs to). Undefined when both are
  * absent. Prefixed so that no fingerprint string can pose as a scoped one.
  */
+/** The option names of run() (RunOptions in types/idempotency.d.ts) and resubmit() (ResubmitOptions). */
+export const RUN_OPTIONS = ['fingerprint', 'scope', 'settleAfterMs', 'progress'];
+export const RESUBMIT_OPTIONS = [...RUN_OPTIONS, 'startedAt', 'refutes'];
+
 export function fingerprintText(opts, where) {
   const f = o.ownValue(opts, opts.fingerprint, 'fingerprint');
   const scope = o.ownValue(opts, opts.scope, 'scope');

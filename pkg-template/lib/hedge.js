@@ -45,6 +45,12 @@ const compiled = new WeakMap();
 const COMPILED = new WeakSet();
 
 /**
+ * A hedge's option names (CallHedgeOptions in types/hedge.d.ts, and the hedge() policy's own: its
+ * extras are read by hedge()); the numbers are the core's (LAYOUT.hedge, known once it has loaded).
+ */
+const hedgeOptions = () => [...LAYOUT.hedge, 'safe', 'idempotencyKey', 'budget', 'isRetryable', 'clock'];
+
+/**
  * @internal Validate a `hedge` option once per object (its latency window lives as long as the
  * object: reuse it across calls so the adaptive delay learns). `where` names the API.
  */
@@ -54,7 +60,8 @@ export function compileHedge(value, where) {
     const hit = compiled.get(value);
     if (hit !== undefined) return hit;
   }
-  const h = o.object(value, `${where} hedge`);
+  const whose = where === 'hedge' ? where : `${where} hedge`; // the hedge() policy's own options, or a policy's `hedge`
+  const h = o.misspelt(o.object(value, whose), hedgeOptions(), whose);
   const values = {};
   for (const name of LAYOUT.hedge) values[name] = o.num(h, name, where);
   const safe = o.own(h, 'safe');

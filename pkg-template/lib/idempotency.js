@@ -13,7 +13,7 @@ import { deferred } from './deferred.js';
 import { VERDICT, failedRunVerdict, isTransientError } from './classify.js';
 import { BEGIN, BEGIN_OUTCOMES as BEGIN_OUTCOME, COMPLETION, LAYOUT, RESOLVE, STATUS, namedSlots } from './wire.js';
 import { checkKey, invalidKey } from './idempotency-key.js';
-import { fingerprintText } from './fingerprint.js';
+import { RESUBMIT_OPTIONS, RUN_OPTIONS, fingerprintText } from './fingerprint.js';
 import { errorText, unknownMeta } from './unknown.js';
 import { emit, listening } from './events.js';
 import { writeInput } from './input.js';
@@ -243,7 +243,7 @@ export class IdempotencyStore {
     const where = 'IdempotencyStore';
     const stand = deferred(new.target, arguments, where, ['run', 'resubmit']);
     if (stand !== undefined) return stand;
-    const opts = o.object(options, where, true);
+    const opts = o.misspelt(o.object(options, where, true), ['ttlMs', 'maxRecords', 'clock', 'isTransient'], where);
     this.#clock = o.clock(opts, where);
     const given = o.fn(opts, 'isTransient', where);
     this.#classifierGiven = given !== undefined;
@@ -267,7 +267,7 @@ export class IdempotencyStore {
     let kind;
     let slot;
     try {
-      const fp = options === undefined ? undefined : fingerprintText(o.object(options, 'run'), 'run');
+      const fp = options === undefined ? undefined : fingerprintText(o.misspelt(o.object(options, 'run'), RUN_OPTIONS, 'run'), 'run');
       now = this.#clock();
       ({ kind, slot } = this.#records.begin(key, fp, now)); // the core checks the key (INVALID_KEY)
     } catch (e) {
@@ -370,7 +370,7 @@ export class IdempotencyStore {
     let startedAt;
     let refutes;
     try {
-      const opts = o.object(options, 'resubmit', true);
+      const opts = o.misspelt(o.object(options, 'resubmit', true), RESUBMIT_OPTIONS, 'resubmit');
       fp = fingerprintText(opts, 'resubmit');
       startedAt = o.num(opts, 'startedAt', 'resubmit');
       refutes = o.fn(opts, 'refutes', 'resubmit');

@@ -36,7 +36,7 @@ export class RateLimiter {
     const where = 'RateLimiter';
     const stand = deferred(new.target, arguments, where, ['acquire', 'run']);
     if (stand !== undefined) return stand;
-    const opts = o.object(options, where, true);
+    const opts = o.misspelt(o.object(options, where, true), ['preset', 'clock', ...LAYOUT.limiterPreset.filter(overridable)], where);
     const presetId = o.oneOf(opts, 'preset', where, LIMITER_PRESETS, 0);
     const preset = namedSlots(LAYOUT.limiterPreset, limiterPreset(presetId));
     const values = {};

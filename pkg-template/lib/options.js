@@ -44,19 +44,39 @@ function distance(a, b, limit) {
 }
 
 /**
- * A misspelt option name is a TypeError naming it and the option it is close to: an option left
- * out takes its default, so `maxAttemps: 5` would otherwise run with 3 attempts, silently. So is a
- * name of `others` (another library's name for an option: `retries`), with its hint. Other unknown
- * names (a config object's own fields) are left alone. Run once per options object.
+ * A misspelt option name is a TypeError naming it and the known option nearest to it (within 2
+ * edits, case aside): an option left out takes its default, so `maxAttemps: 5` would otherwise run
+ * with 3 attempts, silently. So is a name of `others` (another library's name for an option,
+ * `retries`, or an option given in the wrong place), with its hint. Other unknown names (a config
+ * object's own fields) are left alone. Every options object with defaults is checked once, when read.
  */
 export function misspelt(opts, known, where, others) {
   for (const name of Object.keys(opts)) {
-    if (known.includes(name) || name.length < 4) continue;
-    const lower = name.toLowerCase();
-    const near =
-      (others !== undefined && Object.hasOwn(others, name) ? others[name] : undefined) ?? known.find((k) => distance(lower, k.toLowerCase(), 2) <= 2);
-    if (near !== undefined) throw typeError(where, name, `a known option (did you mean ${near}?)`, opts[name]);
+    if (name.length < 4 || known.includes(name)) continue;
+    const hint = others !== undefined && Object.hasOwn(others, name) ? others[name] : nearest(name, known);
+    if (hint !== undefined) throw typeError(where, name, `a known option (did you mean ${hint}?)`, opts[name]);
   }
+  return opts;
+}
+
+/**
+ * The name of `known` fewest edits from `name` (case and time unit aside: `ttlSeconds`,
+ * `ttlMillis` and `ttlMs` compare alike, so a unit mix-up is caught too), if at most 2 away.
+ */
+function nearest(name, known) {
+  const n = unitless(name);
+  let best;
+  let fewest = 3;
+  for (const k of known) {
+    const d = distance(n, unitless(k), 2);
+    if (d < fewest) [best, fewest] = [k, d];
+  }
+  return best;
+}
+
+/** A name in lower case with a trailing time unit (ms, millis, sec, seconds …) as one mark. */
+function unitless(name) {
+  return name.toLowerCase().replace(/(milliseconds?|millis|msecs?|ms|seconds?|secs?)$/, '\u0001');
 }
 
 /** The options object itself: undefined allowed when `optional`. */

@@ -4,6 +4,7 @@
 // rate limiter per origin, both bounded (fetchDefaults().maxOrigins).
 
 import { CircuitBreaker } from './breaker.js';
+import { BREAKER_OPTIONS } from './breaker-options.js';
 import { RateLimiter } from './limiter.js';
 import { isTransientError } from './classify.js';
 import * as o from './options.js';
@@ -51,7 +52,11 @@ export class BreakerRegistry {
   constructor(breakerOptions) {
     const stand = deferred(new.target, arguments, 'BreakerRegistry');
     if (stand !== undefined) return stand;
-    const given = o.object(breakerOptions === undefined ? fetchDefaults().breaker : breakerOptions, 'BreakerRegistry');
+    const given = o.misspelt(
+      o.object(breakerOptions === undefined ? fetchDefaults().breaker : breakerOptions, 'BreakerRegistry'),
+      [...BREAKER_OPTIONS, 'maxOrigins', 'pinned'],
+      'BreakerRegistry',
+    );
     const opts = { isFailure: countsAgainstOrigin };
     for (const k of Object.keys(given)) if (k !== 'maxOrigins' && k !== 'pinned') opts[k] = given[k];
     const maxOrigins = o.num(given, 'maxOrigins', 'BreakerRegistry') ?? fetchDefaults().maxOrigins;

@@ -77,7 +77,7 @@ const NO_OPTIONS = Object.freeze({ attempt: 1, signal: undefined, idempotencyKey
 
 function context(options) {
   if (options === undefined) return NO_OPTIONS;
-  const opts = o.object(options, 'execute');
+  const opts = o.misspelt(o.object(options, 'execute'), ['signal', 'idempotencyKey', 'fingerprint'], 'execute');
   const signal = o.signal(opts, 'signal', 'execute');
   if (opts.idempotencyKey !== undefined && typeof opts.idempotencyKey !== 'string') {
     throw o.typeError('execute', 'idempotencyKey', 'a string', opts.idempotencyKey);
@@ -331,7 +331,7 @@ export function bulkhead(limit, queue = 0) {
  * instead. `fallback` is a function, or a value to resolve with.
  */
 export function fallback(valueOrFn, options) {
-  const opts = o.object(options, 'fallback', true);
+  const opts = o.misspelt(o.object(options, 'fallback', true), ['when'], 'fallback');
   const when = o.fn(opts, 'when', 'fallback');
   const make = typeof valueOrFn === 'function' ? valueOrFn : () => valueOrFn;
   return new Policy((fn, ctx) =>

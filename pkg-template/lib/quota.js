@@ -36,7 +36,7 @@ export class RetryQuota {
     const where = 'RetryQuota';
     const stand = deferred(new.target, arguments, where);
     if (stand !== undefined) return stand;
-    const opts = o.object(options, where, true);
+    const opts = o.misspelt(o.object(options, where, true), ['preset', ...LAYOUT.quotaPreset], where);
     const preset = quotaPreset(o.oneOf(opts, 'preset', where, QUOTA_PRESETS, 0));
     const values = {};
     LAYOUT.quotaPreset.forEach((name, i) => (values[name] = o.num(opts, name, where) ?? preset[i]));

@@ -52,7 +52,7 @@ export async function reconcile(store, lookup, options) {
     if (typeof store?.[method] !== 'function') throw o.typeError(where, 'store', 'an IdempotencyStore (unknownKeys, peek, resolve)', store);
   }
   if (typeof lookup !== 'function') throw o.typeError(where, 'lookup', 'a function', lookup);
-  const opts = o.object(options, where, true);
+  const opts = o.misspelt(o.object(options, where, true), ['concurrency', 'settleAfterMs', 'lookupTimeoutMs', 'clock'], where);
   const concurrency = o.num(opts, 'concurrency', where) ?? 8;
   if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw o.rangeError(where, 'concurrency', 'an integer >= 1', concurrency);
   const given = o.num(opts, 'settleAfterMs', where);

@@ -62,7 +62,7 @@ const POLICY_OPTIONS = [
   'hedge',
 ];
 /** Other retry libraries' names for these options (p-retry's, mostly): what each one is here. */
-const PEER_NAMES = {
+export const PEER_NAMES = {
   retries: 'maxAttempts (attempts in all, the first included: retries + 1)',
   minTimeout: 'baseDelayMs',
   maxTimeout: 'maxDelayMs',

@@ -55,8 +55,9 @@ export function simulateTail(options) {
   const opts = o.object(options, where, true);
   const { tailDefaults, hedge, tailRun } = wire();
   const [TAIL_FIELDS, HEDGE_FIELDS, TAIL_RUN] = [tailDefaults.names, hedge.names, tailRun.names];
+  o.misspelt(opts, [...TAIL_FIELDS, 'hedge', 'budgetRatio'], where);
   const v = read(opts, where, TAIL_FIELDS);
-  const hedgeOpts = o.object(opts.hedge, `${where} hedge`, true);
+  const hedgeOpts = o.misspelt(o.object(opts.hedge, `${where} hedge`, true), HEDGE_FIELDS, `${where} hedge`);
   const h = read(hedgeOpts, where, HEDGE_FIELDS);
   const budgetRatio = o.num(opts, 'budgetRatio', where);
   const defaults = namedSlots(TAIL_FIELDS, simTailDefaults());
@@ -88,6 +89,7 @@ export function simulateHistogram(options) {
   const opts = o.object(options, where, true);
   const W = wire();
   const names = W.histogramDefaults.names;
+  o.misspelt(opts, [...names, 'strategies'], where);
   const v = read(opts, where, names);
   const strategies = strategyList(opts, where);
   histogramDefaults ??= namedSlots(names, simHistogramDefaults());
@@ -132,6 +134,7 @@ export function jitterStats(options) {
   const opts = o.object(options, where, true);
   const W = wire();
   const names = W.jitterDefaults.names;
+  o.misspelt(opts, names, where);
   const v = read(opts, where, names);
   jitterDefaults ??= namedSlots(names, simJitterDefaults());
   const values = Object.fromEntries(names.map((name) => [name, v[name] ?? jitterDefaults[name]]));
@@ -214,6 +217,7 @@ export function simulateOutage(options) {
   const where = 'simulateOutage';
   const opts = o.object(options, where, true);
   const { input, summary: summaryNames } = outageLayout();
+  o.misspelt(opts, [...new Set(input.map((k) => k.split('.')[0]))], where);
   const values = {};
   const vector = simOutageDefaults();
   const groups = {

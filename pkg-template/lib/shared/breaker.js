@@ -9,7 +9,7 @@ import * as o from '../options.js';
 import { deferred } from '../deferred.js';
 import { StateStoreUnavailableError } from './errors.js';
 import { defaultStateStore } from './store.js';
-import { STATES, readBreakerOptions } from '../breaker-options.js';
+import { BREAKER_OPTIONS, STATES, readBreakerOptions } from '../breaker-options.js';
 import { VERDICT } from '../wire.js';
 
 const always = () => true;
@@ -28,6 +28,8 @@ const SHARED_ONLY = new Set([
   'clock',
   'state',
 ]);
+/** A SharedCircuitBreaker's option names: a CircuitBreaker's and its own (SharedBreakerOptions in types/shared.d.ts). */
+export const SHARED_BREAKER_OPTIONS = [...new Set([...BREAKER_OPTIONS, ...SHARED_ONLY])];
 const monotonic = () => globalThis.performance.now();
 
 export class SharedCircuitBreaker {
@@ -58,7 +60,7 @@ export class SharedCircuitBreaker {
     const where = 'SharedCircuitBreaker';
     const stand = deferred(new.target, arguments, where);
     if (stand !== undefined) return stand;
-    const opts = o.object(options, where);
+    const opts = o.misspelt(o.object(options, where), SHARED_BREAKER_OPTIONS, where);
     // Own properties only (a polluted Object.prototype must not steer a breaker).
     const breakerOptions = Object.create(null);
     for (const k of Object.keys(opts)) if (!SHARED_ONLY.has(k)) breakerOptions[k] = opts[k];

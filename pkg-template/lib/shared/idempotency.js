@@ -8,7 +8,7 @@ import { isTransientError } from '../classify.js';
 import { checkResolution, completionOf, newIdempotencyKey, parkedError, resolveError } from '../idempotency.js';
 import { OUTCOMES, RESOLUTIONS, RESOLVE } from '../wire.js';
 import { checkKey } from '../idempotency-key.js';
-import { fingerprintText } from '../fingerprint.js';
+import { RESUBMIT_OPTIONS, RUN_OPTIONS, fingerprintText } from '../fingerprint.js';
 import { idempotencyDefaults } from '../defaults.js';
 import * as o from '../options.js';
 import { deferred } from '../deferred.js';
@@ -24,6 +24,9 @@ function resolveCode(answer) {
   const code = RESOLUTIONS.indexOf(answer);
   return code === RESOLVE.RESOLVED || code === RESOLVE.NOT_FOUND ? code : RESOLVE.WRONG_STATE;
 }
+
+/** A SharedIdempotencyStore's option names (SharedIdempotencyStoreOptions in types/shared.d.ts). */
+export const SHARED_STORE_OPTIONS = ['store', 'ttlMs', 'inFlightLeaseMs', 'maxRecords', 'unknownTtlMs', 'isTransient', 'onStoreError', 'onLateCompletion'];
 
 /** A duration option: > 0 and at most the core's bound (10 years; beyond it Redis deadlines stop being integers). */
 function positive(opts, name, where, fallback) {
@@ -52,7 +55,7 @@ export class SharedIdempotencyStore {
     const where = 'SharedIdempotencyStore';
     const stand = deferred(new.target, arguments, where);
     if (stand !== undefined) return stand;
-    const opts = o.object(options, where, true);
+    const opts = o.misspelt(o.object(options, where, true), SHARED_STORE_OPTIONS, where);
     const d = idempotencyDefaults();
     const ttlMs = positive(opts, 'ttlMs', where, d.ttlMs);
     const inFlightLeaseMs = positive(opts, 'inFlightLeaseMs', where, d.inFlightLeaseMs);
@@ -143,7 +146,7 @@ export class SharedIdempotencyStore {
   async run(key, fn, options) {
     checkKey(key, 'run');
     if (typeof fn !== 'function') throw o.typeError('run', 'fn', 'a function', fn);
-    const fingerprint = fingerprintText(o.object(options, 'run', true), 'run');
+    const fingerprint = fingerprintText(o.misspelt(o.object(options, 'run', true), RUN_OPTIONS, 'run'), 'run');
     const token = typeof globalThis.crypto?.randomUUID === 'function' ? globalThis.crypto.randomUUID() : newIdempotencyKey();
     const begin = await this.#guard('begin', key, () => this.#records.begin(key, fingerprint, token));
     switch (begin.status) {
@@ -173,7 +176,7 @@ export class SharedIdempotencyStore {
   async resubmit(key, fn, options) {
     checkKey(key, 'resubmit');
     if (typeof fn !== 'function') throw o.typeError('resubmit', 'fn', 'a function', fn);
-    const opts = o.object(options, 'resubmit', true);
+    const opts = o.misspelt(o.object(options, 'resubmit', true), RESUBMIT_OPTIONS, 'resubmit');
     const fingerprint = fingerprintText(opts, 'resubmit');
     const startedAt = o.num(opts, 'startedAt', 'resubmit');
     const refutes = o.fn(opts, 'refutes', 'resubmit');

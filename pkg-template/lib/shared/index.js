@@ -1,32 +1,20 @@
 // Why: one import point for the shared-state layer: the state-store interface and its memory and
 // Redis implementations, the drivers over them, and the browser helpers (tabs, reload-safe keys).
 
-import { redisStateStore } from './redis.js';
-import { SharedCircuitBreaker } from './breaker.js';
-import { SharedIdempotencyStore } from './idempotency.js';
+import { REDIS_OPTIONS, redisStateStore } from './redis.js';
+import { SHARED_BREAKER_OPTIONS, SharedCircuitBreaker } from './breaker.js';
+import { SHARED_STORE_OPTIONS, SharedIdempotencyStore } from './idempotency.js';
 import * as o from '../options.js';
 
-const REDIS_OPTIONS = new Set([
-  'client',
-  'service',
-  'prefix',
-  'timeoutMs',
-  'evictionPolicy',
-  'persistence',
-  'buckets',
-  'waitReplicas',
-  'waitTimeoutMs',
-  'firstUse',
-  'legacyLayout',
-  'onWarning',
-]);
-
-/** Split own options into the Redis store's and the driver's (inherited properties are ignored). */
-function split(options, where) {
-  const opts = o.object(options, where);
+/**
+ * Split own options into the Redis store's and the driver's (inherited properties are ignored),
+ * after refusing a name near one of either (`driver`: the driver's option names).
+ */
+function split(options, where, driver) {
+  const opts = o.misspelt(o.object(options, where), [...REDIS_OPTIONS, ...driver], where);
   const redis = Object.create(null);
   const rest = Object.create(null);
-  for (const k of Object.keys(opts)) (REDIS_OPTIONS.has(k) ? redis : rest)[k] = opts[k];
+  for (const k of Object.keys(opts)) (REDIS_OPTIONS.includes(k) ? redis : rest)[k] = opts[k];
   return { redis, rest };
 }
 
@@ -42,7 +30,7 @@ export { shareBreakerAcrossTabs, persistentCheckoutKey } from './tabs.js';
  * `{ client, name, prefix = 'steadfast', timeoutMs = 250, ...SharedCircuitBreaker options }`.
  */
 export function createRedisBreaker(options) {
-  const { redis, rest } = split(options, 'createRedisBreaker');
+  const { redis, rest } = split(options, 'createRedisBreaker', SHARED_BREAKER_OPTIONS);
   rest.store = redisStateStore(redis);
   return new SharedCircuitBreaker(rest);
 }
@@ -54,7 +42,7 @@ export function createRedisBreaker(options) {
  * inFlightLeaseMs = 120 s, maxRecords = 1,000,000, unknownTtlMs = 30 days, isTransient, onStoreError, onLateCompletion }`.
  */
 export function createRedisIdempotencyStore(options) {
-  const { redis, rest } = split(options, 'createRedisIdempotencyStore');
+  const { redis, rest } = split(options, 'createRedisIdempotencyStore', SHARED_STORE_OPTIONS);
   rest.store = redisStateStore(redis);
   return new SharedIdempotencyStore(rest);
 }

@@ -214,6 +214,22 @@ const parseMark = (text) => {
 const randomId = () =>
   (typeof globalThis.crypto?.randomUUID === 'function' ? globalThis.crypto.randomUUID() : `${Date.now()}-${Math.random()}`).replace(/:/g, '');
 
+/** redisStateStore's option names (RedisStoreOptions in types/shared.d.ts). */
+export const REDIS_OPTIONS = [
+  'client',
+  'service',
+  'prefix',
+  'timeoutMs',
+  'evictionPolicy',
+  'persistence',
+  'buckets',
+  'waitReplicas',
+  'waitTimeoutMs',
+  'firstUse',
+  'legacyLayout',
+  'onWarning',
+];
+
 /**
  * A state store in Redis: one node, or a Redis Cluster. Options: `client` (node-redis or ioredis,
  * connected by you: `createClient`, `createCluster`, `new Redis`, `new Redis.Cluster`),
@@ -239,7 +255,7 @@ const randomId = () =>
  */
 export function redisStateStore(options) {
   const where = 'redisStateStore';
-  const opts = o.object(options, where);
+  const opts = o.misspelt(o.object(options, where), REDIS_OPTIONS, where);
   const sender = redisCommandSender(o.own(opts, 'client'));
   const { send, kind } = sender;
   const service = o.own(opts, 'service');

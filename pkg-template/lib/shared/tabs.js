@@ -41,7 +41,7 @@ import * as o from '../options.js';
 export function shareBreakerAcrossTabs(breaker, options) {
   const where = 'shareBreakerAcrossTabs';
   if (!(breaker instanceof CircuitBreaker)) throw o.typeError(where, 'breaker', 'a CircuitBreaker', breaker);
-  const opts = o.object(options, where, true);
+  const opts = o.misspelt(o.object(options, where, true), ['channel', 'BroadcastChannel', 'onRemote'], where);
   const name = o.own(opts, 'channel') ?? 'steadfast:breaker';
   if (typeof name !== 'string' || name.length === 0) throw o.typeError(where, 'channel', 'a non-empty string', name);
   const Channel = o.own(opts, 'BroadcastChannel') ?? globalThis.BroadcastChannel;
@@ -215,7 +215,7 @@ function prune(storage, now, maxAgeMs, maxEntries) {
  */
 export async function persistentCheckoutKey(options) {
   const where = 'persistentCheckoutKey';
-  const opts = o.object(options, where);
+  const opts = o.misspelt(o.object(options, where), ['cartId', 'storage', 'locks', 'maxAgeMs', 'maxEntries', 'onStorageError'], where);
   const cartId = o.own(opts, 'cartId');
   if (typeof cartId !== 'string' || cartId.length === 0 || cartId.length > 255) throw o.typeError(where, 'cartId', 'a string of 1 to 255 characters', cartId);
   const storage = o.own(opts, 'storage') ?? globalThis.localStorage;
@@ -306,7 +306,7 @@ export async function persistentCheckoutKey(options) {
       if (client === null || typeof client !== 'object' || typeof client.charge !== 'function') {
         throw o.typeError('charge', 'client', 'a checkout client (createCheckoutClient)', client);
       }
-      const co = o.object(chargeOptions, 'charge', true);
+      const co = o.misspelt(o.object(chargeOptions, 'charge', true), ['resume', 'signal'], 'charge');
       // The cart this key is bound to (a digest of the charge as the client sends it): a reload
       // with a changed cart must not resume, replay or settle under the key of the old one.
       const fp = fingerprintHex(typeof client.fingerprint === 'function' ? client.fingerprint(charge) : canonicalCharge(o.object(charge, 'charge')));
