@@ -10,6 +10,7 @@ import { gzipSync, brotliCompressSync, constants } from 'node:zlib';
 import { build } from 'esbuild';
 import { build as viteBuild } from 'vite';
 import { BENCH_DIR, INSTALLED, ROOT } from './common.mjs';
+import { cutToPage } from './page-module.mjs';
 
 const OUT = join(BENCH_DIR, '.out');
 
@@ -62,7 +63,8 @@ export async function checkoutPage() {
   const js = measured('.js');
   const wasm = measured('.wasm');
   if (js.length === 0 || wasm.length === 0) throw new Error(`size: the Vite build emitted no JS or no .wasm: ${files.join(', ')}`);
-  return { js: sum(js), wasm: sum(wasm), files };
+  const chunks = files.filter((f) => f.endsWith('.js')).map((f) => readFileSync(join(assets, f), 'utf8'));
+  return { js: sum(js), wasm: sum(wasm), files, chunks };
 }
 
 /**
@@ -118,6 +120,12 @@ export async function sizes() {
   rows.push(['checkout page (Vite build): JS', page.js]);
   rows.push(['checkout page (Vite build): .wasm', page.wasm]);
   rows.push(['checkout page (Vite build): JS + .wasm', sum([page.js, page.wasm])]);
+  // The floor of a module made for that page: the shipped .wasm cut to the exports its JS reads.
+  if (page.chunks.length !== 1) throw new Error(`size: expected the checkout page in one JS chunk, got ${page.chunks.length}`);
+  const cut = cutToPage(wasm, page.chunks[0]);
+  const c = measure(cut.bytes);
+  rows.push([`checkout page: .wasm cut to the ${cut.kept} of ${cut.of} exports its JS reads`, c]);
+  rows.push(['checkout page: JS + that .wasm', sum([page.js, c])]);
   rows.push(['cockatiel 4, whole API bundled (min)', measure(await bundle('cockatiel', `export * from 'cockatiel'`))]);
   rows.push([
     'cockatiel 4, retry+breaker+wrap (min)',
