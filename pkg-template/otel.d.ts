@@ -20,6 +20,8 @@ export type Disposer = () => void;
  * `steadfast.breaker.state`), `steadfast.budget.refusal.count`, `steadfast.idempotency.outcome.count`
  * (by `steadfast.idempotency.outcome`), the histogram `steadfast.retry.delay` (ms), and span events
  * `steadfast.retry`, `steadfast.give_up`, `steadfast.breaker.state_change`, `steadfast.budget.refused`,
- * `steadfast.idempotency` on the active span.
+ * `steadfast.idempotency` on the active span. Bad options (not an object, a `meterProvider` without
+ * `getMeter`, a `spanEvents` that is not a boolean, a name near one of these) are a `TypeError` with
+ * code `INVALID_OPTION`, and nothing is instrumented.
  */
 export function instrument(options?: InstrumentOptions): Disposer;

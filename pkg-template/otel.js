@@ -4,16 +4,22 @@
 import { metrics, trace } from '@opentelemetry/api';
 import { events } from './lib/events.js';
 import { boundedErrorType as errorType } from './lib/classify.js';
+import * as o from './lib/options.js';
 
 /**
  * Record steadfast's events as OpenTelemetry metrics (counters and a delay histogram on the meter
  * `steadfast`) and as events on the active span. Returns a function that stops it (also `using`-able).
  * @param {{ meterProvider?: object, spanEvents?: boolean }} [options]
  */
-export function instrument(options = {}) {
-  if (options === null || typeof options !== 'object') throw new TypeError('steadfast/otel: instrument options must be an object');
-  const meterProvider = options.meterProvider ?? metrics.getMeterProvider();
-  const spanEvents = options.spanEvents ?? true;
+export function instrument(options) {
+  const where = 'instrument';
+  const opts = o.misspelt(o.object(options, where, true), ['meterProvider', 'spanEvents'], where);
+  const given = o.own(opts, 'meterProvider');
+  if (given !== undefined && typeof given?.getMeter !== 'function')
+    throw o.typeError(where, 'meterProvider', 'a MeterProvider (an object with getMeter())', given);
+  const meterProvider = given ?? metrics.getMeterProvider();
+  const spanEvents = o.own(opts, 'spanEvents') ?? true;
+  if (typeof spanEvents !== 'boolean') throw o.typeError(where, 'spanEvents', 'a boolean', spanEvents);
   const meter = meterProvider.getMeter('steadfast');
   const retries = meter.createCounter('steadfast.retry.count', { description: 'Retries scheduled (each before its sleep)' });
   const delays = meter.createHistogram('steadfast.retry.delay', { unit: 'ms', description: 'Sleep before each retry' });

@@ -119,6 +119,20 @@ eq(
   'no counts after stop()',
 );
 
+// Bad options are typed errors naming the option, and nothing is instrumented by them.
+const refused = (options, option, pattern) => {
+  assert.throws(
+    () => instrument(options),
+    (e) => e instanceof TypeError && e.code === 'INVALID_OPTION' && e.option === option && pattern.test(e.message),
+  );
+  n += 1;
+};
+refused(5, undefined, /instrument options must be an object, got 5/);
+refused({ spanEvents: 'no' }, 'spanEvents', /spanEvents must be a boolean, got "no"/);
+refused({ meterProvider: {} }, 'meterProvider', /must be a MeterProvider/);
+refused({ meterProvder: meterProvider }, 'meterProvder', /did you mean meterProvider\?/);
+refused({ spanEvent: false }, 'spanEvent', /did you mean spanEvents\?/);
+
 await meterProvider.shutdown();
 await tracerProvider.shutdown();
 console.log(`otel: ${n} assertions`);
