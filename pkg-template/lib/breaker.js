@@ -24,6 +24,8 @@ const neverRan = (error) => isSteadfastError(error, 'BULKHEAD_REJECTED') || isSt
  * failure, or — `isFailure` said no — a success. CircuitBreaker and SharedCircuitBreaker both ask it.
  */
 export function verdictOf(error, isExcluded, isFailure) {
+  // A changed charge refused before its retry: the call is judged by the gateway's answer before it.
+  if (isSteadfastError(error, 'KEY_REUSED') && error.reason === 'changed' && error.cause !== undefined) return verdictOf(error.cause, isExcluded, isFailure);
   if (neverRan(error) || isExcluded(error) === true) return VERDICT.EXCLUDED;
   return isFailure(error) === true ? VERDICT.FAILURE : VERDICT.SUCCESS;
 }

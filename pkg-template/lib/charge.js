@@ -3,7 +3,7 @@
 // retry inside (absorb transient noise). The gateway sees the same key on every attempt.
 
 import * as o from './options.js';
-import { withRetry, checkPolicy } from './retry.js';
+import { withRetry, checkPolicy, errorBefore } from './retry.js';
 import { canonicalCharge, volatileFields } from './canonical.js';
 import { checkCharge } from './charge-shape.js';
 import { IdempotencyStore, RUN_WRITTEN, RUNS_WRITTEN } from './idempotency.js';
@@ -95,7 +95,7 @@ export function chargeCustomer(charge, deps) {
   const run = () =>
     breaker.execute(() =>
       withRetry((ctx) => {
-        if ((returned || ctx.attempt > 1) && !same()) throw new IdempotencyKeyReuseError(key, { reason: 'changed' });
+        if ((returned || ctx.attempt > 1) && !same()) throw new IdempotencyKeyReuseError(key, { reason: 'changed', cause: errorBefore(ctx) });
         progress.attempts = ctx.attempt;
         return gateway(c, ctx);
       }, policy),

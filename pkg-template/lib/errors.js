@@ -165,8 +165,10 @@ export const IdempotencyKeyReuseError = /* @__PURE__ */ named(
   class IdempotencyKeyReuseError extends SteadfastError {
     /**
      * @param {string} key
-     * @param {{ reason?: 'changed' }} [info] `reason: 'changed'`: the charge itself changed while its
-     *   key was in use (between the call and a later attempt); nothing was sent for the changed charge.
+     * @param {{ reason?: 'changed', cause?: unknown }} [info] `reason: 'changed'`: the charge itself
+     *   changed while its key was in use (between the call and a later attempt); nothing was sent for
+     *   the changed charge. `cause`: then, what the attempt before it ended with (none when no
+     *   attempt was sent).
      */
     constructor(key, info) {
       const changed = info?.reason === 'changed';
@@ -175,6 +177,7 @@ export const IdempotencyKeyReuseError = /* @__PURE__ */ named(
           ? `The charge under idempotency key ${key} changed while it was being charged; nothing was sent for the changed charge (a new charge needs a new key)`
           : `Idempotency key ${key} was already used for a different request`,
         'KEY_REUSED',
+        info?.cause === undefined ? undefined : { cause: info.cause },
       );
       this.key = key;
       if (changed) this.reason = 'changed';

@@ -303,6 +303,18 @@ async function loop(fn, c, error, start, signal, state) {
   }
 }
 
+/** A retry's context -> what the attempt before it ended with (see errorBefore). */
+const BEFORE = new WeakMap();
+
+/**
+ * @internal What the attempt before the one `ctx` belongs to ended with (undefined for a first
+ * attempt): chargeCustomer's refusal of a changed charge carries it, so a breaker judges that call
+ * by the gateway's last answer rather than by the refusal.
+ */
+export function errorBefore(ctx) {
+  return BEFORE.get(ctx);
+}
+
 async function attempts(fn, c, error, start, signal, state, setHistory) {
   let previous = c.core.baseDelayMs;
   let history = 0;
@@ -354,6 +366,7 @@ async function attempts(fn, c, error, start, signal, state, setHistory) {
     // last error seen).
     if (state !== undefined) state.attempt = attempt + 1;
     const ctx = Object.freeze({ attempt: attempt + 1, signal });
+    BEFORE.set(ctx, error);
     try {
       const value = await (signal === undefined ? fn(ctx) : raceAbort(fn, ctx, signal));
       c.budget?.recordSuccess?.(receipt);

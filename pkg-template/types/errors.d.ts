@@ -79,11 +79,17 @@ export class OfflineError extends SteadfastError {
  * the same charge object changed while its key was in use. Nothing was sent for that request.
  */
 export class IdempotencyKeyReuseError extends SteadfastError {
-  constructor(key: string, info?: { readonly reason?: 'changed' });
+  constructor(key: string, info?: { readonly reason?: 'changed'; readonly cause?: unknown });
   readonly code: 'KEY_REUSED';
   readonly key: string;
   /** `'changed'`: the charge changed between the call and a later attempt (absent otherwise). */
   readonly reason?: 'changed';
+  /**
+   * With `reason: 'changed'`, what the attempt before the refused one ended with (a 503, a dropped
+   * connection); absent when no attempt was sent. A breaker judges the call by it: the refusal
+   * itself says nothing about the gateway, the answer before it does.
+   */
+  readonly cause?: unknown;
 }
 /**
  * A re-send was refused: the key is older than the gateway's retention window, so the gateway may

@@ -61,7 +61,7 @@ describe('chargeCustomer: the charge changes between attempts', () => {
     test(`${name}: a 429, the cart grows during the delay: the retry is refused, nothing is sent for it, the key is free`, async () => {
       const key = `grow-${name.length}-${name.at(-2)}`;
       const charge = { idempotencyKey: key, amountCents: 1000, currency: 'usd' };
-      const b = breaker();
+      const b = new CircuitBreaker({ failureThreshold: 2, openDurationMs: 60_000 });
       gw.forceNext('status429');
       const gateway = async (c, ctx) => {
         try {
@@ -82,7 +82,11 @@ describe('chargeCustomer: the charge changes between attempts', () => {
       assert.equal(debitsOf(key).length, 0, 'nothing was debited');
       // Only the 429 attempt reached the gateway; a 429 processed nothing, so the key is free again.
       assert.equal(await deps.store.peek(key), undefined);
-      assert.equal(b.currentState, 'closed', 'the refusal is not a gateway failure');
+      // The breaker judges the call by the gateway's last answer, the 429 (the refusal's cause), once:
+      // as if the retry had met another 429, not as a call that never ran.
+      assert.equal(error.cause?.status, 429, 'the refusal carries the answer before it');
+      assert.equal(b.toJSON().consecutiveFailures, 1, 'the 429 counted once; the refusal itself adds nothing');
+      assert.equal(b.currentState, 'closed');
       // And then: the changed cart is a charge of its own, and goes through under the free key.
       const again = await chargeCustomer(charge, deps);
       assert.equal(again.amountCents, 100_000);
@@ -153,8 +157,9 @@ describe('chargeCustomer: the charge changes between attempts', () => {
       const b = breaker();
       const running = chargeCustomer(charge, { ...make(key), breaker: b, gateway: post, policy });
       charge.currency = 'eur'; // the store has not answered yet
-      await assert.rejects(running, (e) => e.code === 'KEY_REUSED' && e.reason === 'changed');
+      await assert.rejects(running, (e) => e.code === 'KEY_REUSED' && e.reason === 'changed' && e.cause === undefined);
       assert.equal(gw.requests(), before, `${name}: nothing was sent`);
+      assert.equal(b.toJSON().consecutiveFailures, 0, `${name}: no attempt was sent, so nothing for the breaker to count`);
       assert.equal(b.currentState, 'closed');
     }
   });
