@@ -20,14 +20,24 @@ const never = () => false;
 const neverRan = (error) => isSteadfastError(error, 'BULKHEAD_REJECTED') || isSteadfastError(error, 'CIRCUIT_OPEN') || isSteadfastError(error, 'KEY_REUSED');
 
 /**
+ * A retry refused after the gateway had answered: the budget would not pay for it, or the charge
+ * changed before it. The refusal never ran; the call is judged by that answer (its `cause`), as
+ * `isTransientError` judges a budget refusal, so `isFailure`/`isExcluded` see what the gateway said.
+ */
+const refusedAfterAnswer = (error) =>
+  (isSteadfastError(error, 'RETRY_BUDGET_EXHAUSTED') || (isSteadfastError(error, 'KEY_REUSED') && error.reason === 'changed')) && error.cause !== undefined;
+
+/**
  * @internal How a thrown error counts (a VERDICT): excluded (never ran, or `isExcluded`), a
- * failure, or — `isFailure` said no — a success. CircuitBreaker and SharedCircuitBreaker both ask it.
+ * failure, or — `isFailure` said no — a success; a retry refused after an answer counts as that
+ * answer (a few causes down at most: a forged error may point at itself). CircuitBreaker and
+ * SharedCircuitBreaker both ask it.
  */
 export function verdictOf(error, isExcluded, isFailure) {
-  // A changed charge refused before its retry: the call is judged by the gateway's answer before it.
-  if (isSteadfastError(error, 'KEY_REUSED') && error.reason === 'changed' && error.cause !== undefined) return verdictOf(error.cause, isExcluded, isFailure);
-  if (neverRan(error) || isExcluded(error) === true) return VERDICT.EXCLUDED;
-  return isFailure(error) === true ? VERDICT.FAILURE : VERDICT.SUCCESS;
+  let e = error;
+  for (let depth = 0; depth < 4 && refusedAfterAnswer(e); depth++) e = e.cause;
+  if (neverRan(e) || isExcluded(e) === true) return VERDICT.EXCLUDED;
+  return isFailure(e) === true ? VERDICT.FAILURE : VERDICT.SUCCESS;
 }
 
 export class CircuitBreaker {

@@ -2,6 +2,7 @@
 // the test moves by hand, so every transition happens at an exact instant.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import * as steadfast from 'steadfast';
 import { CircuitBreaker, CircuitOpenError, SteadfastError, isSteadfastError } from 'steadfast';
 import { manualClock as clockAt } from '../support/clock.mjs';
 
@@ -457,5 +458,49 @@ describe('toJSON and restore', () => {
     );
     // and the module still works after all of that
     assert.equal(new CircuitBreaker({ ...rate, state: good }).currentState, 'closed');
+  });
+});
+
+describe('a retry refused after an answer is judged by that answer', () => {
+  const { RetryBudget, RetryBudgetExhaustedError, withRetry, createSharedBreaker, memoryStateStore } = steadfast;
+  const answer = (status) => () => Promise.reject(Object.assign(new Error(`HTTP ${status}`), { status }));
+  const fast = { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 1 };
+  const breakers = [
+    ['CircuitBreaker', (o) => new CircuitBreaker(o)],
+    ['SharedCircuitBreaker', (o) => createSharedBreaker({ name: `refused-${Math.random()}`, store: memoryStateStore(), ...o })],
+  ];
+  // [what the gateway answers, the breaker's predicates, the state one such call leaves (threshold 1)]
+  const cases = [
+    [503, { isFailure: (e) => e.status >= 500 }, 'open'],
+    [429, { isExcluded: (e) => e.status === 429 }, 'closed'],
+    [400, { isFailure: (e) => e.status >= 500 }, 'closed'],
+  ];
+  for (const [name, make] of breakers) {
+    test(`${name}: a budget that refuses the retry changes nothing about how the gateway's answer counts`, async () => {
+      for (const [status, predicates, state] of cases) {
+        for (const budget of [undefined, new RetryBudget({ capacity: 0, refillPerSec: 0 })]) {
+          const b = make({ failureThreshold: 1, openDurationMs: 60_000, ...predicates });
+          const e = await b
+            .execute(() => withRetry(answer(status), { ...fast, budget }))
+            .then(
+              () => assert.fail('resolved'),
+              (x) => x,
+            );
+          if (budget !== undefined && status !== 400) assert.equal(e.code, 'RETRY_BUDGET_EXHAUSTED');
+          assert.equal(await b.currentState, state, `${status}, ${budget === undefined ? 'no budget' : 'the budget refused the retry'}`);
+        }
+      }
+    });
+  }
+
+  test('a forged refusal whose cause is itself does not hang the breaker', async () => {
+    const forged = new RetryBudgetExhaustedError(new Error('x'), 1);
+    Object.defineProperty(forged, 'cause', { value: forged });
+    const b = new CircuitBreaker({ failureThreshold: 1, openDurationMs: 60_000 });
+    await assert.rejects(
+      b.execute(() => Promise.reject(forged)),
+      (e) => e === forged,
+    );
+    assert.equal(b.currentState, 'open', 'judged as itself after a few causes: every error counts by default');
   });
 });
