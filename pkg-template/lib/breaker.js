@@ -20,12 +20,16 @@ const never = () => false;
 const neverRan = (error) => isSteadfastError(error, 'BULKHEAD_REJECTED') || isSteadfastError(error, 'CIRCUIT_OPEN') || isSteadfastError(error, 'KEY_REUSED');
 
 /**
- * A retry refused after the gateway had answered: the budget would not pay for it, or the charge
- * changed before it. The refusal never ran; the call is judged by that answer (its `cause`), as
- * `isTransientError` judges a budget refusal, so `isFailure`/`isExcluded` see what the gateway said.
+ * A retry refused after the gateway had answered: the budget would not pay for it, it would not fit
+ * in `maxElapsedMs` (no attempt in flight), or the charge changed before it. The refusal never ran;
+ * the call is judged by that answer (its `cause`), as `isTransientError` judges a budget refusal,
+ * so `isFailure`/`isExcluded` see what the gateway said.
  */
 const refusedAfterAnswer = (error) =>
-  (isSteadfastError(error, 'RETRY_BUDGET_EXHAUSTED') || (isSteadfastError(error, 'KEY_REUSED') && error.reason === 'changed')) && error.cause !== undefined;
+  (isSteadfastError(error, 'RETRY_BUDGET_EXHAUSTED') ||
+    (isSteadfastError(error, 'DEADLINE_EXCEEDED') && error.inFlight === false) ||
+    (isSteadfastError(error, 'KEY_REUSED') && error.reason === 'changed')) &&
+  error.cause !== undefined;
 
 /**
  * @internal How a thrown error counts (a VERDICT): excluded (never ran, or `isExcluded`), a

@@ -225,10 +225,11 @@ export const RetryBudgetExhaustedError = /* @__PURE__ */ named(
 
 export const DeadlineExceededError = /* @__PURE__ */ named(
   class DeadlineExceededError extends SteadfastError {
-    constructor(maxElapsedMs, cause, attempt) {
+    constructor(maxElapsedMs, cause, attempt, inFlight = false) {
       super(`Gave up: retrying would exceed maxElapsedMs (${maxElapsedMs} ms)`, 'DEADLINE_EXCEEDED', { cause });
       this.maxElapsedMs = maxElapsedMs;
       this.attempt = attempt;
+      this.inFlight = inFlight === true;
     }
   },
   'DeadlineExceededError',

@@ -256,7 +256,7 @@ async function guarded(fn, c, outerSignal) {
     if (outerSignal.aborted) throw outerSignal.reason;
     outerSignal.addEventListener('abort', onPipelineAbort, { once: true });
   }
-  const state = { error: undefined, attempt: 1 };
+  const state = { error: undefined, attempt: 1, between: false };
   let cancelTimer;
   if (outer !== undefined) {
     if (outer.aborted) throw outer.reason;
@@ -264,7 +264,8 @@ async function guarded(fn, c, outerSignal) {
   }
   if (c.maxElapsedMs !== undefined && c.maxElapsedMs !== Infinity) {
     cancelTimer = after(c.maxElapsedMs, () => {
-      controller.abort(new DeadlineExceededError(c.maxElapsedMs, state.error, state.attempt));
+      // Between attempts (a sleep, an async isRetryable) nothing was cut off: the call ended with state.error.
+      controller.abort(new DeadlineExceededError(c.maxElapsedMs, state.error, state.attempt, !state.between));
     });
   }
   try {
@@ -322,6 +323,7 @@ async function attempts(fn, c, error, start, signal, state, setHistory) {
     if (state !== undefined) {
       state.error = error;
       state.attempt = attempt;
+      state.between = true;
     }
     let retryable = c.isRetryable(error);
     if (retryable !== null && typeof retryable === 'object' && typeof retryable.then === 'function') {
@@ -364,7 +366,10 @@ async function attempts(fn, c, error, start, signal, state, setHistory) {
     previous = delay;
     // A deadline that passes during the next attempt reports that attempt (its cause stays the
     // last error seen).
-    if (state !== undefined) state.attempt = attempt + 1;
+    if (state !== undefined) {
+      state.attempt = attempt + 1;
+      state.between = false;
+    }
     const ctx = Object.freeze({ attempt: attempt + 1, signal });
     BEFORE.set(ctx, error);
     try {

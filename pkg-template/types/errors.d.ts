@@ -114,11 +114,20 @@ export class RetryBudgetExhaustedError extends SteadfastError {
   readonly attempt: number;
 }
 export class DeadlineExceededError extends SteadfastError {
-  constructor(maxElapsedMs: number, cause: unknown, attempt: number);
+  /** @param inFlight default `false`. */
+  constructor(maxElapsedMs: number, cause: unknown, attempt: number, inFlight?: boolean);
   readonly code: 'DEADLINE_EXCEEDED';
+  /** The last error an attempt ended with before the deadline (undefined if the first attempt was cut off). */
   readonly cause: unknown;
   readonly maxElapsedMs: number;
   readonly attempt: number;
+  /**
+   * `true`: the deadline cut attempt `attempt` off (it may have reached the server; a breaker
+   * judges the call by this error). `false`: no attempt was running — the next retry would not have
+   * fitted, or the deadline passed during a sleep — so the call ended with `cause`, and a breaker
+   * judges it by `cause`.
+   */
+  readonly inFlight: boolean;
 }
 export class IdempotencyStateError extends SteadfastError {
   constructor(key: string, code: 'KEY_NOT_FOUND' | 'KEY_WRONG_STATE', message: string);

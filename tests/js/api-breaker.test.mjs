@@ -493,6 +493,45 @@ describe('a retry refused after an answer is judged by that answer', () => {
     });
   }
 
+  test('a retry that would not fit in maxElapsedMs counts as the answer before it; a cut-off attempt counts as itself', async () => {
+    // Each next delay (1 s) would end past the 50 ms deadline: the core refuses the retry at once.
+    const late = { maxAttempts: 3, baseDelayMs: 1000, maxDelayMs: 1000, jitter: 'none', maxElapsedMs: 50 };
+    for (const [status, predicates, state] of cases) {
+      for (const [name, make] of breakers) {
+        const b = make({ failureThreshold: 1, openDurationMs: 60_000, ...predicates });
+        const e = await b
+          .execute(() => withRetry(answer(status), late))
+          .then(
+            () => assert.fail('resolved'),
+            (x) => x,
+          );
+        if (status !== 400) {
+          assert.equal(e.code, 'DEADLINE_EXCEEDED');
+          assert.equal(e.inFlight, false);
+        }
+        assert.equal(await b.currentState, state, `${name}: ${status}, then a retry past the deadline`);
+      }
+    }
+    // A 429 the breaker excludes, then an attempt that hangs until the deadline cuts it off: the
+    // hang is what the call ended with, and it counts (every error is a failure by default).
+    const b = new CircuitBreaker({ failureThreshold: 1, openDurationMs: 60_000, isExcluded: (e) => e.status === 429 });
+    let calls = 0;
+    const hangs = (ctx) =>
+      ++calls === 1
+        ? Promise.reject(Object.assign(new Error('HTTP 429'), { status: 429 }))
+        : new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)));
+    const e = await b
+      .execute(() => withRetry(hangs, { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 1, maxElapsedMs: 40 }))
+      .then(
+        () => assert.fail('resolved'),
+        (x) => x,
+      );
+    assert.equal(e.code, 'DEADLINE_EXCEEDED');
+    assert.equal(e.inFlight, true);
+    assert.equal(e.cause.status, 429);
+    assert.equal(b.currentState, 'open');
+  });
+
   test('a forged refusal whose cause is itself does not hang the breaker', async () => {
     const forged = new RetryBudgetExhaustedError(new Error('x'), 1);
     Object.defineProperty(forged, 'cause', { value: forged });

@@ -474,8 +474,29 @@ describe('withRetry: deadline (maxElapsedMs)', () => {
     assert.equal(e.maxElapsedMs, 250);
     assert.equal(e.cause.message, '503 #2');
     assert.equal(e.attempt, 2);
+    assert.equal(e.inFlight, false, 'a refused retry: no attempt was cut off');
     await tick(10_000);
     assert.equal(calls.length, 2, 'nothing runs after giving up');
+  });
+
+  test('a deadline that passes during a sleep cuts no attempt off (inFlight: false)', async (t) => {
+    const tick = fakeTime(t, 1_000_000);
+    const { fn, calls } = flaky(10);
+    // A clock that stands still: the core thinks each 100 ms sleep fits, the deadline timer knows better.
+    const p = withRetry(fn, { maxAttempts: 10, baseDelayMs: 100, maxDelayMs: 100, jitter: 'none', maxElapsedMs: 150, clock: () => 0 });
+    const settled = p.then(
+      () => assert.fail('should reject'),
+      (e) => e,
+    );
+    await flush();
+    await tick(100); // attempt 2 fails at 100; its sleep would end at 200
+    await tick(50);
+    const e = await settled;
+    assert.equal(calls.length, 2);
+    assert.ok(e instanceof DeadlineExceededError);
+    assert.equal(e.inFlight, false);
+    assert.equal(e.attempt, 2);
+    assert.equal(e.cause.message, '503 #2');
   });
 
   test('a hanging attempt is aborted through ctx.signal when the deadline passes', async (t) => {
@@ -503,6 +524,7 @@ describe('withRetry: deadline (maxElapsedMs)', () => {
     assert.ok(e instanceof DeadlineExceededError, `got ${e}`);
     assert.equal(seen.reason, e);
     assert.equal(e.maxElapsedMs, 500);
+    assert.equal(e.inFlight, true, 'the attempt was cut off: it may have reached the server');
   });
 
   test('a success before the deadline clears the (real) deadline timer', async () => {
