@@ -180,7 +180,7 @@ export function compilePlan(opts, extras, where = 'resilientFetch') {
   const onRetry = o.fn(opts, 'onRetry', where);
   const hedgeOption = o.own(opts, 'hedge');
   // Only planFor's options may carry a hedge (it passes the extras); the checkout client's never do.
-  const hedge = hedgeOption === undefined ? undefined : extras.hedging.compileHedge(hedgeOption, where);
+  const hedge = hedgeOption === undefined ? undefined : extras.hedging.compileHedge(hedgeOption, where, extras.hedging.HEDGE_DOOR.request);
   const plan = Object.freeze({
     fetch,
     retry: Object.freeze(retry),

@@ -40,28 +40,54 @@ function lostReason() {
   return new DOMException('another copy of this call answered first', 'AbortError');
 }
 
-const compiled = new WeakMap();
 /** Hedges already compiled (a call's own, from hedgeForCall, included). */
 const COMPILED = new WeakSet();
 
 /**
- * A hedge's option names (CallHedgeOptions in types/hedge.d.ts, and the hedge() policy's own: its
- * extras are read by hedge()); the numbers are the core's (LAYOUT.hedge, known once it has loaded).
+ * @internal The doors a hedge is given at, with the names each takes: the numbers are the core's
+ * (LAYOUT.hedge, known once it has loaded); the hedge() policy takes every name of
+ * HedgePolicyOptions, a withRetry policy's `hedge` those of CallHedgeOptions (its budget, classifier
+ * and clock are the policy's own), resilientFetch's those of HedgeOptions (the request decides
+ * whether it may be sent twice, and which budget and key it has). A name another door takes is a
+ * TypeError saying where it belongs: left in, it would be ignored.
  */
-const hedgeOptions = () => [...LAYOUT.hedge, 'safe', 'idempotencyKey', 'budget', 'isRetryable', 'clock'];
+export const HEDGE_DOOR = Object.freeze({
+  policy: { names: () => [...LAYOUT.hedge, 'safe', 'idempotencyKey', 'budget', 'isRetryable', 'clock'], elsewhere: undefined, compiled: new WeakMap() },
+  call: {
+    names: () => [...LAYOUT.hedge, 'safe', 'idempotencyKey'],
+    elsewhere: {
+      budget: "the policy's budget (it pays for every copy beyond the first)",
+      isRetryable: "the policy's isRetryable",
+      clock: "the policy's clock",
+    },
+    compiled: new WeakMap(),
+  },
+  request: {
+    names: () => [...LAYOUT.hedge],
+    elsewhere: {
+      budget: 'the top-level budget option (it pays for every copy beyond the first)',
+      idempotencyKey: 'the top-level idempotencyKey option (every copy carries the request key)',
+      safe: 'nothing: a request is hedged only if it may be repeated (a safe method, or POST/PATCH with an Idempotency-Key)',
+      isRetryable: 'nothing: retries and hedges follow the method, the status (408, 429, 5xx) and network errors',
+      clock: 'nothing: a plan runs on the system clock',
+    },
+    compiled: new WeakMap(),
+  },
+});
 
 /**
- * @internal Validate a `hedge` option once per object (its latency window lives as long as the
- * object: reuse it across calls so the adaptive delay learns). `where` names the API.
+ * @internal Validate a `hedge` option once per object and door (its latency window lives as long
+ * as the object: reuse it across calls so the adaptive delay learns). `where` names the API,
+ * `door` is one of HEDGE_DOOR.
  */
-export function compileHedge(value, where) {
+export function compileHedge(value, where, door) {
   if (value !== null && typeof value === 'object') {
     if (COMPILED.has(value)) return value;
-    const hit = compiled.get(value);
+    const hit = door.compiled.get(value);
     if (hit !== undefined) return hit;
   }
   const whose = where === 'hedge' ? where : `${where} hedge`; // the hedge() policy's own options, or a policy's `hedge`
-  const h = o.misspelt(o.object(value, whose), hedgeOptions(), whose);
+  const h = o.misspelt(o.object(value, whose), door.names(), whose, door.elsewhere);
   const values = {};
   for (const name of LAYOUT.hedge) values[name] = o.num(h, name, where);
   const safe = o.own(h, 'safe');
@@ -70,7 +96,7 @@ export function compileHedge(value, where) {
   if (key !== undefined && (typeof key !== 'string' || key === '')) throw o.typeError(where, 'hedge.idempotencyKey', 'a non-empty string', key);
   const core = o.core(where, values, () => new HedgeCore(...LAYOUT.hedge.map((name) => values[name] ?? NaN)));
   const c = Object.freeze({ core, safe: safe === true, idempotencyKey: key });
-  compiled.set(h, c);
+  door.compiled.set(h, c);
   COMPILED.add(c);
   return c;
 }
@@ -242,4 +268,4 @@ export function hedged(fn, ctx, r) {
  * that can be given a hedge (withRetry, the retry() policy, resilientFetch's planFor). The checkout
  * client's path never hedges and never names this object, so its bundle carries no hedging code.
  */
-export const HEDGING = { compileHedge, checkHedgeSafe, hedged, hedgeForRequest, copyInit };
+export const HEDGING = { HEDGE_DOOR, compileHedge, checkHedgeSafe, hedged, hedgeForRequest, copyInit };

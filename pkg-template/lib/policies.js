@@ -11,7 +11,7 @@ import { POLICY_EXTRAS, retryWith, checkPolicy } from './retry.js';
 import { after } from './clock.js';
 import * as o from './options.js';
 import { coreUnavailable } from './loader.js';
-import { compileHedge, hedged, HedgeNotSafeError } from './hedge.js';
+import { HEDGE_DOOR, compileHedge, hedged, HedgeNotSafeError } from './hedge.js';
 import { budgetCore } from './budget.js';
 import { isTransientError } from './classify.js';
 import { isPermanent } from './errors.js';
@@ -161,13 +161,13 @@ export function retry(policy) {
 export function hedge(options) {
   const where = 'hedge';
   const opts = o.object(options, where);
-  const h = coreUnavailable(where) === undefined ? compileHedge(opts, where) : undefined;
+  const h = coreUnavailable(where) === undefined ? compileHedge(opts, where, HEDGE_DOOR.policy) : undefined;
   const budget = opts.budget === undefined ? undefined : budgetCore(opts.budget, where);
   const isRetryable = o.fn(opts, 'isRetryable', where) ?? isTransientError;
   const clock = o.clock(opts, where);
   let driver;
   return new Policy((fn, ctx) => {
-    driver ??= { hedge: h ?? compileHedge(opts, where), budget, clock, isRetryable: (e) => !isPermanent(e) && isRetryable(e) };
+    driver ??= { hedge: h ?? compileHedge(opts, where, HEDGE_DOOR.policy), budget, clock, isRetryable: (e) => !isPermanent(e) && isRetryable(e) };
     if (!driver.hedge.safe && driver.hedge.idempotencyKey === undefined && typeof ctx.idempotencyKey !== 'string') {
       throw new HedgeNotSafeError(where, undefined);
     }

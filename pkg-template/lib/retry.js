@@ -116,7 +116,7 @@ function compile(policy = DEFAULT_RETRY_POLICY, extras) {
   // Hedging (lib/hedge.js): each attempt may race copies of itself, paid from the same budget.
   if (p.hedge !== undefined) {
     const hedging = extras.hedging;
-    c.hedge = hedging.compileHedge(p.hedge, where);
+    c.hedge = hedging.compileHedge(p.hedge, where, hedging.HEDGE_DOOR.call);
     hedging.checkHedgeSafe(c.hedge, where);
     c.hedged = hedging.hedged;
   }

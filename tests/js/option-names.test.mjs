@@ -87,7 +87,9 @@ const DOORS = [
   ['run', ['RunOptions'], (x) => new s.IdempotencyStore().run(s.newIdempotencyKey(), gateway, x)],
   ['resubmit', ['ResubmitOptions'], (x) => new s.IdempotencyStore().resubmit(s.newIdempotencyKey(), gateway, x)],
   ['withRetry', ['RetryPolicy'], (x) => s.withRetry(gateway, x)],
+  ['withRetry hedge', ['CallHedgeOptions'], (x) => s.withRetry(gateway, { maxAttempts: 1, hedge: { safe: true, ...x } })],
   ['resilientFetch', ['ResilientFetchOptions'], (x) => s.resilientFetch('https://gateway.test/v1', undefined, { fetch: fetchStub, ...x })],
+  ['resilientFetch hedge', ['HedgeOptions'], (x) => s.resilientFetch('https://gateway.test/v1', undefined, { fetch: fetchStub, hedge: x })],
   ['resilientFetch retry', ['FetchRetryOptions'], (x) => s.resilientFetch('https://gateway.test/v1', undefined, { fetch: fetchStub, retry: x })],
   ['createCheckoutClient', ['CheckoutClientOptions'], (x) => s.createCheckoutClient({ endpoint: 'https://gateway.test/v1', fetch: fetchStub, ...x })],
   ['createCheckoutClient retry', ['FetchRetryOptions'], (x) => s.createCheckoutClient({ endpoint: 'https://gateway.test/v1', fetch: fetchStub, retry: x })],
@@ -184,6 +186,34 @@ test("a withRetry option given in resilientFetch's retry says where it belongs (
     assert.ok(e.message.startsWith(`steadfast: ${where} must be a known option (did you mean ${hint}`), e.message);
     assert.equal(sent, before);
   }
+});
+
+test('a hedge option another door takes says where it belongs (it would be ignored there)', async () => {
+  const budget = new s.RetryBudget({ ratio: 0.1 });
+  const fetchHedge = (hedge) => s.resilientFetch('https://gateway.test/v1', undefined, { fetch: fetchStub, hedge });
+  const retryHedge = (hedge) => s.withRetry(gateway, { maxAttempts: 1, hedge: { safe: true, ...hedge } });
+  const cases = [
+    [fetchHedge, { budget }, 'resilientFetch hedge option budget', 'the top-level budget option'],
+    [fetchHedge, { idempotencyKey: 'k-1' }, 'resilientFetch hedge option idempotencyKey', 'the top-level idempotencyKey option'],
+    [fetchHedge, { safe: true }, 'resilientFetch hedge option safe', 'nothing: a request is hedged only if it may be repeated'],
+    [fetchHedge, { isRetryable: () => true }, 'resilientFetch hedge option isRetryable', 'nothing: retries and hedges follow the method'],
+    [fetchHedge, { clock: Date.now }, 'resilientFetch hedge option clock', 'nothing: a plan runs on the system clock'],
+    [retryHedge, { budget }, 'withRetry hedge option budget', "the policy's budget"],
+    [retryHedge, { isRetryable: () => true }, 'withRetry hedge option isRetryable', "the policy's isRetryable"],
+    [retryHedge, { clock: Date.now }, 'withRetry hedge option clock', "the policy's clock"],
+  ];
+  for (const [call, hedge, where, hint] of cases) {
+    const before = sent;
+    const e = await refusal(() => call(hedge));
+    assert.ok(e instanceof TypeError && e.code === 'INVALID_OPTION', `${where}: ${e}`);
+    assert.ok(e.message.startsWith(`steadfast: ${where} must be a known option (did you mean ${hint}`), e.message);
+    assert.equal(sent, before, `${where}: nothing may be sent`);
+  }
+  // The hedge() policy takes them all; the same object is still refused at a door that does not.
+  const shared = { delayMs: 10, budget, safe: true };
+  assert.ok(s.hedge(shared));
+  const e = await refusal(() => s.withRetry(gateway, { maxAttempts: 1, hedge: shared }));
+  assert.match(e.message, /withRetry hedge option budget/);
 });
 
 test('names far from every option are left alone (a config object may carry its own fields)', async () => {
