@@ -21,7 +21,7 @@ import { retryWith } from './retry.js';
 import { newIdempotencyKey } from './idempotency.js';
 import * as o from './options.js';
 import { after } from './clock.js';
-import { RetryableResponse, limiterFor } from './origin.js';
+import { CallerAborted, RetryableResponse, limiterFor } from './origin.js';
 import { markFromFetch, planFor, retryPolicyOf } from './fetch-plan.js';
 
 /** A Blob (or File): immutable, so every attempt sends the same bytes as it is. */
@@ -257,8 +257,18 @@ export async function fetchWithPlan(plan, input, init, state, readBody = false) 
       }
       return retryWith(attempt, policy, callerSignal, plan.extras);
     };
-    response = await (breaker === undefined ? run() : breaker.execute(run));
-  } catch (e) {
+    // An origin's breaker (the registry's) is told when the call ended by the caller's own abort,
+    // which says nothing about the origin; a breaker of the caller's own judges it by its rules.
+    const judged =
+      callerSignal === undefined || plan.registry === undefined
+        ? run
+        : () =>
+            run().catch((e) => {
+              throw callerSignal.aborted && e === callerSignal.reason ? new CallerAborted(e) : e;
+            });
+    response = await (breaker === undefined ? run() : breaker.execute(judged));
+  } catch (caught) {
+    const e = caught instanceof CallerAborted ? caught.reason : caught;
     const callerAbort = callerSignal?.aborted && e === callerSignal.reason;
     if (e instanceof IdempotencyKeyExpiredError) throw e;
     if (!callerAbort && mayHaveBeenProcessed()) throw unknown(e);

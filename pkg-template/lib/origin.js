@@ -32,6 +32,19 @@ function countsAgainstOrigin(e) {
 }
 
 /**
+ * @internal The caller's own abort of a request, as its origin's breaker sees it (resilientFetch
+ * throws it inside the breaker and rethrows `reason` outside): it says nothing about the origin, so
+ * the registry's breakers exclude it — a half-open probe the caller abandoned gives its slot back
+ * rather than closing the circuit as a success.
+ */
+export class CallerAborted {
+  constructor(reason) {
+    this.reason = reason;
+  }
+}
+const callerAborted = (e) => e instanceof CallerAborted;
+
+/**
  * One breaker per origin, made on first use with the same options: a slow payment host must not
  * trip the breaker of the email host.
  */
@@ -59,6 +72,9 @@ export class BreakerRegistry {
     );
     const opts = { isFailure: countsAgainstOrigin };
     for (const k of Object.keys(given)) if (k !== 'maxOrigins' && k !== 'pinned') opts[k] = given[k];
+    const isExcluded = opts.isExcluded;
+    if (isExcluded === undefined) opts.isExcluded = callerAborted;
+    else if (typeof isExcluded === 'function') opts.isExcluded = (e) => callerAborted(e) || isExcluded(e);
     const maxOrigins = o.num(given, 'maxOrigins', 'BreakerRegistry') ?? fetchDefaults().maxOrigins;
     if (!Number.isSafeInteger(maxOrigins) || maxOrigins < 1) throw o.rangeError('BreakerRegistry', 'maxOrigins', 'an integer >= 1', maxOrigins);
     const pinned = o.own(given, 'pinned') ?? [];

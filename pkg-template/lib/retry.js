@@ -252,16 +252,14 @@ async function guarded(fn, c, outerSignal) {
   const onOuterAbort = () => controller.abort(outer.reason);
   // A pipeline's signal (timeout, caller) aborts this call too.
   const onPipelineAbort = () => controller.abort(outerSignal.reason);
-  if (outerSignal !== undefined) {
-    if (outerSignal.aborted) throw outerSignal.reason;
-    outerSignal.addEventListener('abort', onPipelineAbort, { once: true });
-  }
+  // Both signals are checked before either gets a listener: an aborted one throws here, outside
+  // the finally that removes them.
+  if (outerSignal?.aborted) throw outerSignal.reason;
+  if (outer?.aborted) throw outer.reason;
+  if (outerSignal !== undefined) outerSignal.addEventListener('abort', onPipelineAbort, { once: true });
   const state = { error: undefined, attempt: 1, between: false };
   let cancelTimer;
-  if (outer !== undefined) {
-    if (outer.aborted) throw outer.reason;
-    outer.addEventListener('abort', onOuterAbort, { once: true });
-  }
+  if (outer !== undefined) outer.addEventListener('abort', onOuterAbort, { once: true });
   if (c.maxElapsedMs !== undefined && c.maxElapsedMs !== Infinity) {
     cancelTimer = after(c.maxElapsedMs, () => {
       // Between attempts (a sleep, an async isRetryable) nothing was cut off: the call ended with state.error.

@@ -17,6 +17,7 @@ import {
   DeadlineExceededError,
   RetryBudgetExhaustedError,
   SteadfastError,
+  pipeline,
 } from 'steadfast';
 
 /** Let every pending promise continuation run (setImmediate is not mocked by these tests). */
@@ -605,6 +606,21 @@ describe('withRetry: abort via policy.signal', () => {
       { message: 'already' },
     );
     assert.equal(calls, 0);
+  });
+
+  test("an aborted policy signal in a pipeline leaves no listener on the caller's signal", async () => {
+    const shutdown = AbortSignal.abort(new Error('shutting down'));
+    const stage = pipeline({ retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1, signal: shutdown } });
+    const caller = new AbortController(); // a long-lived signal passed to every call
+    let calls = 0;
+    for (let i = 0; i < 20; i++) {
+      await assert.rejects(
+        stage.execute(() => ++calls, { signal: caller.signal }),
+        { message: 'shutting down' },
+      );
+    }
+    assert.equal(calls, 0);
+    assert.equal(getEventListeners(caller.signal, 'abort').length, 0);
   });
 
   test('a late rejection of the abandoned attempt is absorbed (no unhandled rejection)', async (t) => {

@@ -201,6 +201,66 @@ describe('resilientFetch: breakers and budget', () => {
       await alive.close();
     }
   });
+  for (const [what, replies] of [
+    ['a 503, then the caller aborts during the retry sleep', [{ status: 503 }]],
+    ['no answer, then the caller aborts', [{ status: 503 }, { hang: true }, { status: 503 }]],
+  ]) {
+    test(`an origin's half-open probe the caller abandons (${what}) does not close the circuit`, async () => {
+      const s = await scripted(replies);
+      try {
+        const registry = new BreakerRegistry({ failureThreshold: 1, openDurationMs: 50 });
+        const once = { breaker: registry, budget: false, retry: { maxAttempts: 1, baseDelayMs: 0, maxDelayMs: 0 } };
+        assert.equal((await resilientFetch(`${s.url}/x`, undefined, once)).status, 503);
+        const b = registry.get(s.url);
+        assert.equal(b.currentState, 'open');
+        await new Promise((ok) => setTimeout(ok, 70));
+        assert.equal(b.currentState, 'half-open');
+        const caller = new AbortController();
+        const probe = resilientFetch(
+          `${s.url}/x`,
+          { signal: caller.signal },
+          {
+            ...once,
+            retry: { maxAttempts: 3, baseDelayMs: 5_000, maxDelayMs: 5_000, jitter: 'none' },
+          },
+        );
+        while (s.seen.length < 2) await new Promise((ok) => setTimeout(ok, 5));
+        await new Promise((ok) => setTimeout(ok, 20)); // answered and sleeping, or hanging
+        caller.abort();
+        await assert.rejects(probe, (e) => e === caller.signal.reason);
+        assert.equal(s.seen.length, 2);
+        assert.equal(b.currentState, 'half-open', 'the abandoned probe gave its slot back: nothing was learnt');
+        // The next probe meets the dead origin and opens the circuit again.
+        assert.equal((await resilientFetch(`${s.url}/x`, undefined, once)).status, 503);
+        assert.equal(b.currentState, 'open');
+      } finally {
+        await s.close();
+      }
+    });
+  }
+  test('a registry given its own isExcluded still excludes the caller abort, and asks it about the rest', async () => {
+    const s = await scripted([{ status: 503 }, { status: 429 }, { status: 503 }]);
+    try {
+      const seenByPredicate = [];
+      const registry = new BreakerRegistry({
+        failureThreshold: 1,
+        openDurationMs: 60_000,
+        isExcluded: (e) => {
+          seenByPredicate.push(e?.status ?? e?.name);
+          return e?.status === 503;
+        },
+      });
+      const opts = { breaker: registry, budget: false, retry: { maxAttempts: 1, baseDelayMs: 0, maxDelayMs: 0 } };
+      assert.equal((await resilientFetch(`${s.url}/x`, undefined, opts)).status, 503);
+      assert.equal(registry.get(s.url).currentState, 'closed', 'the 503 was excluded by the caller-given rule');
+      const caller = new AbortController();
+      caller.abort();
+      await assert.rejects(resilientFetch(`${s.url}/x`, { signal: caller.signal }, opts));
+      assert.deepEqual(seenByPredicate, [503], 'the caller abort never reached the predicate');
+    } finally {
+      await s.close();
+    }
+  });
   test('an empty budget fails fast with the last error as cause', async () => {
     const s = await scripted([{ status: 503 }]);
     try {
