@@ -19,7 +19,7 @@ import { compileDialect, defaultDialectName } from './dialect.js';
 import { fetchWithPlan } from './fetch.js';
 import { BreakerRegistry, originOf } from './origin.js';
 import { breakerKind, compilePlan } from './fetch-plan.js';
-import { VERDICT, historyVerdict, rememberHistory } from './classify.js';
+import { VERDICT, currentRunOf, historyVerdict, rememberHistory } from './classify.js';
 import * as o from './options.js';
 import { canonicalCharge, volatileFields } from './canonical.js';
 import { fetchDefaults } from './defaults.js';
@@ -257,6 +257,7 @@ function failure(client, e, key, startedAt, sent, signal) {
  * elsewhere). Every error it throws carries the charge's history for the store.
  */
 async function attemptCharge(client, body, key, signal, only, firstUsedAt) {
+  const owner = currentRunOf(); // the store run this charge belongs to: its history goes there
   const startedAt = Date.now();
   const sent = {
     maybeSent: false,
@@ -278,7 +279,7 @@ async function attemptCharge(client, body, key, signal, only, firstUsedAt) {
   } catch (e) {
     thrown = failure(client, e, key, startedAt, sent, signal);
   }
-  rememberHistory(thrown, sent.history);
+  rememberHistory(thrown, sent.history, owner);
   throw thrown;
 }
 

@@ -261,8 +261,44 @@ export { ANSWER, VERDICT };
  */
 const HISTORIES = new WeakMap();
 
-/** @internal Remember the history of the calls that ended with `error` (objects only). */
-export function rememberHistory(error, history) {
+/**
+ * The run a store is starting, while its `fn` is being called (synchronously): a `withRetry` (or
+ * checkout attempt) called then reports to it. Why: the WeakMap above is keyed by the error, and
+ * two charges may end with one error object (a gateway that rejects with a shared constant): the
+ * second would overwrite the first's history, and a charge that may have been processed would be
+ * judged by the other's clean decline. A run's own record, `{ error, history }`, cannot be shared.
+ */
+let currentRun;
+
+/**
+ * @internal Call `fn` with `run` (a store's record of one run, `{ error, history }`) as the run
+ * being started; layers that await before calling on (a shared breaker, a bulkhead) pass it on
+ * with `currentRunOf()` and this.
+ */
+export function runningFor(run, fn) {
+  const outer = currentRun;
+  currentRun = run;
+  try {
+    return fn();
+  } finally {
+    currentRun = outer;
+  }
+}
+
+/** @internal The run being started (see runningFor), or undefined. Read it synchronously, at a call's start. */
+export function currentRunOf() {
+  return currentRun;
+}
+
+/**
+ * @internal Remember the history of the call that ended with `error`: in `run` (the store's record
+ * of the run it belongs to) when there is one, and by the error (objects only).
+ */
+export function rememberHistory(error, history, run) {
+  if (run !== undefined) {
+    run.error = error;
+    run.history = history;
+  }
   if (error !== null && (typeof error === 'object' || typeof error === 'function')) HISTORIES.set(error, history);
 }
 
@@ -300,16 +336,18 @@ export function recordAttempt(history, error, retryable) {
 export { historyVerdict };
 
 /**
- * @internal How a failed run ends, by its whole history (VERDICT): the history `withRetry`
- * remembered for the error, else the error judged as one attempt. A classifier the caller gave the
- * store (`isTransient`) may only make it more careful: if it calls the error transient, the key is
+ * @internal How a failed run ends, by its whole history (VERDICT): the history reported to the
+ * run's own record (`run`, see runningFor) for this error, else the one `withRetry` remembered for
+ * the error, else the error judged as one attempt. A classifier the caller gave the store
+ * (`isTransient`) may only make it more careful: if it calls the error transient, the key is
  * parked whatever the shape says.
  */
-export function failedRunVerdict(error, isTransient, userClassifier) {
+export function failedRunVerdict(error, isTransient, userClassifier, run) {
   // The classifier is asked at most once, whoever needs its answer first.
   let transient;
   const classified = () => (transient ??= leavesOutcomeUnknown(isTransient, error));
-  const history = historyOf(error) ?? recordAttempt(0, error, classified);
+  const own = run !== undefined && run.history !== undefined && run.error === error ? run.history : undefined;
+  const history = own ?? historyOf(error) ?? recordAttempt(0, error, classified);
   const verdict = historyVerdict(history);
   if (verdict !== VERDICT.UNKNOWN && userClassifier && classified()) return VERDICT.UNKNOWN;
   return verdict;

@@ -10,7 +10,7 @@ import { StoreCore, failedVerdictWaitMs, newIdempotencyKey as coreKey, settleAft
 import { brand, DuplicateRequestError, IdempotencyKeyReuseError, IdempotencyStateError, OutcomeUnknownError, StoreFullError } from './errors.js';
 import * as o from './options.js';
 import { deferred } from './deferred.js';
-import { VERDICT, failedRunVerdict, isTransientError } from './classify.js';
+import { VERDICT, failedRunVerdict, isTransientError, runningFor } from './classify.js';
 import { BEGIN, BEGIN_OUTCOMES as BEGIN_OUTCOME, COMPLETION, LAYOUT, RESOLVE, STATUS, namedSlots } from './wire.js';
 import { checkKey, invalidKey } from './idempotency-key.js';
 import { RESUBMIT_OPTIONS, RUN_OPTIONS, fingerprintText } from './fingerprint.js';
@@ -172,7 +172,7 @@ export class MemoryRecords {
  * with `error`: the core's verdict on the run's whole history (classify.failedRunVerdict), or
  * refuted when the caller's `refutes` says the error is an answer about the key.
  */
-export function completionOf(error, isTransient, classifierGiven, refutes) {
+export function completionOf(error, isTransient, classifierGiven, refutes, run) {
   if (refutes !== undefined) {
     try {
       if (refutes(error) === true) return COMPLETION.REFUTED;
@@ -180,7 +180,7 @@ export function completionOf(error, isTransient, classifierGiven, refutes) {
       // a refutation that cannot be read refutes nothing
     }
   }
-  return failedRunVerdict(error, isTransient, classifierGiven) === VERDICT.UNKNOWN ? COMPLETION.UNKNOWN : COMPLETION.FAILED;
+  return failedRunVerdict(error, isTransient, classifierGiven, run) === VERDICT.UNKNOWN ? COMPLETION.UNKNOWN : COMPLETION.FAILED;
 }
 
 /**
@@ -331,12 +331,14 @@ export class IdempotencyStore {
   }
 
   async #execute(key, slot, fn, startedAt, options, refutes) {
+    // This run's own record of how its retries ended (see classify.runningFor).
+    const run = { error: undefined, history: undefined };
     let result;
     try {
-      result = await fn();
+      result = await runningFor(run, fn);
     } catch (error) {
       const completedAt = this.#completedAt(startedAt);
-      const kind = completionOf(error, this.#isTransient, this.#classifierGiven, refutes);
+      const kind = completionOf(error, this.#isTransient, this.#classifierGiven, refutes, run);
       const meta = unknownMeta(error, options, completedAt);
       const freed = this.#records.complete(slot, kind, errorText(error), completedAt, meta, key);
       if (listening.idempotency) emit('idempotency', { store: this, key, outcome: freed ? 'failed' : 'parked-unknown' });

@@ -13,7 +13,7 @@ import * as o from './options.js';
 import { coreUnavailable } from './loader.js';
 import { HEDGE_DOOR, compileHedge, hedged, HedgeNotSafeError } from './hedge.js';
 import { budgetCore } from './budget.js';
-import { isTransientError } from './classify.js';
+import { currentRunOf, isTransientError, runningFor } from './classify.js';
 import { isPermanent } from './errors.js';
 
 // Here, not in errors.js: an app that uses no policy does not ship them.
@@ -300,6 +300,7 @@ export function bulkhead(limit, queue = 0) {
     if (signal !== undefined && signal.aborted) return Promise.reject(signal.reason);
     if (running < limit) return admit(fn, ctx);
     if (queued >= queue) return Promise.reject(new BulkheadRejectedError(limit, queue));
+    const owner = currentRunOf(); // a store run starting this call: the call, started later, still reports to it
     return new Promise((resolve, reject) => {
       const onAbort = () => {
         entry.cancelled = true;
@@ -310,7 +311,7 @@ export function bulkhead(limit, queue = 0) {
         cancelled: false,
         start: () => {
           if (signal !== undefined) signal.removeEventListener('abort', onAbort);
-          admit(fn, ctx).then(resolve, reject);
+          runningFor(owner, () => admit(fn, ctx)).then(resolve, reject);
         },
       };
       waiting.push(entry);

@@ -7,7 +7,7 @@ import { RetryCore, jitterDelay } from '../steadfast_core.js';
 import { DeadlineExceededError, RetryBudgetExhaustedError, PermanentError, isPermanent } from './errors.js';
 import { emit, listening } from './events.js';
 import * as o from './options.js';
-import { ANSWER, foldHedgeEvidence, isTransientError, recordAttempt, rememberHistory, retryAfterMsOf } from './classify.js';
+import { ANSWER, currentRunOf, foldHedgeEvidence, isTransientError, recordAttempt, rememberHistory, retryAfterMsOf } from './classify.js';
 import { historyRecord } from '../steadfast_core.js';
 import { sleep, raceAbort, after } from './clock.js';
 import { budgetCore } from './budget.js';
@@ -160,7 +160,7 @@ function unwrapResult(e) {
 }
 
 /** `fn` with its results checked by `retryOnResult`; a retried result that is final is returned. */
-function checkingResults(fn, c, signal) {
+function checkingResults(fn, c, signal, owner) {
   // The checker is made once per compiled policy, not per call.
   c.checkResult ??= (value) => {
     if (c.retryOnResult(value) === true) throw new ResultRetry(value);
@@ -180,12 +180,12 @@ function checkingResults(fn, c, signal) {
     c.firstOk !== undefined ||
     c.hedge !== undefined
   ) {
-    return run(checked, c, signal).catch(unwrapResult);
+    return run(checked, c, signal, owner).catch(unwrapResult);
   }
   // No signal, no deadline: the first attempt's result is checked in the same reaction that
   // receives it, and the loop (the core's decisions) is entered only on a retry.
   if (c.budget !== undefined) c.budget.countRequest();
-  const retryAfter = (error) => loop(checked, c, error, 0, undefined, undefined).catch(unwrapResult);
+  const retryAfter = (error) => loop(checked, c, error, 0, undefined, undefined, owner).catch(unwrapResult);
   let p;
   try {
     p = fn(c.first);
@@ -216,11 +216,13 @@ export function retryWith(fn, policy, signal, extras) {
   } catch (e) {
     return Promise.reject(e); // an async API reports bad input as a rejection, never a sync throw
   }
-  if (c.checking !== undefined) return c.checking(fn, c, signal);
-  return run(fn, c, signal);
+  // The store run this call belongs to, if one is starting it now: its history is reported there.
+  const owner = currentRunOf();
+  if (c.checking !== undefined) return c.checking(fn, c, signal, owner);
+  return run(fn, c, signal, owner);
 }
 
-function run(fn, c, outerSignal) {
+function run(fn, c, outerSignal, owner) {
   if (c.budget !== undefined) c.budget.countRequest();
   if (c.limiter !== undefined) {
     // Every attempt, the first included, waits for the limiter and reports its outcome to it.
@@ -236,15 +238,15 @@ function run(fn, c, outerSignal) {
     try {
       p = fn(c.first);
     } catch (e) {
-      return loop(fn, c, e, 0, undefined, undefined);
+      return loop(fn, c, e, 0, undefined, undefined, owner);
     }
-    return Promise.resolve(p).then(c.firstOk, (e) => loop(fn, c, e, 0, undefined, undefined));
+    return Promise.resolve(p).then(c.firstOk, (e) => loop(fn, c, e, 0, undefined, undefined, owner));
   }
-  return guarded(fn, c, outerSignal);
+  return guarded(fn, c, outerSignal, owner);
 }
 
 /** With a caller signal and/or a deadline: one combined signal, cleaned up on every exit. */
-async function guarded(fn, c, outerSignal) {
+async function guarded(fn, c, outerSignal, owner) {
   const start = c.clock();
   const controller = new AbortController();
   const signal = controller.signal;
@@ -274,10 +276,10 @@ async function guarded(fn, c, outerSignal) {
     } catch (e) {
       if (signal.aborted && e === signal.reason) {
         // Aborted mid-attempt (deadline or caller): that attempt may have reached the server.
-        rememberHistory(e, historyRecord(0, ANSWER.NO_ANSWER));
+        rememberHistory(e, historyRecord(0, ANSWER.NO_ANSWER), owner);
         throw e;
       }
-      return await loop(fn, c, e, start, signal, state);
+      return await loop(fn, c, e, start, signal, state, owner);
     }
   } finally {
     if (cancelTimer !== undefined) cancelTimer();
@@ -288,16 +290,17 @@ async function guarded(fn, c, outerSignal) {
 
 /**
  * After a failure: ask the core, consult the budget, sleep, try again. `state` (when guarded)
- * mirrors the last error and attempt for the deadline timer's error.
+ * mirrors the last error and attempt for the deadline timer's error; `owner` is the store run the
+ * call belongs to (see retryWith).
  */
-async function loop(fn, c, error, start, signal, state) {
+async function loop(fn, c, error, start, signal, state, owner) {
   // The call's history (core::history): every failed attempt is folded in, and whatever this
   // call ends with carries it (rememberHistory), so a store judges the charge by all attempts.
   let history = 0;
   try {
     return await attempts(fn, c, error, start, signal, state, (h) => (history = h));
   } catch (e) {
-    rememberHistory(e, history);
+    rememberHistory(e, history, owner);
     throw e;
   }
 }

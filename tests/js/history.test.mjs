@@ -14,6 +14,7 @@ import {
   CircuitBreaker,
   chargeCustomer,
   createCheckoutClient,
+  createSharedBreaker,
   createSharedIdempotencyStore,
   memoryStateStore,
   redisStateStore,
@@ -465,6 +466,70 @@ describe('sequences one step off the path', () => {
     assert.deepEqual([out.status, out.reason], ['unavailable', 'store-full']);
     assert.equal(gw.requests('another'), 0);
   });
+});
+
+describe('two charges that end with one error object are judged each by its own attempts', () => {
+  // A gateway client that rejects with a shared constant (a cached SDK error, a mock): charge A's
+  // attempt 1 timed out (it may have debited) and its retry meets the decline; charge B meets the
+  // decline at once. Both declines land together, in every order of a few microtasks.
+  const DECLINED = Object.assign(new Error('card_declined'), { status: 402 });
+  const fast = { maxAttempts: 3, baseDelayMs: 2, maxDelayMs: 2, jitter: 'none' };
+  const breakers = {
+    CircuitBreaker: () => new CircuitBreaker({ failureThreshold: 100, openDurationMs: 1000 }),
+    SharedCircuitBreaker: () => createSharedBreaker({ name: `b-${Math.random()}`, store: memoryStateStore(), failureThreshold: 100, openDurationMs: 1000 }),
+  };
+  const stores = {
+    IdempotencyStore: () => new IdempotencyStore(),
+    'a shared store': () => createSharedIdempotencyStore({ store: memoryStateStore() }),
+  };
+  const paths = {
+    chargeCustomer: (store, breaker, gateway, key, amountCents) =>
+      chargeCustomer({ idempotencyKey: key, amountCents, currency: 'usd' }, { store, breaker, gateway, policy: fast }),
+    'store.run(() => withRetry(...))': (store, breaker, gateway, key) => store.run(key, () => withRetry((ctx) => gateway(undefined, ctx), fast)),
+  };
+  for (const [pathName, path] of Object.entries(paths)) {
+    for (const [storeName, makeStore] of Object.entries(stores)) {
+      for (const [breakerName, makeBreaker] of Object.entries(breakers)) {
+        if (pathName !== 'chargeCustomer' && breakerName !== 'CircuitBreaker') continue; // no breaker on that path
+        test(`${pathName}, ${storeName}, ${breakerName}: the charge that may have debited stays parked`, async () => {
+          for (let spin = 0; spin < 12; spin++) {
+            const store = makeStore();
+            const breaker = makeBreaker();
+            let release;
+            const gate = new Promise((ok) => (release = ok));
+            const microtasks = async (n) => {
+              for (let i = 0; i < n; i++) await null;
+            };
+            const gatewayA = async (charge, ctx) => {
+              if (ctx.attempt === 1) throw Object.assign(new Error('socket hang up'), { code: 'ETIMEDOUT' });
+              await gate;
+              throw DECLINED;
+            };
+            const gatewayB = async () => {
+              await gate;
+              await microtasks(spin);
+              throw DECLINED;
+            };
+            const a = path(store, breaker, gatewayA, `a-${spin}`, 100).then(
+              () => assert.fail('A resolved'),
+              (e) => e,
+            );
+            await new Promise((ok) => setTimeout(ok, 20)); // A waits in attempt 2
+            const b = path(store, breaker, gatewayB, `b-${spin}`, 200).then(
+              () => assert.fail('B resolved'),
+              (e) => e,
+            );
+            await new Promise((ok) => setTimeout(ok, 5));
+            release();
+            const [ea, eb] = await Promise.all([a, b]);
+            assert.equal(ea.code, 'OUTCOME_UNKNOWN', `spin ${spin}: A's timed-out attempt may have debited`);
+            assert.ok((await store.unknownKeys()).includes(`a-${spin}`), `spin ${spin}: A's key stays parked`);
+            assert.equal(eb, DECLINED, `spin ${spin}: B was declined, its key is free`);
+          }
+        });
+      }
+    }
+  }
 });
 
 describe('reconcile(): a bad lookup costs one key', async () => {

@@ -5,6 +5,7 @@
 
 import { CircuitBreaker, verdictOf } from '../breaker.js';
 import { CircuitOpenError } from '../errors.js';
+import { currentRunOf, runningFor } from '../classify.js';
 import * as o from '../options.js';
 import { deferred } from '../deferred.js';
 import { StateStoreUnavailableError } from './errors.js';
@@ -131,6 +132,8 @@ export class SharedCircuitBreaker {
   async execute(fn, fallback) {
     if (typeof fn !== 'function') throw o.typeError('execute', 'fn', 'a function', fn);
     if (fallback !== undefined && typeof fallback !== 'function') throw o.typeError('execute', 'fallback', 'a function', fallback);
+    // A store run starting this call (classify.runningFor): `fn`, called after the store's answer, still reports to it.
+    const owner = currentRunOf();
     const now = monotonic();
     if (now < this.#failFastUntil) return this.#rejected(fallback, this.#failFastUntil - now);
     let ticket;
@@ -138,7 +141,7 @@ export class SharedCircuitBreaker {
       ticket = await this.#guard('acquire', () => this.#handle.acquire());
     } catch (error) {
       if (this.#whenUnavailable === 'reject') throw error;
-      return this.#local.execute(fn, fallback);
+      return this.#local.execute(() => runningFor(owner, fn), fallback);
     }
     this.#observe(ticket.state, ticket.transition);
     if (!ticket.granted) {
@@ -148,7 +151,7 @@ export class SharedCircuitBreaker {
     const started = this.#judge === undefined ? 0 : monotonic();
     let value;
     try {
-      value = await fn();
+      value = await runningFor(owner, fn);
     } catch (error) {
       let verdict;
       try {

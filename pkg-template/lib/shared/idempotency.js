@@ -4,7 +4,7 @@
 // state store, and refuses to start a charge it cannot record.
 
 import { DuplicateRequestError, IdempotencyKeyReuseError, OutcomeUnknownError } from '../errors.js';
-import { isTransientError } from '../classify.js';
+import { isTransientError, runningFor } from '../classify.js';
 import { checkResolution, completionOf, newIdempotencyKey, parkedError, resolveError } from '../idempotency.js';
 import { OUTCOMES, RESOLUTIONS, RESOLVE } from '../wire.js';
 import { checkKey } from '../idempotency-key.js';
@@ -122,11 +122,13 @@ export class SharedIdempotencyStore {
 
   /** `fn` after a begin or a reopen: settle the record by how it ends (see run and resubmit). */
   async #execute(key, token, startedAt, fn, options, refutes) {
+    // This run's own record of how its retries ended (see classify.runningFor).
+    const run = { error: undefined, history: undefined };
     let result;
     try {
-      result = await fn();
+      result = await runningFor(run, fn);
     } catch (error) {
-      const kind = completionOf(error, this.#isTransient, this.#classifierGiven, refutes);
+      const kind = completionOf(error, this.#isTransient, this.#classifierGiven, refutes, run);
       const now = Date.now();
       const meta = unknownMeta(error, options, now);
       const outcome = OUTCOMES[kind]; // completionOf's kind, as the state-store interface names it
