@@ -2,7 +2,7 @@
 // machine (rate window or consecutive failures, one half-open probe, stale outcomes ignored) is
 // the Rust core's; this class asks it for a permit, runs the call, and reports the outcome.
 
-import { CircuitOpenError, isSteadfastError, rejectSoon } from './errors.js';
+import { ANSWERED_BEFORE, CircuitOpenError, isSteadfastError, neverRan, rejectSoon } from './errors.js';
 import * as o from './options.js';
 import { emit, listening } from './events.js';
 import { BREAKER_OPTIONS, readBreakerOptions } from './breaker-options.js';
@@ -13,23 +13,24 @@ const always = () => true;
 const never = () => false;
 
 /**
- * A refusal that never ran the call (a bulkhead that was full, an inner breaker that was open, a
- * charge refused as another request under its key) says nothing about the dependency: always
- * excluded, whatever `isExcluded` says.
+ * The answer a retry refused after the gateway had answered is judged by, or undefined: the budget
+ * would not pay for it, it would not fit in `maxElapsedMs` (no attempt in flight), or the charge
+ * changed before it (its `cause`); or a refusal that never ran ended the retries after an answered
+ * attempt (a full bulkhead, an open inner breaker: ANSWERED_BEFORE). The refusal never ran; the call
+ * is judged by that answer, as `isTransientError` judges a budget refusal, so `isFailure` and
+ * `isExcluded` see what the gateway said. A refusal that never ran otherwise says nothing about the
+ * dependency: always excluded, whatever `isExcluded` says.
  */
-const neverRan = (error) => isSteadfastError(error, 'BULKHEAD_REJECTED') || isSteadfastError(error, 'CIRCUIT_OPEN') || isSteadfastError(error, 'KEY_REUSED');
-
-/**
- * A retry refused after the gateway had answered: the budget would not pay for it, it would not fit
- * in `maxElapsedMs` (no attempt in flight), or the charge changed before it. The refusal never ran;
- * the call is judged by that answer (its `cause`), as `isTransientError` judges a budget refusal,
- * so `isFailure`/`isExcluded` see what the gateway said.
- */
-const refusedAfterAnswer = (error) =>
-  (isSteadfastError(error, 'RETRY_BUDGET_EXHAUSTED') ||
+function answerBefore(error) {
+  if (error === null || typeof error !== 'object') return undefined;
+  const before = ANSWERED_BEFORE.get(error);
+  if (before !== undefined) return before;
+  const refused =
+    isSteadfastError(error, 'RETRY_BUDGET_EXHAUSTED') ||
     (isSteadfastError(error, 'DEADLINE_EXCEEDED') && error.inFlight === false) ||
-    (isSteadfastError(error, 'KEY_REUSED') && error.reason === 'changed')) &&
-  error.cause !== undefined;
+    (isSteadfastError(error, 'KEY_REUSED') && error.reason === 'changed');
+  return refused ? error.cause : undefined;
+}
 
 /**
  * @internal How a thrown error counts (a VERDICT): excluded (never ran, or `isExcluded`), a
@@ -39,7 +40,7 @@ const refusedAfterAnswer = (error) =>
  */
 export function verdictOf(error, isExcluded, isFailure) {
   let e = error;
-  for (let depth = 0; depth < 4 && refusedAfterAnswer(e); depth++) e = e.cause;
+  for (let depth = 0, before; depth < 4 && (before = answerBefore(e)) !== undefined; depth++) e = before;
   if (neverRan(e) || isExcluded(e) === true) return VERDICT.EXCLUDED;
   return isFailure(e) === true ? VERDICT.FAILURE : VERDICT.SUCCESS;
 }

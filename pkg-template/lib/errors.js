@@ -20,6 +20,21 @@ export function isSteadfastError(error, code) {
 }
 
 /**
+ * @internal A refusal that never ran the call (a bulkhead that was full, an inner breaker that was
+ * open, a charge refused as another request under its key): it says nothing about the dependency.
+ */
+export function neverRan(error) {
+  return isSteadfastError(error, 'BULKHEAD_REJECTED') || isSteadfastError(error, 'CIRCUIT_OPEN') || isSteadfastError(error, 'KEY_REUSED');
+}
+
+/**
+ * @internal A refusal that never ran (see neverRan) and ended a retried call after an earlier
+ * attempt had been answered -> that attempt's error: a breaker around the retry judges the call by
+ * it. Refusals are fresh objects, one per rejection, so keying by the error is safe here.
+ */
+export const ANSWERED_BEFORE = /* @__PURE__ */ new WeakMap();
+
+/**
  * Give an error class its `name` as a literal on its prototype: survives minification, costs nothing
  * per instance, and stays writable (an instance may still be given its own `name`). `mark`, when
  * given, is a brand symbol set to true on the prototype too. Called as `export const C = /* @__PURE__ *\/

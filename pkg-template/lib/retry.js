@@ -4,7 +4,7 @@
 // touches no wasm at all: one call to `fn`, nothing else.
 
 import { RetryCore, jitterDelay } from '../steadfast_core.js';
-import { DeadlineExceededError, RetryBudgetExhaustedError, PermanentError, isPermanent } from './errors.js';
+import { ANSWERED_BEFORE, DeadlineExceededError, RetryBudgetExhaustedError, PermanentError, isPermanent, neverRan } from './errors.js';
 import { emit, listening } from './events.js';
 import * as o from './options.js';
 import { ANSWER, currentRunOf, foldHedgeEvidence, isTransientError, recordAttempt, rememberHistory, retryAfterMsOf } from './classify.js';
@@ -320,12 +320,14 @@ export function errorBefore(ctx) {
 async function attempts(fn, c, error, start, signal, state, setHistory) {
   let previous = c.core.baseDelayMs;
   let history = 0;
+  let answered; // the last attempt's error that was not a refusal which never ran
   for (let attempt = 1; ; attempt++) {
     if (state !== undefined) {
       state.error = error;
       state.attempt = attempt;
       state.between = true;
     }
+    if (!neverRan(error)) answered = error;
     let retryable = c.isRetryable(error);
     if (retryable !== null && typeof retryable === 'object' && typeof retryable.then === 'function') {
       // An async classifier is awaited (never read as "no"); the deadline and signal still apply.
@@ -347,6 +349,9 @@ async function attempts(fn, c, error, start, signal, state, setHistory) {
           delay === STOP.DEADLINE_EXCEEDED ? 'deadline' : isPermanent(error) ? 'permanent' : delay === STOP.ATTEMPTS_EXHAUSTED ? 'attempts' : 'not-retryable';
         emit('giveUp', final instanceof ResultRetry ? { attempt, result: final.value, reason } : { attempt, error: final, reason });
       }
+      // Ended by a refusal that never ran (a full bulkhead, an open inner breaker) after an answered
+      // attempt: a breaker around this call judges it by that answer.
+      if (final === error && answered !== undefined && neverRan(error)) ANSWERED_BEFORE.set(error, answered);
       throw final;
     }
     const receipt = c.budget === undefined ? undefined : c.budget.tryWithdraw(error);

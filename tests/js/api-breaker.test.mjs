@@ -532,6 +532,58 @@ describe('a retry refused after an answer is judged by that answer', () => {
     assert.equal(b.currentState, 'open');
   });
 
+  test('a call that met a 503 and then a refusal that never ran (a full bulkhead, an open inner breaker) counts as the 503', async () => {
+    const { wrap, retry, bulkhead } = steadfast;
+    const E503 = () => Object.assign(new Error('HTTP 503'), { status: 503 });
+    const policy = () => retry({ maxAttempts: 3, baseDelayMs: 10, maxDelayMs: 10, jitter: 'none' });
+    for (const predicates of [{}, { isFailure: (e) => e.status >= 500 }]) {
+      // A bulkhead of one: during the retry's sleep another caller takes the slot.
+      const outer = new CircuitBreaker({ failureThreshold: 1, openDurationMs: 60_000, ...predicates });
+      const bh = bulkhead(1, 0);
+      let release;
+      const held = new Promise((ok) => (release = ok));
+      let calls = 0;
+      const e1 = await wrap(outer, policy(), bh)
+        .execute(async () => {
+          if (++calls === 1) {
+            setTimeout(() => bh.execute(() => held), 2);
+            throw E503();
+          }
+          return 'ok';
+        })
+        .then(
+          () => assert.fail('resolved'),
+          (x) => x,
+        );
+      release();
+      assert.equal(e1.code, 'BULKHEAD_REJECTED');
+      assert.equal(calls, 1);
+      assert.equal(outer.currentState, 'open', 'the 503 counts');
+      // A per-attempt breaker inside the retry: the 503 opens it, the retry meets its refusal.
+      const outer2 = new CircuitBreaker({ failureThreshold: 1, openDurationMs: 60_000, ...predicates });
+      const inner = new CircuitBreaker({ failureThreshold: 1, openDurationMs: 60_000 });
+      const e2 = await wrap(outer2, policy(), inner)
+        .execute(async () => {
+          throw E503();
+        })
+        .then(
+          () => assert.fail('resolved'),
+          (x) => x,
+        );
+      assert.equal(e2.code, 'CIRCUIT_OPEN');
+      assert.equal(outer2.currentState, 'open', 'the 503 counts');
+    }
+    // Refused before anything ran: still nothing to count.
+    const outer = new CircuitBreaker({ failureThreshold: 1, openDurationMs: 60_000 });
+    const inner = new CircuitBreaker({ failureThreshold: 1, openDurationMs: 60_000 });
+    inner.isolate();
+    await assert.rejects(
+      wrap(outer, policy(), inner).execute(async () => 'never'),
+      { code: 'CIRCUIT_OPEN' },
+    );
+    assert.equal(outer.currentState, 'closed');
+  });
+
   test('a forged refusal whose cause is itself does not hang the breaker', async () => {
     const forged = new RetryBudgetExhaustedError(new Error('x'), 1);
     Object.defineProperty(forged, 'cause', { value: forged });
