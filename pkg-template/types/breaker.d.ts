@@ -7,7 +7,13 @@
 export type BreakerState = 'closed' | 'open' | 'half-open' | 'isolated';
 
 interface BreakerCommon {
-  /** How long the circuit stays open before one probe is allowed (ms, finite, ≥ 0). */
+  /**
+   * How long the circuit stays open before one probe is allowed (ms, finite, ≥ 0). Also the
+   * probe's lease: a probe that has not reported within twice this is presumed lost (a dead
+   * worker, a dropped callback), the next caller becomes the probe, and the late outcome is
+   * ignored. Keep a probe's whole call, the retries inside the breaker included, shorter than that
+   * (e.g. `maxElapsedMs` ≤ 2 × `openDurationMs`).
+   */
   readonly openDurationMs: number;
   /** Consecutive probe successes that close the circuit. Default 1. */
   readonly probesToClose?: number;
