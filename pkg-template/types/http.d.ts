@@ -131,7 +131,13 @@ export interface CustomDialect {
   readonly base?: DialectName;
   /** Shown in errors. Default `custom(<base>)`. */
   readonly name?: string;
-  /** The request header that carries the key (an HTTP token). */
+  /**
+   * The request header that carries the key: an HTTP token a request may carry. A name fetch
+   * sets, drops or forbids (the Fetch standard's forbidden request headers: `Host`,
+   * `Connection`, `Content-Length`, `Cookie`, `Origin`, `Referer`, `Transfer-Encoding`, `Sec-*`,
+   * `Proxy-*`, …) or that the client sets itself (`Content-Type`) is a `RangeError` naming
+   * `header`: the key would never reach the gateway.
+   */
   readonly header?: string;
   /** `'sf-string'`: the key quoted as an RFC 9651 string (IETF draft); `'raw'`: as is. */
   readonly syntax?: 'raw' | 'sf-string';
