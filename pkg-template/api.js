@@ -15,7 +15,7 @@ export { chargeCustomer, chargeFingerprint } from './lib/charge.js';
 export { reconcile } from './lib/reconcile.js';
 export { resilientFetch, BreakerRegistry } from './lib/fetch.js';
 import { gatewayDialect as resolveDialect, isReplayed as replayed } from './lib/dialect.js';
-export { createCheckoutClient, CheckoutRequestError } from './lib/checkout.js';
+export { createCheckoutClient, CheckoutRequestError, UnknownEndpointError } from './lib/checkout.js';
 export {
   SteadfastError,
   CircuitOpenError,

@@ -22,6 +22,26 @@ export const CheckoutRequestError = /* @__PURE__ */ named(
   'CheckoutRequestError',
 );
 
+/**
+ * A charge that may have been processed at `endpoint` is not re-sent: that URL is neither this
+ * client's `endpoint` nor its `secondaryEndpoint` (compared as URLs), and sending it to another
+ * gateway could charge it a second time. Reconcile it with a client for that endpoint, or by lookup.
+ */
+export const UnknownEndpointError = /* @__PURE__ */ named(
+  class UnknownEndpointError extends SteadfastError {
+    constructor(key, endpoint, endpoints) {
+      super(
+        `Idempotency key ${key} may have been processed at ${endpoint}, which is not one of this client's endpoints (${endpoints.join(', ')}): not re-sent elsewhere`,
+        'UNKNOWN_ENDPOINT',
+      );
+      this.key = key;
+      this.endpoint = endpoint;
+      this.endpoints = endpoints;
+    }
+  },
+  'UnknownEndpointError',
+);
+
 /** @internal A decline travels through the store as a definitive failure (frees the key). */
 export class Declined extends Error {
   constructor(reason) {
@@ -50,6 +70,19 @@ export function parseBody(text) {
   } catch {
     return undefined;
   }
+}
+
+/** A 2xx body's charge reference: a non-empty string or a finite number in `reference` (or `id`), as text; else undefined. */
+function referenceOf(data) {
+  if (data === null || typeof data !== 'object') return undefined;
+  const ref = data.reference ?? data.id;
+  if (typeof ref === 'string' && ref !== '') return ref;
+  return typeof ref === 'number' && Number.isFinite(ref) ? String(ref) : undefined;
+}
+
+/** A decline's reason: `decline_code`, else `code`, else 'declined'. */
+function declineReason(err) {
+  return String(err.decline_code ?? err.code ?? 'declined');
 }
 
 /** The Retry-After of a Response (or an error carrying one) in ms at `now`, by the core's parser; undefined when none. */
@@ -83,18 +116,29 @@ export function unavailableFor(e, maybeSent, now) {
  * (Declined, Unavailable, IdempotencyKeyReuseError, CheckoutRequestError). `response` needs `ok`,
  * `status`, `type` and `headers`; `data` is its parsed body; `replayed`: the dialect's replay marker.
  */
-export function answerOutcome(response, data, verdict, replayed, dialect, key, now) {
+export function answerOutcome(response, data, verdict, replayed, dialect, key, now, earlierMaybe = false) {
+  const err = data !== null && typeof data === 'object' && data.error !== null && typeof data.error === 'object' ? data.error : {};
+  const declined = response.status === 402 || err.type === 'card_error';
   if (response.ok) {
-    const outcome = { status: 'succeeded', reference: String(data?.reference ?? data?.id ?? ''), key };
-    // The gateway's replay marker: this success was charged earlier (a UI must not count it twice).
-    if (replayed) outcome.replayed = true;
-    return { outcome };
+    const reference = referenceOf(data);
+    // A 2xx that names the charge: the key's answer, whatever came before it.
+    if (reference !== undefined && !declined) {
+      const outcome = { status: 'succeeded', reference, key };
+      // The gateway's replay marker: this success was charged earlier (a UI must not count it twice).
+      if (replayed) outcome.replayed = true;
+      return { outcome };
+    }
+    // A 2xx carrying a decline (and no charge reference) is a decline, read like any other: it
+    // frees the key only when no earlier attempt may have been processed.
+    if (declined && reference === undefined && !earlierMaybe) return { error: new Declined(declineReason(err)) };
+    // A 2xx that names no charge (an empty or unreadable body, a page served by something in front
+    // of the gateway), or names one and a decline: processed or not, nobody can tell from it.
+    return { unknown: true };
   }
   // An earlier attempt may have been processed: this answer (a 404 from a load balancer, a 409
   // while the gateway still runs the key, a 401 from a proxy) says nothing about it.
   if (verdict === VERDICT.UNKNOWN) return { unknown: true };
-  const err = data?.error ?? {};
-  if (response.status === 402 || err.type === 'card_error') return { error: new Declined(String(err.decline_code ?? err.code ?? 'declined')) };
+  if (declined) return { error: new Declined(declineReason(err)) };
   if (dialect.isReuse(response.status, data, response.headers?.get?.('content-type'))) return { error: new IdempotencyKeyReuseError(key) };
   if (verdict === VERDICT.NOT_PROCESSED) return { error: new Unavailable('rate-limited', retryAfterOf(response, now) ?? UNAVAILABLE_RETRY_MS) };
   if (response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400)) {

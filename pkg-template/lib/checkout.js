@@ -11,7 +11,7 @@
 // endpoint, see fetch-plan.js); every function below works on that state. What an answer or a
 // failure means is checkout-outcome.js's (pure functions).
 
-import { failedVerdictWaitMs } from '../steadfast_core.js';
+import { failedVerdictWaitMs, historyMayHaveBeenProcessed, historyRecord } from '../steadfast_core.js';
 import { RetryBudget } from './budget.js';
 import { IdempotencyStore, newIdempotencyKey } from './idempotency.js';
 import { CircuitOpenError, IdempotencyKeyExpiredError, IdempotencyKeyReuseError, OutcomeUnknownError } from './errors.js';
@@ -19,7 +19,7 @@ import { compileDialect, defaultDialectName } from './dialect.js';
 import { fetchWithPlan } from './fetch.js';
 import { BreakerRegistry, originOf } from './origin.js';
 import { breakerKind, compilePlan } from './fetch-plan.js';
-import { VERDICT, currentRunOf, historyVerdict, rememberHistory } from './classify.js';
+import { ANSWER, VERDICT, currentRunOf, historyVerdict, rememberHistory } from './classify.js';
 import * as o from './options.js';
 import { canonicalCharge, volatileFields } from './canonical.js';
 import { fetchDefaults } from './defaults.js';
@@ -30,6 +30,7 @@ import {
   Declined,
   UNAVAILABLE_RETRY_MS,
   Unavailable,
+  UnknownEndpointError,
   answerOutcome,
   failureOutcome,
   parseBody,
@@ -37,7 +38,7 @@ import {
   unknownRetryAfterMs,
 } from './checkout-outcome.js';
 
-export { CheckoutRequestError };
+export { CheckoutRequestError, UnknownEndpointError };
 
 /** Internal: the caller's own abort, already classified for the store; `charge()` rejects with the signal's reason. */
 const ABORTED = new WeakSet();
@@ -62,7 +63,41 @@ const CLIENT_OPTIONS = [
   'onAttempt',
 ];
 /** charge()'s option names. */
-const CHARGE_OPTIONS = ['idempotencyKey', 'signal'];
+const CHARGE_OPTIONS = ['idempotencyKey', 'signal', 'maybeProcessed'];
+/** charge()'s `maybeProcessed` fields. */
+const MAYBE_PROCESSED_FIELDS = ['lastAttemptAt', 'firstUsedAt', 'endpoint'];
+
+/**
+ * A URL as a URL parser writes it (scheme and host lower-cased, a default port dropped, relative to
+ * the page when there is one), so two spellings of one endpoint compare equal; a text no parser
+ * reads is compared as is.
+ */
+function normalUrl(url) {
+  try {
+    return new URL(url, globalThis.location?.href).href;
+  } catch {
+    return url;
+  }
+}
+
+/**
+ * The URL of this client's to send a key to that may have been processed at `recorded` (a record's
+ * or the caller's `endpoint`): the primary or the secondary, compared as URLs; the primary when
+ * nothing was recorded; undefined when it names neither (never sent elsewhere: another gateway
+ * would charge it a second time).
+ */
+function endpointFor(client, recorded) {
+  if (recorded === undefined) return client.endpoint;
+  const url = normalUrl(String(recorded));
+  if (url === client.endpointUrl) return client.endpoint;
+  if (client.secondary !== undefined && url === client.secondaryUrl) return client.secondary;
+  return undefined;
+}
+
+function unknownEndpoint(client, key, recorded) {
+  const error = new UnknownEndpointError(key, String(recorded), client.secondary === undefined ? [client.endpoint] : [client.endpoint, client.secondary]);
+  return { status: 'unknown', key, reason: 'unknown-endpoint', retryAfterMs: Infinity, error };
+}
 
 /** A URL string from a string or anything with a string `href` (URL). */
 function href(v) {
@@ -164,6 +199,8 @@ function clientState(options) {
   return {
     endpoint,
     secondary,
+    endpointUrl: normalUrl(endpoint),
+    secondaryUrl: secondary === undefined ? undefined : normalUrl(secondary),
     store,
     dialect,
     volatile,
@@ -227,9 +264,19 @@ async function post(client, url, body, key, signal, sent) {
 }
 
 function unknownError(client, key, startedAt, sent, cause) {
-  const e = new OutcomeUnknownError(key, startedAt, { cause, attempts: sent.attempts, lastAttemptAt: sent.lastAttemptAt, settleAfterMs: client.settleAfterMs });
-  if (sent.endpoint !== undefined) e.endpoint = sent.endpoint;
+  const lastAttemptAt = sent.lastAttemptAt ?? sent.prior?.lastAttemptAt;
+  const e = new OutcomeUnknownError(key, startedAt, { cause, attempts: sent.attempts, lastAttemptAt, settleAfterMs: client.settleAfterMs });
+  const endpoint = sent.endpoint ?? sent.prior?.endpoint;
+  if (endpoint !== undefined) e.endpoint = endpoint;
   return e;
+}
+
+/**
+ * Whether the whole history of a charge says it may have been processed: an attempt of this call,
+ * or one before it (`sent.prior`: an earlier page's, or the attempt reconcile() re-sends).
+ */
+function mayHaveBeenProcessed(sent) {
+  return sent.prior !== undefined || historyVerdict(sent.history) === VERDICT.UNKNOWN;
 }
 
 /**
@@ -237,7 +284,7 @@ function unknownError(client, key, startedAt, sent, cause) {
  * have been processed, unavailable if provably none was.
  */
 function failure(client, e, key, startedAt, sent, signal) {
-  const verdict = historyVerdict(sent.history);
+  const verdict = sent.prior !== undefined ? VERDICT.UNKNOWN : historyVerdict(sent.history);
   if (signal?.aborted && e === signal.reason) {
     const classified = verdict === VERDICT.UNKNOWN ? unknownError(client, key, startedAt, sent, e) : new Unavailable('aborted', 0);
     ABORTED.add(classified);
@@ -255,8 +302,16 @@ function failure(client, e, key, startedAt, sent, signal) {
  * key), or to the primary with failover to the secondary — the SAME key, and only while nothing
  * sent to the primary may have been processed (a key the primary may hold is never sent
  * elsewhere). Every error it throws carries the charge's history for the store.
+ *
+ * `prior` (reconcile(), or charge()'s `maybeProcessed`): an earlier attempt under this key may have
+ * been processed, last at `prior.lastAttemptAt` (undefined: not known), at `prior.endpoint`. The
+ * history then starts as "may have been processed": only a success settles the key, or a decline
+ * when the settle window had passed since that attempt before this one was sent (a gateway that
+ * honours keys would have replayed an earlier debit instead). With the time not known, the window
+ * counts from this send: a decline now leaves the key unknown, and a reconcile() after the window
+ * can settle it. Any other answer, or none, leaves it unknown.
  */
-async function attemptCharge(client, body, key, signal, only, firstUsedAt) {
+async function attemptCharge(client, body, key, signal, only, firstUsedAt, prior) {
   const owner = currentRunOf(); // the store run this charge belongs to: its history goes there
   const startedAt = Date.now();
   const sent = {
@@ -267,19 +322,38 @@ async function attemptCharge(client, body, key, signal, only, firstUsedAt) {
     endpoint: undefined,
     firstUsedAt: firstUsedAt ?? startedAt,
     replayed: false,
+    prior,
   };
+  const afterWindow =
+    prior?.lastAttemptAt !== undefined && failedVerdictWaitMs(startedAt, prior.lastAttemptAt, prior.settleAfterMs ?? client.settleAfterMs) <= 0;
   let thrown;
   try {
     const answer = await send(client, body, key, signal, only, sent);
     // A final transient answer comes back unread (its body was not awaited inside the attempt).
     if (answer.text === undefined) answer.response.body?.cancel().catch(() => {});
-    const judged = answerOutcome(answer.response, parseBody(answer.text), historyVerdict(sent.history), sent.replayed, client.dialect, key, Date.now());
+    const earlier = prior !== undefined || historyMayHaveBeenProcessed(sent.history);
+    const judged = answerOutcome(
+      answer.response,
+      parseBody(answer.text),
+      historyVerdict(sent.history),
+      sent.replayed,
+      client.dialect,
+      key,
+      Date.now(),
+      earlier,
+    );
     if (judged.outcome !== undefined) return judged.outcome;
-    thrown = judged.unknown ? unknownError(client, key, startedAt, sent, undefined) : judged.error;
+    // After an attempt that may have been processed, only a decline past the settle window is about the key.
+    const settles = prior === undefined || (afterWindow && judged.error instanceof Declined);
+    thrown = judged.unknown || !settles ? unknownError(client, key, startedAt, sent, judged.error) : judged.error;
   } catch (e) {
     thrown = failure(client, e, key, startedAt, sent, signal);
   }
-  rememberHistory(thrown, sent.history, owner);
+  // The store judges the run by this history: an unknown outcome is remembered as "may have been
+  // processed" even when this call's own attempts say otherwise (a 2xx naming no charge, the
+  // attempt before it).
+  const unknown = thrown instanceof OutcomeUnknownError && historyVerdict(sent.history) !== VERDICT.UNKNOWN;
+  rememberHistory(thrown, unknown ? historyRecord(0, ANSWER.NO_ANSWER) : sent.history, owner);
   throw thrown;
 }
 
@@ -288,7 +362,7 @@ async function send(client, body, key, signal, only, sent) {
   try {
     return await post(client, client.endpoint, body, key, signal, sent);
   } catch (e) {
-    if (e instanceof CircuitOpenError && client.secondary !== undefined && historyVerdict(sent.history) !== VERDICT.UNKNOWN) {
+    if (e instanceof CircuitOpenError && client.secondary !== undefined && !mayHaveBeenProcessed(sent)) {
       return post(client, client.secondary, body, key, signal, sent); // failover: the SAME key
     }
     throw e;
@@ -304,10 +378,14 @@ function outcomeOf(e, key, signal) {
 }
 
 /** One charge of `request` (requestOf) under `key`, through the store. */
-async function run(client, request, key, signal) {
+async function run(client, request, key, signal, prior) {
   let outcome;
+  const only = prior === undefined ? undefined : endpointFor(client, prior.endpoint);
+  if (prior !== undefined && only === undefined) return unknownEndpoint(client, key, prior.endpoint);
+  // Past the gateway's retention window the same key is a NEW charge there: never re-sent.
+  if (prior?.firstUsedAt !== undefined && client.dialect.keyExpired(prior.firstUsedAt, Date.now())) return expired(client, key, prior.firstUsedAt);
   try {
-    outcome = await client.store.run(key, () => attemptCharge(client, request.body, key, signal), {
+    outcome = await client.store.run(key, () => attemptCharge(client, request.body, key, signal, only, prior?.firstUsedAt, prior), {
       fingerprint: request.fingerprint,
       settleAfterMs: client.settleAfterMs,
     });
@@ -328,12 +406,14 @@ async function run(client, request, key, signal) {
  * it unknown.
  */
 async function resubmit(client, key, given) {
-  const { store, dialect, endpoint, secondary } = client;
+  const { store, dialect } = client;
   const record = await store.peek(key);
   // No record, a settled one or one in flight: the store's own answers (replay, in flight, or a
   // different charge for this key: IdempotencyKeyReuseError) — nothing is joined or re-sent blind.
   if (record === undefined || record.status !== 'unknown') {
-    if (given !== undefined) return run(client, given, key, undefined);
+    // A key this client holds no record of, reconciled with its charge (after a reload, another
+    // client's): reconciling is about a key that may have been processed, when is not known.
+    if (given !== undefined) return run(client, given, key, undefined, record === undefined ? {} : undefined);
     if (record === undefined) return undefined;
     return record.status === 'done' ? record.result : { status: 'unknown', key };
   }
@@ -343,17 +423,19 @@ async function resubmit(client, key, given) {
     throw o.typeError('reconcile', 'store', 'a store with resubmit() (IdempotencyStore, createSharedIdempotencyStore)', store);
   }
   // Past the gateway's retention window the same key is a NEW charge there: never re-sent.
-  if (dialect.keyExpired(record.startedAt, Date.now())) {
-    const error = new IdempotencyKeyExpiredError(key, { firstUsedAt: record.startedAt, retentionMs: dialect.retentionMs, dialect: dialect.name });
-    return { status: 'unknown', key, reason: 'key-expired', retryAfterMs: Infinity, error };
-  }
+  if (dialect.keyExpired(record.startedAt, Date.now())) return expired(client, key, record.startedAt);
+  // Only to the endpoint that may have processed it, compared as URLs; one this client does not
+  // have is refused, never sent elsewhere.
+  const only = endpointFor(client, record.endpoint);
+  if (only === undefined) return unknownEndpoint(client, key, record.endpoint);
   const windowMs = record.settleAfterMs ?? client.settleAfterMs;
   const last = record.lastAttemptAt ?? record.startedAt;
   const afterWindow = failedVerdictWaitMs(Date.now(), last, windowMs) <= 0;
-  const only = record.endpoint === secondary && secondary !== undefined ? secondary : endpoint;
+  // The record's attempt may have been processed: the re-send's history starts there.
+  const prior = { lastAttemptAt: last, settleAfterMs: windowMs, endpoint: record.endpoint };
   let outcome;
   try {
-    outcome = await store.resubmit(key, () => attemptCharge(client, request.body, key, undefined, only, record.startedAt), {
+    outcome = await store.resubmit(key, () => attemptCharge(client, request.body, key, undefined, only, record.startedAt, prior), {
       fingerprint: request.fingerprint,
       startedAt: record.startedAt,
       settleAfterMs: client.settleAfterMs,
@@ -369,6 +451,34 @@ async function resubmit(client, key, given) {
   }
   if (outcome.status !== 'unknown') client.unknownCharges.delete(key);
   return outcome;
+}
+
+/** The outcome of a key past the dialect's retention window: not re-sent (a new charge there). */
+function expired(client, key, firstUsedAt) {
+  const { dialect } = client;
+  const error = new IdempotencyKeyExpiredError(key, { firstUsedAt, retentionMs: dialect.retentionMs, dialect: dialect.name });
+  return { status: 'unknown', key, reason: 'key-expired', retryAfterMs: Infinity, error };
+}
+
+/**
+ * charge()'s `maybeProcessed`: `true`, or `{ lastAttemptAt, firstUsedAt, endpoint }` (each
+ * optional), validated into attemptCharge's `prior`; undefined when absent or false.
+ */
+function priorOf(co) {
+  const v = o.own(co, 'maybeProcessed');
+  if (v === undefined || v === false) return undefined;
+  if (v === true) return {};
+  const m = o.misspelt(o.object(v, 'charge'), MAYBE_PROCESSED_FIELDS, 'charge');
+  const time = (name) => {
+    const t = o.own(m, name);
+    if (t === undefined) return t;
+    if (typeof t !== 'number') throw o.typeError('charge', `maybeProcessed.${name}`, 'a time in ms since the epoch (Date.now())', t);
+    if (!(Number.isFinite(t) && t >= 0)) throw o.rangeError('charge', `maybeProcessed.${name}`, 'a time in ms since the epoch (Date.now())', t);
+    return t;
+  };
+  const endpoint = o.own(m, 'endpoint');
+  if (endpoint !== undefined && href(endpoint) === undefined) throw o.typeError('charge', 'maybeProcessed.endpoint', 'a URL string or URL', endpoint);
+  return { lastAttemptAt: time('lastAttemptAt'), firstUsedAt: time('firstUsedAt'), endpoint: endpoint === undefined ? undefined : href(endpoint) };
 }
 
 /**
@@ -414,13 +524,15 @@ function chargeOnce(client, charge, chargeOptions) {
   const key = o.own(co, 'idempotencyKey') ?? newIdempotencyKey();
   if (typeof key !== 'string') return Promise.reject(o.typeError('charge', 'idempotencyKey', 'a string', key));
   let request;
+  let prior;
   try {
     client.dialect.headerValue(key, 'charge'); // the gateway's key rule, before anything is stored or sent
     request = requestOf(client, c, 'charge');
+    prior = priorOf(co);
   } catch (e) {
     return Promise.reject(e);
   }
-  return once(client, key, () => run(client, request, key, o.own(co, 'signal')), request.fingerprint);
+  return once(client, key, () => run(client, request, key, o.own(co, 'signal'), prior), request.fingerprint);
 }
 
 /** client.reconcile(): every unknown key of the store, in order; one key's trouble costs that key only. */

@@ -1,6 +1,6 @@
 /** Errors: every steadfast error, its `code`, and the brand guard `isSteadfastError`. */
 
-import type { CheckoutRequestError } from './http.js';
+import type { CheckoutRequestError, UnknownEndpointError } from './http.js';
 import type { StateStoreUnavailableError, StoreAmnesiaError, StoreFullError } from './shared.js';
 import type { HedgeNotSafeError } from './hedge.js';
 
@@ -18,6 +18,7 @@ export type SteadfastErrorCode =
   | 'INVALID_KEY'
   | 'RANDOM_UNAVAILABLE'
   | 'CHECKOUT_REJECTED'
+  | 'UNKNOWN_ENDPOINT'
   | 'STORE_UNAVAILABLE'
   | 'OFFLINE'
   | 'HEDGE_NOT_SAFE'
@@ -205,6 +206,7 @@ export interface SteadfastErrorsByCode {
   INVALID_KEY: SteadfastInputError & { readonly code: 'INVALID_KEY' };
   RANDOM_UNAVAILABLE: SteadfastError & { readonly code: 'RANDOM_UNAVAILABLE' };
   CHECKOUT_REJECTED: CheckoutRequestError;
+  UNKNOWN_ENDPOINT: UnknownEndpointError;
   STORE_UNAVAILABLE: StateStoreUnavailableError;
   WASM_UNAVAILABLE: WasmUnavailableError;
   TIMEOUT: TimeoutError;

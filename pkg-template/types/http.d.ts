@@ -131,7 +131,13 @@ export interface CustomDialect {
   readonly base?: DialectName;
   /** Shown in errors. Default `custom(<base>)`. */
   readonly name?: string;
-  /** The request header that carries the key (an HTTP token). */
+  /**
+   * The request header that carries the key: an HTTP token a request may carry. A name fetch
+   * sets, drops or forbids (the Fetch standard's forbidden request headers: `Host`,
+   * `Connection`, `Content-Length`, `Cookie`, `Origin`, `Referer`, `Transfer-Encoding`, `Sec-*`,
+   * `Proxy-*`, …) or that the client sets itself (`Content-Type`) is a `RangeError` naming
+   * `header`: the key would never reach the gateway.
+   */
   readonly header?: string;
   /** `'sf-string'`: the key quoted as an RFC 9651 string (IETF draft); `'raw'`: as is. */
   readonly syntax?: 'raw' | 'sf-string';
@@ -175,6 +181,18 @@ export type ChargeOutcome =
   | { readonly status: 'declined'; readonly reason: string; readonly key: string }
   /** It may have been processed: show "we're checking", never "try again"; the key refuses a blind retry until reconciled. */
   | { readonly status: 'unknown'; readonly key: string; readonly retryAfterMs?: number }
+  /**
+   * It may have been processed at an endpoint that is neither this client's `endpoint` nor its
+   * `secondaryEndpoint` (compared as URLs): not re-sent (another gateway would charge it a second
+   * time); reconcile it with a client for that endpoint, or by lookup.
+   */
+  | {
+      readonly status: 'unknown';
+      readonly key: string;
+      readonly reason: 'unknown-endpoint';
+      readonly retryAfterMs: number;
+      readonly error: UnknownEndpointError;
+    }
   /** The key is past the dialect's retention window: not re-sent (it would be a new charge); settle it by lookup. */
   | {
       readonly status: 'unknown';
@@ -280,13 +298,48 @@ export interface CheckoutClient<S extends CheckoutStore = IdempotencyStore<Charg
    * fixed when `charge` is handed over: every attempt, the failover and `reconcile()` send its JSON
    * text as it was then, whatever becomes of the object afterwards. A charge whose fields read
    * differently from its JSON text (a Proxy) rejects with a `TypeError` (`INVALID_OPTION`), unsent.
+   *
+   * A 2xx is `succeeded` only when its body names the charge (`reference` or `id`, a non-empty
+   * string or a number); one carrying `{ error: { type: 'card_error' } }` instead is a decline; one
+   * that names nothing (empty, not JSON, neither field) is `unknown`.
    */
-  charge(charge: ChargeRequest, options?: { readonly idempotencyKey?: string; readonly signal?: AbortSignalLike }): Promise<ChargeOutcome>;
+  charge(
+    charge: ChargeRequest,
+    options?: {
+      readonly idempotencyKey?: string;
+      readonly signal?: AbortSignalLike;
+      /**
+       * The key was sent before (another page, before a reload) and that charge may have been
+       * processed (`true`, or what is known of it). The charge's history then starts as "may have
+       * been processed": it is sent only to `endpoint` (default: the primary; never failed over),
+       * only a success settles it, or a decline sent after `settleAfterMs` from `lastAttemptAt`;
+       * any other answer, or no `lastAttemptAt`, leaves it `unknown` (then `reconcile()` after the
+       * window settles it). Past the dialect's retention window from `firstUsedAt` it is not sent
+       * (`reason: 'key-expired'`); an `endpoint` this client does not have is not sent either
+       * (`reason: 'unknown-endpoint'`). `persistentCheckoutKey`'s `resume` passes it.
+       */
+      readonly maybeProcessed?:
+        | boolean
+        | {
+            /** When its last attempt was sent (ms since the epoch), or later: an upper bound is safe. */
+            readonly lastAttemptAt?: number;
+            /** When the key was first sent (ms since the epoch), or earlier. */
+            readonly firstUsedAt?: number;
+            /** Where it may have been processed: this client's `endpoint` or `secondaryEndpoint`. */
+            readonly endpoint?: string | URL;
+          };
+    },
+  ): Promise<ChargeOutcome>;
   /**
    * Get an unknown charge out of unknown by re-sending it with the SAME key: a gateway that honours
    * keys replays the first outcome, processes it once, or answers 409 while it still runs (then it
    * stays `unknown`). The outcome also settles the store (succeeded → replayed from now on; declined
-   * → key free). `charge` is needed only when this client did not make the charge (after a reload).
+   * → key free, when sent after the settle window). It goes only to the endpoint the record names
+   * (compared as URLs); one this client does not have resolves `{ status: 'unknown', reason:
+   * 'unknown-endpoint', error: UnknownEndpointError }`, nothing sent. `charge` is needed only when
+   * this client did not make the charge (after a reload): a key this client holds no record of is
+   * re-sent as one that may have been processed at a time not known, so a decline leaves it
+   * `unknown` and a `reconcile(key)` after the settle window from this re-send can settle it.
    * Without a key: every unknown key of the store, one after another.
    */
   reconcile(key: string, charge?: ChargeRequest): Promise<ChargeOutcome>;
@@ -301,6 +354,21 @@ export interface CheckoutClient<S extends CheckoutStore = IdempotencyStore<Charg
 }
 
 export function createCheckoutClient<S extends CheckoutStore = IdempotencyStore<ChargeOutcome>>(options: CheckoutClientOptions<S>): CheckoutClient<S>;
+
+/**
+ * A key that may have been processed at `endpoint` is not re-sent: it is neither this client's
+ * `endpoint` nor its `secondaryEndpoint` (compared as URLs), and another gateway would charge it a
+ * second time. Carried by `{ status: 'unknown', reason: 'unknown-endpoint', error }`.
+ */
+export class UnknownEndpointError extends SteadfastError {
+  constructor(key: string, endpoint: string, endpoints: string[]);
+  readonly code: 'UNKNOWN_ENDPOINT';
+  readonly key: string;
+  /** Where the key may have been processed (the record's). */
+  readonly endpoint: string;
+  /** This client's endpoints. */
+  readonly endpoints: readonly string[];
+}
 
 /** The gateway rejected the request itself (400, 401, 404…): a programming error, thrown. */
 export class CheckoutRequestError extends SteadfastError {

@@ -308,6 +308,12 @@ export interface CheckoutKeyState {
   readonly key: string;
   readonly status: CheckoutKeyStatus;
   readonly startedAt?: number;
+  /** When the key was first sent (ms since the epoch). */
+  readonly firstUsedAt?: number;
+  /** An unknown charge: when its last attempt was sent, or later (when it ended); the settle window of a resume counts from it. */
+  readonly lastAttemptAt?: number;
+  /** An unknown charge: the endpoint where it may have been processed, when the client's store knew it. */
+  readonly endpoint?: string;
   /** A charge was in flight when its page went away (reload, crash): its outcome is unknown. */
   readonly interrupted?: boolean;
   readonly outcome?: ChargeOutcome;
@@ -316,7 +322,15 @@ export interface PersistentCheckoutKey {
   readonly key: string;
   readonly cartId: string;
   state(): Promise<CheckoutKeyState>;
-  /** `{ status: 'in-flight' }` when another tab is charging; `{ status: 'unknown' }` after an interrupted/unknown charge unless `resume`. */
+  /**
+   * `{ status: 'in-flight' }` when another tab is charging; `{ status: 'unknown' }` after an
+   * interrupted/unknown charge unless `resume`. `resume` re-sends the same key as one that may have
+   * been processed (the client's `maybeProcessed`, with the entry's `lastAttemptAt`, `firstUsedAt`
+   * and `endpoint`): only a success, or a decline sent after the settle window from
+   * `lastAttemptAt`, settles it; an interrupted charge's last attempt is not known, so a decline
+   * then leaves it `unknown` (resume again after the window). A resumed key is never freed by an
+   * error or an `unavailable` answer: it stays `unknown`.
+   */
   charge(
     client: CheckoutClient,
     charge: ChargeRequest,

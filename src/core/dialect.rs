@@ -259,6 +259,58 @@ fn is_token(s: &str) -> bool {
         })
 }
 
+/// Request header names a dialect's key header may not be (ASCII case-insensitive): the Fetch
+/// standard's forbidden request-header names, which a browser's fetch drops or sets itself (and
+/// undici refuses or overwrites), and `Content-Type`, which the checkout client sets on every
+/// charge (a key there is merged into it). A key sent in one never reaches the gateway, yet the
+/// client would keep retrying as if it did: every attempt a new charge there.
+pub const FORBIDDEN_KEY_HEADERS: [&str; 25] = [
+    "accept-charset",
+    "accept-encoding",
+    "access-control-request-headers",
+    "access-control-request-method",
+    "connection",
+    "content-length",
+    "content-type",
+    "cookie",
+    "cookie2",
+    "date",
+    "dnt",
+    "expect",
+    "host",
+    "keep-alive",
+    "origin",
+    "referer",
+    "set-cookie",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "via",
+    "x-http-method",
+    "x-http-method-override",
+    "x-method-override",
+];
+
+/// Name prefixes a key header may not start with (ASCII case-insensitive): the Fetch standard
+/// forbids every `Proxy-*` and `Sec-*` request header.
+pub const FORBIDDEN_KEY_HEADER_PREFIXES: [&str; 2] = ["proxy-", "sec-"];
+
+/// Whether `name` may carry the idempotency key: an HTTP token that is neither a forbidden
+/// request header ([`FORBIDDEN_KEY_HEADERS`], [`FORBIDDEN_KEY_HEADER_PREFIXES`]) nor one the client
+/// sets itself. The one copy of the rule for every shell (JS `dialect` options, the Rust `web`
+/// shell's [`Dialect::custom`]).
+pub fn is_key_header(name: &str) -> bool {
+    if !is_token(name) {
+        return false;
+    }
+    let lower = name.to_ascii_lowercase();
+    !FORBIDDEN_KEY_HEADERS.contains(&lower.as_str())
+        && !FORBIDDEN_KEY_HEADER_PREFIXES
+            .iter()
+            .any(|p| lower.starts_with(p))
+}
+
 /// A status slot of a dialect that holds none (no in-progress status, an unused reuse slot).
 pub const NO_STATUS: u16 = 0;
 
@@ -274,13 +326,16 @@ impl Dialect {
         BUILTIN.get(i).map(Row::dialect)
     }
 
-    /// A dialect of the caller's: every field validated (a header name that is an HTTP token, a
-    /// key limit of 1..=255, a retention window > 0 ms or infinite, statuses 400..=599 or 0 for
+    /// A dialect of the caller's: every field validated (a key header that a request may carry,
+    /// [`is_key_header`]: an HTTP token, not a forbidden request header nor `Content-Type`; a key limit of 1..=255, a retention window > 0 ms or infinite, statuses 400..=599 or 0 for
     /// none, a replay header that is a token or empty).
     pub fn custom(d: Dialect) -> Result<Dialect, Error> {
         let bad = |option, expected| Err(Error::InvalidOption { option, expected });
         if !is_token(&d.header) {
             return bad(Opt::Header, Expect::Token);
+        }
+        if !is_key_header(&d.header) {
+            return bad(Opt::Header, Expect::KeyHeader);
         }
         if !(1..=255).contains(&d.max_key_len) {
             return bad(Opt::MaxKeyLength, Expect::IntegerAtLeastOne { max: 255 });
@@ -439,6 +494,62 @@ mod tests {
         assert!(stripe.key_expired(0.0, DAY_MS));
         assert!(!stripe.key_expired(f64::NAN, DAY_MS * 9.0));
         assert!(!Dialect::builtin("paypal").unwrap().key_expired(0.0, 1e15));
+    }
+
+    #[test]
+    fn a_key_header_fetch_drops_or_the_client_sets_is_refused() {
+        let base = Dialect::builtin("stripe").unwrap();
+        for name in [
+            "Host",
+            "host",
+            "CONNECTION",
+            "Content-Length",
+            "Content-Type",
+            "Cookie",
+            "Origin",
+            "Referer",
+            "Transfer-Encoding",
+            "TE",
+            "Keep-Alive",
+            "X-HTTP-Method-Override",
+            "Sec-Idempotency-Key",
+            "sec-fetch-mode",
+            "Proxy-Authorization",
+            "proxy-key",
+        ] {
+            assert!(!is_key_header(name), "{name}");
+            let d = Dialect {
+                header: name.into(),
+                ..base.clone()
+            };
+            assert_eq!(
+                Dialect::custom(d),
+                Err(Error::InvalidOption {
+                    option: Opt::Header,
+                    expected: Expect::KeyHeader,
+                }),
+                "{name}"
+            );
+        }
+        for name in [
+            "Idempotency-Key",
+            "X-Idempotency-Key",
+            "Cko-Idempotency-Key",
+            "PayPal-Request-Id",
+            "Secret-Key",
+            "Proxyish",
+            "Hosts",
+        ] {
+            assert!(is_key_header(name), "{name}");
+            let d = Dialect {
+                header: name.into(),
+                ..base.clone()
+            };
+            assert!(Dialect::custom(d).is_ok(), "{name}");
+        }
+        for row in BUILTIN {
+            assert!(is_key_header(row.header), "{}", row.name);
+        }
     }
 
     #[test]

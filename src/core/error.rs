@@ -214,6 +214,10 @@ pub enum Expect {
     Token,
     /// An HTTP error status (400 to 599), or 0 for none.
     ErrorStatus,
+    /// A request header name a page may set and the client does not set itself: an RFC 9110
+    /// token that is not one of the Fetch standard's forbidden request-header names (`Host`,
+    /// `Cookie`, `Content-Length`, `Sec-*`, `Proxy-*`, …) nor `Content-Type`.
+    KeyHeader,
 }
 
 /// The longest duration (TTL, lease, window, cooldown) any option accepts: 10 years of 365 days.
@@ -241,6 +245,7 @@ impl Expect {
             Expect::Duration { .. } => 12,
             Expect::Token => 13,
             Expect::ErrorStatus => 14,
+            Expect::KeyHeader => 15,
         }
     }
 }
@@ -337,6 +342,11 @@ impl Expect {
                 "",
             ),
             Expect::ErrorStatus => ("an HTTP status from 400 to 599, or 0 for none", None, ""),
+            Expect::KeyHeader => (
+                "an HTTP header name (letters, digits and !#$%&'*+-.^_`|~) that a request may carry: not one fetch sets or forbids (Host, Connection, Content-Length, Cookie, Origin, Referer, Transfer-Encoding, Sec-*, Proxy-*, ...) nor Content-Type, which the client sets",
+                None,
+                "",
+            ),
         }
     }
 }

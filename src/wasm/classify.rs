@@ -76,6 +76,15 @@ pub fn history_verdict(history: u32) -> u32 {
     History(history).verdict().id()
 }
 
+/// Whether some attempt of a history may have been processed
+/// (`core::history::History::may_have_been_processed`, sticky): a success after it is still the
+/// key's answer, but a success that says nothing about the charge (a `2xx` carrying a decline) is
+/// not.
+#[wasm_bindgen(js_name = historyMayHaveBeenProcessed)]
+pub fn history_may_have_been_processed(history: u32) -> bool {
+    History(history).may_have_been_processed()
+}
+
 /// Whether a network error code proves nothing was sent (`core::history::proves_not_sent`).
 #[wasm_bindgen(js_name = provesNotSent)]
 pub fn proves_not_sent(code: &str) -> bool {

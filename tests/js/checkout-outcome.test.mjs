@@ -23,8 +23,18 @@ describe('answerOutcome: an HTTP answer and the history -> the outcome', () => {
   test('a 2xx is succeeded with the reference (or id), and says when the gateway replayed it', () => {
     assert.deepEqual(judge(200, { reference: 'ch_1' }, VERDICT.DONE), { outcome: { status: 'succeeded', reference: 'ch_1', key: 'k1' } });
     assert.deepEqual(judge(201, { id: 'pi_2' }, VERDICT.DONE), { outcome: { status: 'succeeded', reference: 'pi_2', key: 'k1' } });
-    assert.deepEqual(judge(200, undefined, VERDICT.DONE), { outcome: { status: 'succeeded', reference: '', key: 'k1' } });
+    assert.deepEqual(judge(200, { id: 7 }, VERDICT.DONE), { outcome: { status: 'succeeded', reference: '7', key: 'k1' } });
     assert.equal(judge(200, { id: 'x' }, VERDICT.DONE, { replayed: true }).outcome.replayed, true);
+  });
+
+  test('a 2xx that names no charge is unknown; a 2xx carrying a decline is a decline unless an earlier attempt may have been processed', () => {
+    for (const data of [undefined, {}, { reference: '' }, { id: null }, 'ok', { reference: 'ch_1', error: { type: 'card_error' } }])
+      assert.deepEqual(judge(200, data, VERDICT.DONE), { unknown: true }, JSON.stringify(data));
+    const d = judge(200, { error: { type: 'card_error', decline_code: 'lost_card' } }, VERDICT.DONE).error;
+    assert.ok(d instanceof Declined);
+    assert.equal(d.reason, 'lost_card');
+    const earlier = answerOutcome(answer(200), { error: { type: 'card_error' } }, VERDICT.DONE, false, stripe, 'k1', NOW, true);
+    assert.deepEqual(earlier, { unknown: true });
   });
 
   test('after an attempt that may have been processed, no later non-2xx settles anything: unknown', () => {

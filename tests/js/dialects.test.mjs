@@ -14,6 +14,7 @@ import {
   OutcomeUnknownError,
   isSteadfastError,
 } from 'steadfast';
+import http from 'node:http';
 import { startDialectGateway } from '../support/dialect-gateway.mjs';
 
 const test = (name, fn) => nodeTest(name, { timeout: 20_000 }, fn);
@@ -223,4 +224,65 @@ test('every field of a dialect reads back as given, non-ASCII text included', ()
   assert.equal(empty.name, '');
   assert.equal(empty.retentionMs, Infinity);
   assert.equal(empty.replayHeader, undefined);
+});
+
+// A key header that fetch drops, sets itself or forbids (or that the client sets: Content-Type)
+// never reaches the gateway: a client that kept it would retry a charge that may have been
+// processed without its key, each attempt a new charge there. It is refused when the dialect is
+// read, naming the option and the value, and nothing is sent.
+const FORBIDDEN_KEY_HEADERS = [
+  'Host',
+  'Connection',
+  'Content-Length',
+  'Content-Type',
+  'Cookie',
+  'Origin',
+  'Referer',
+  'Transfer-Encoding',
+  'Keep-Alive',
+  'TE',
+  'Sec-Idempotency-Key',
+  'Proxy-Idempotency-Key',
+  'X-HTTP-Method-Override',
+];
+
+test('a key header fetch manages or forbids (or Content-Type) is refused by createCheckoutClient and resilientFetch; nothing is sent', async (t) => {
+  const posts = [];
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      posts.push(req.headers);
+      if (posts.length === 1) return req.socket.destroy(); // processed, the answer lost: a retry follows
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"reference":"ch_1"}');
+    });
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  t.after(() => server.close());
+  const url = `http://127.0.0.1:${server.address().port}/v1/charges`;
+  const options = { endpoint: url, breaker: false, attemptTimeoutMs: 500, retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1 } };
+  for (const header of FORBIDDEN_KEY_HEADERS) {
+    for (const spelt of [header, header.toLowerCase(), header.toUpperCase()]) {
+      assert.throws(
+        () => createCheckoutClient({ ...options, dialect: { base: 'stripe', header: spelt } }),
+        (e) => e instanceof RangeError && e.code === 'INVALID_OPTION' && e.option === 'header' && e.message.includes(JSON.stringify(spelt)),
+        spelt,
+      );
+      await assert.rejects(
+        resilientFetch(url, { method: 'POST', body: '{}' }, { dialect: { header: spelt }, idempotencyKey: 'k-1' }),
+        (e) => e instanceof RangeError && e.code === 'INVALID_OPTION' && e.option === 'header' && e.message.includes('resilientFetch'),
+        spelt,
+      );
+      assert.throws(() => gatewayDialect({ header: spelt }), RangeError, spelt);
+    }
+  }
+  assert.equal(posts.length, 0, 'nothing was sent under a refused dialect');
+  // A header of the caller's own: the key reaches the gateway on every attempt, and it charges once.
+  const c = createCheckoutClient({ ...options, dialect: { base: 'stripe', header: 'X-Idempotency-Key' } });
+  const outcome = await c.charge(CHARGE, { idempotencyKey: 'KEY-123' });
+  assert.equal(outcome.status, 'succeeded');
+  assert.deepEqual(
+    posts.map((h) => h['x-idempotency-key']),
+    ['KEY-123', 'KEY-123'],
+  );
 });

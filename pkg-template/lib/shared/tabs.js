@@ -316,19 +316,46 @@ export async function persistentCheckoutKey(options) {
         if (r.key !== key) return { status: 'replaced', key };
         if (r.status !== 'new' && r.fp !== undefined && r.fp !== fp) throw new IdempotencyKeyReuseError(key);
         if (SETTLED.has(r.status)) return { ...r.outcome, status: r.status, key, replayed: true };
-        if ((r.status === 'in-flight' || r.status === 'unknown') && o.own(co, 'resume') !== true) return { status: 'unknown', key };
-        write({ ...r, fp, status: 'in-flight', startedAt: Date.now(), amountCents: charge?.amountCents, currency: charge?.currency });
+        const resumed = r.status === 'in-flight' || r.status === 'unknown';
+        if (resumed && o.own(co, 'resume') !== true) return { status: 'unknown', key };
+        const now = Date.now();
+        const firstUsedAt = isTime(r.firstUsedAt) ? r.firstUsedAt : isTime(r.startedAt) ? r.startedAt : now;
+        write({ ...r, fp, status: 'in-flight', startedAt: now, firstUsedAt, amountCents: charge?.amountCents, currency: charge?.currency });
+        // A resumed key may have been processed (the stored state says so): the client starts its
+        // history there, so only a success, or a decline after the settle window from the last
+        // attempt the entry knows of, settles it. An interrupted charge's last attempt is not known.
+        const chargeOptions = { idempotencyKey: key, signal: o.own(co, 'signal') };
+        if (resumed) {
+          chargeOptions.maybeProcessed = { firstUsedAt };
+          if (r.status === 'unknown' && isTime(r.lastAttemptAt)) chargeOptions.maybeProcessed.lastAttemptAt = r.lastAttemptAt;
+          if (r.status === 'unknown' && typeof r.endpoint === 'string') chargeOptions.maybeProcessed.endpoint = r.endpoint;
+        }
+        // An unknown outcome keeps when its last attempt was (at most now) and where it may have been processed.
+        const unknownFacts = async () => {
+          let endpoint;
+          try {
+            const rec = await client.store?.peek?.(key);
+            if (typeof rec?.endpoint === 'string') endpoint = rec.endpoint;
+          } catch {
+            // a store that cannot answer: the endpoint stays unknown (the primary is re-sent to)
+          }
+          return { lastAttemptAt: Date.now(), endpoint: endpoint ?? (r.status === 'unknown' ? r.endpoint : undefined) };
+        };
         let outcome;
         try {
-          outcome = await client.charge(charge, { idempotencyKey: key, signal: o.own(co, 'signal') });
+          outcome = await client.charge(charge, chargeOptions);
         } catch (error) {
-          // Nothing was sent (open circuit, bad request): the key is free again. Anything else: unknown.
-          const nothingSent = error?.code === 'CIRCUIT_OPEN' || error?.code === 'INVALID_OPTION' || error?.code === 'CHECKOUT_REJECTED';
-          keep({ ...read(), status: nothingSent ? 'new' : 'unknown' });
+          // Nothing was sent (open circuit, bad request): the key is free again, unless it may have
+          // been processed before (resumed): then it stays unknown. Anything else: unknown.
+          const nothingSent = !resumed && (error?.code === 'CIRCUIT_OPEN' || error?.code === 'INVALID_OPTION' || error?.code === 'CHECKOUT_REJECTED');
+          keep(nothingSent ? { ...read(), status: 'new' } : { ...read(), status: 'unknown', ...(await unknownFacts()) });
           throw error;
         }
-        // 'unavailable': provably nothing was sent, so the cart's key is as new (its outcome is kept).
-        keep({ ...read(), status: outcome.status === 'unavailable' ? 'new' : outcome.status, outcome, settledAt: Date.now() });
+        // 'unavailable': provably nothing was sent, so the cart's key is as new (its outcome is kept);
+        // not for a resumed key, which may have been processed before.
+        const status = outcome.status === 'unavailable' ? (resumed ? 'unknown' : 'new') : outcome.status;
+        const facts = status === 'unknown' ? await unknownFacts() : {};
+        keep({ ...read(), ...facts, status, outcome, settledAt: Date.now() });
         return outcome;
       };
       const onLeave = () => {
