@@ -709,6 +709,28 @@ async fn dialect_puts_the_key_in_its_header_and_syntax() {
     assert!(s.log().await.is_empty(), "nothing sent");
 }
 
+/// A Dialect built field by field skips `Dialect::custom`'s checks: a key header fetch would drop
+/// (`Host`) is still refused before anything is sent.
+#[wasm_bindgen_test]
+async fn a_dialect_built_by_hand_with_a_header_fetch_drops_is_refused() {
+    let s = Scenario::new(r#"[{"status":201}]"#).await;
+    let host = Dialect {
+        header: "Host".into(),
+        ..Dialect::builtin("stripe").unwrap()
+    };
+    let opts = options()
+        .idempotency_key(IdempotencyKey::Key("k-host".into()))
+        .dialect(host);
+    assert!(matches!(
+        fetch(&s.request("POST"), &opts).await,
+        Err(Error::InvalidOption {
+            option: "dialect.header",
+            ..
+        })
+    ));
+    assert!(s.log().await.is_empty(), "nothing sent");
+}
+
 /// Checkout.com answers 429 for a key in progress: with its dialect that holds the key (unknown,
 /// whatever comes next); without, a 429 is "throttled before processing" and the 404 stands.
 #[wasm_bindgen_test]

@@ -430,7 +430,7 @@ mod platform {
         is_transient_response, message_proves_not_sent, method_is_keyed, method_is_retryable,
         parse_retry_after,
     };
-    use crate::core::dialect::Dialect;
+    use crate::core::dialect::{is_key_header, Dialect};
     use crate::core::history::{Answer, History, Verdict};
     use crate::core::idempotency::validate_key;
 
@@ -543,6 +543,14 @@ mod platform {
             }
         };
         let dialect = options.dialect.as_ref();
+        // A Dialect built field by field skips Dialect::custom: its header is checked here, before
+        // anything is sent (fetch would drop a forbidden one, and the key with it).
+        if dialect.is_some_and(|d| !is_key_header(&d.header)) {
+            return Err(invalid(
+                "dialect.header",
+                "a header a request can carry (not one fetch manages or forbids, nor Content-Type)",
+            ));
+        }
         let key_header = dialect.map_or("Idempotency-Key", |d| d.header.as_str());
         if let Some(k) = &key {
             let value = match dialect {
