@@ -4,6 +4,12 @@
 
 export const systemClock = () => Date.now();
 
+/**
+ * @internal A store that keeps its records' times on a clock of its own (Redis TIME) answers it
+ * through this method, `(key) => Promise<ms>`: reconcile() judges settle windows by it.
+ */
+export const STORE_CLOCK = Symbol.for('steadfast.storeClock');
+
 /** setTimeout's limit: a longer delay fires after 1 ms in Node and browsers. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 

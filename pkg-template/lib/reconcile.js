@@ -11,7 +11,7 @@
 import { failedVerdictWaitMs, settleAfterMs as coreSettleAfterMs } from '../steadfast_core.js';
 import * as o from './options.js';
 import { brand } from './errors.js';
-import { after } from './clock.js';
+import { STORE_CLOCK, after } from './clock.js';
 
 /** How long one lookup may take before its key is reported in `errors` and left unknown. */
 export const DEFAULT_LOOKUP_TIMEOUT_MS = 30_000;
@@ -44,7 +44,9 @@ function withTimeout(fn, ms, key) {
  * settle window has passed since its last attempt (`record.settleAfterMs`, else
  * `options.settleAfterMs`, default 120,000 ms); before that it is counted in `deferred` and the key
  * stays unknown. A lookup that throws leaves its key unknown and is reported in `errors`. Keys are
- * looked up at most `concurrency` at a time (default 8). `clock` (default Date.now) is for tests.
+ * looked up at most `concurrency` at a time (default 8). The window is judged on the store's clock:
+ * a shared store's own (Redis TIME, on the node that holds the record), an in-process store's
+ * Date.now. `clock` replaces it (for tests).
  */
 export async function reconcile(store, lookup, options) {
   const where = 'reconcile';
@@ -60,7 +62,12 @@ export async function reconcile(store, lookup, options) {
   const defaultWindow = given ?? coreSettleAfterMs(NaN, NaN);
   const lookupTimeoutMs = o.num(opts, 'lookupTimeoutMs', where) ?? DEFAULT_LOOKUP_TIMEOUT_MS;
   if (!(lookupTimeoutMs > 0)) throw o.rangeError(where, 'lookupTimeoutMs', 'a number > 0', lookupTimeoutMs);
+  // The settle window is judged on the clock the store keeps its records' times in: a shared
+  // store's own (Redis TIME), so a reconciler whose wall clock is off judges as any other; an
+  // in-process store's is this process's. A `clock` given here replaces both (tests).
+  const clockGiven = o.own(opts, 'clock') !== undefined;
   const clock = o.clock(opts, where);
+  const storeClock = !clockGiven && typeof store[STORE_CLOCK] === 'function' ? (key) => store[STORE_CLOCK](key) : undefined;
   // Shared (Redis) stores answer asynchronously; in-process ones synchronously: await both.
   const keys = await store.unknownKeys();
   const report = { checked: keys.length, done: 0, failed: 0, deferred: 0, stillUnknown: 0, retryAfterMs: undefined, settleAllAfterMs: undefined, errors: [] };
@@ -95,7 +102,15 @@ export async function reconcile(store, lookup, options) {
         // queues work for longer makes reconciliation safer, never hastier).
         const own = typeof record.settleAfterMs === 'number' ? record.settleAfterMs : defaultWindow;
         const window = given === undefined ? own : Math.max(own, given);
-        const waitMs = failedVerdictWaitMs(clock(), last, window);
+        let now;
+        try {
+          now = storeClock === undefined ? clock() : await storeClock(key);
+        } catch (error) {
+          report.errors.push({ key, error });
+          report.stillUnknown += 1;
+          continue;
+        }
+        const waitMs = failedVerdictWaitMs(now, last, window);
         if (waitMs > 0) {
           report.deferred += 1;
           report.retryAfterMs = Math.min(report.retryAfterMs ?? Infinity, waitMs);

@@ -153,7 +153,11 @@ export function reconcile<T>(
     readonly settleAfterMs?: number;
     /** How long one lookup may take (ms); a lookup past it is that key's error (`LOOKUP_TIMEOUT`), the key stays unknown. Default 30,000. */
     readonly lookupTimeoutMs?: number;
-    /** Clock (ms). Default `Date.now`. */
+    /**
+     * Clock (ms) the settle windows are judged by. Default: the store's own — a Redis store's TIME
+     * (the clock its records' times are kept in, so a reconciler whose wall clock is off judges as
+     * any other), an in-process store's `Date.now`. For tests.
+     */
     readonly clock?: () => number;
   },
 ): Promise<ReconcileReport>;

@@ -11,7 +11,8 @@ export class StateStoreUnavailableError extends SteadfastError {
   readonly code: 'STORE_UNAVAILABLE';
   /**
    * The store operation: 'acquire' | 'record' | 'state' | 'isolate' | 'reset' | 'begin' | 'complete' | 'reopen' | 'peek' | 'resolve' |
-   * 'unknownKeys' | 'acknowledge'; or what refused: 'policy' (eviction), 'persistence', 'layout' (old records or another bucket count), 'epoch'.
+   * 'unknownKeys' | 'acknowledge' | 'time' (the store's clock, for reconcile) | 'amnesia' (marking a loss); or what refused: 'policy' (eviction),
+   * 'persistence', 'layout' (old records or another bucket count), 'epoch'.
    */
   readonly op: string;
   readonly key?: string;
@@ -26,8 +27,11 @@ export class StoreFullError extends SteadfastError {
 
 /**
  * Redis lost the store's data (an epoch marker gone or older than the one this process knew: a
- * restart without persistence, FLUSHALL, a failover to an empty node). Begins, reopens, resolves,
- * peeks and listings reject with it, running nothing, until `acknowledgeAmnesia()`.
+ * restart without persistence, FLUSHALL, a failover to an empty node; or a bucket's write counter
+ * below the one this process saw: a restart from an older RDB snapshot, a failover to a replica
+ * that lagged). Begins, reopens, resolves, peeks and listings reject with it, running nothing,
+ * until `acknowledgeAmnesia()`. The process that finds the loss marks the store in Redis, so
+ * every process, also one started later, refuses too.
  */
 export class StoreAmnesiaError extends SteadfastError {
   readonly code: 'STORE_AMNESIA';
@@ -88,10 +92,19 @@ export interface IdempotencyStoreHandle {
     | { status: 'full'; maxRecords: number }
   >;
   /**
-   * `meta`: what an unknown record keeps for reconcile. 'late': the record was settled (or taken by
-   * another attempt) before this owner reported.
+   * `meta`: what an unknown record keeps for reconcile; `lastAttemptAgeMs` is the last attempt's
+   * age (ms before this call, on the caller's clock), for a store that keeps its times on a clock of
+   * its own (Redis TIME): such a store keeps `now - lastAttemptAgeMs`, never the caller's
+   * `lastAttemptAt`. 'late': the record was settled (or taken by another attempt) before this
+   * owner reported.
    */
-  complete(key: string, token: unknown, outcome: 'done' | 'unknown' | 'failed', value: unknown, meta?: UnknownRecordMeta): Promise<'ok' | 'late'>;
+  complete(
+    key: string,
+    token: unknown,
+    outcome: 'done' | 'unknown' | 'failed',
+    value: unknown,
+    meta?: UnknownRecordMeta & { readonly lastAttemptAgeMs?: number },
+  ): Promise<'ok' | 'late'>;
   peek(key: string): Promise<IdempotencyRecord<unknown> | undefined>;
   resolve(key: string, outcome: 'done' | 'failed', result?: unknown, startedAt?: number): Promise<'resolved' | 'not-found' | 'wrong-state'>;
   unknownKeys(): Promise<string[]>;
@@ -99,6 +112,11 @@ export interface IdempotencyStoreHandle {
   unknownKeysPage?(cursor?: string): Promise<{ keys: [string, number][]; cursor: string | undefined }>;
   /** Optional: stores that can lose data start a new epoch after a StoreAmnesiaError. */
   acknowledgeAmnesia?(): Promise<{ generation: number }>;
+  /**
+   * Optional: the clock the store keeps `key`'s times in (ms; Redis TIME on the node that holds
+   * it). reconcile() judges settle windows by it; without it, by `Date.now()`.
+   */
+  now?(key: string): Promise<number>;
 }
 
 /** A shared breaker's options as a store receives them (defaults filled in). */
@@ -170,8 +188,9 @@ export interface RedisStoreOptions {
    */
   readonly evictionPolicy?: 'refuse' | 'warn';
   /**
-   * A primary with neither AOF (`appendonly yes`) nor RDB snapshots (`save`) forgets everything when
-   * it restarts: 'warn' (default) calls `onWarning` once; 'refuse' rejects idempotency calls with
+   * A primary without AOF (`appendonly yes`) loses data when it crashes: with no persistence at all,
+   * everything; with RDB snapshots (`save`) only, every write since the last snapshot. 'warn'
+   * (default) calls `onWarning` once; 'refuse' rejects idempotency calls with
    * StateStoreUnavailableError (op 'persistence'); 'ignore'. Checked on every primary like the policy.
    */
   readonly persistence?: 'warn' | 'refuse' | 'ignore';

@@ -14,11 +14,13 @@ test('Redis: an unknown record keeps attempts, lastAttemptAt and settleAfterMs; 
   await store.run('r-1', () => Promise.reject(new OutcomeUnknownError('r-1', now, { attempts: 3, lastAttemptAt: now, settleAfterMs: 60_000 }))).catch(() => {});
   const rec = await store.peek('r-1');
   assert.equal(rec?.status, 'unknown');
-  assert.deepEqual([rec.attempts, rec.lastAttemptAt, rec.settleAfterMs], [3, now, 60_000]);
+  assert.deepEqual([rec.attempts, rec.settleAfterMs], [3, 60_000]);
+  // Kept in Redis time, from the attempt's age: never before the record's start, never after now.
+  assert.ok(rec.lastAttemptAt >= rec.startedAt && rec.lastAttemptAt <= Date.now() + 5, `lastAttemptAt ${rec.lastAttemptAt}, startedAt ${rec.startedAt}`);
   const early = await reconcile(store, () => ({ status: 'failed' }));
   assert.equal(early.deferred, 1, 'inside its 60 s window');
   assert.equal((await store.peek('r-1'))?.status, 'unknown');
-  const later = await reconcile(store, () => ({ status: 'failed' }), { clock: () => now + 60_001 });
+  const later = await reconcile(store, () => ({ status: 'failed' }), { clock: () => rec.lastAttemptAt + 60_001 });
   assert.equal(later.failed, 1);
   assert.equal(await store.peek('r-1'), undefined);
 });

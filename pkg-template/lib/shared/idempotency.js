@@ -15,6 +15,7 @@ import { deferred } from '../deferred.js';
 import { StateStoreUnavailableError, StoreAmnesiaError, StoreFullError } from './errors.js';
 import { memoryStateStore } from './store.js';
 import { errorText, unknownMeta } from '../unknown.js';
+import { STORE_CLOCK } from '../clock.js';
 
 /**
  * A store's resolve / reopen answer as a RESOLVE code: the interface's answer names are the core's
@@ -132,8 +133,11 @@ export class SharedIdempotencyStore {
       const now = Date.now();
       const meta = unknownMeta(error, options, now);
       const outcome = OUTCOMES[kind]; // completionOf's kind, as the state-store interface names it
+      // The store gets the last attempt's age too: a duration, which a store on another clock
+      // (Redis TIME) turns into its own time. This process's wall clock never reaches it.
+      const sent = { ...meta, lastAttemptAgeMs: Math.max(0, now - meta.lastAttemptAt) };
       // If this report is lost, the record stays in flight and turns unknown when its lease lapses.
-      const freed = await this.#complete(key, token, outcome, errorText(error), outcome === 'unknown' || outcome === 'failed' ? meta : undefined);
+      const freed = await this.#complete(key, token, outcome, errorText(error), outcome === 'unknown' || outcome === 'failed' ? sent : undefined);
       throw freed ? error : parkedError(key, startedAt, error, meta, now);
     }
     await this.#complete(key, token, 'done', result);
@@ -187,6 +191,15 @@ export class SharedIdempotencyStore {
     if (r.status === 'mismatch') throw new IdempotencyKeyReuseError(key);
     if (r.status !== 'reopened') throw resolveError(key, resolveCode(r.status));
     return this.#execute(key, r.token, r.startedAt, fn, options, refutes);
+  }
+
+  /**
+   * @internal The store's clock, the one its records' times are kept in (Redis TIME on the node
+   * that holds `key`; this process's for a store without a clock of its own).
+   */
+  async [STORE_CLOCK](key) {
+    if (typeof this.#records.now !== 'function') return Date.now();
+    return this.#guard('time', key, () => this.#records.now(key));
   }
 
   /** The record for `key`, or undefined (async: it may ask another process's store). */

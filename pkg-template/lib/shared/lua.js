@@ -167,20 +167,44 @@ return redis.error_reply('steadfast: unknown breaker op ' .. tostring(op))
 // lease + unknownTtlMs, unknown unknownTtlMs (30 days by default: reconcile before then). An
 // in-flight record never expires into "free": when its owner's lease lapses it turns UNKNOWN. The
 // record-key prefix is derived from KEYS (never from ARGV), so an ioredis keyPrefix applies to it.
-// KEYS[5] is the bucket's epoch marker; ARGV[3] the marker the caller knows (removed before the
-// ops read their arguments).
+// KEYS[5] is the bucket's epoch marker, KEYS[6] its write counter; ARGV[3] the marker the caller
+// knows and ARGV[4] the highest counter it has seen (both removed before the ops read their
+// arguments). Every op answers {counter before, counter after, the op's answer}.
+//
+// Every time kept in a record is Redis TIME, read here: a process sends durations only (its last
+// attempt's age), never a time of its own clock.
 export const IDEMPOTENCY_LUA = `
 -- steadfast idempotency records (see lib/shared/lua.js)
-local rec, unknown, inflight, all, epoch = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local rec, unknown, inflight, all, epoch, counter = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local op, key = ARGV[1], ARGV[2]
+local expected = table.remove(ARGV, 3)
+local seen = tonumber(table.remove(ARGV, 3)) or 0
+-- A process found that Redis lost data: it leaves this mark on every bucket, so that every other
+-- process, also one started later, refuses until acknowledgeAmnesia() writes a new epoch. A bucket
+-- already at a newer generation than the finder knew (acknowledged meanwhile) is left alone.
+if op == 'amnesia' then
+  local known, text = tonumber(ARGV[3]) or 0, ARGV[4]
+  local cur = redis.call('GET', epoch)
+  local gen = cur and tonumber(string.match(cur, '^(%d+):'))
+  if gen and gen > known then return 'newer' end
+  redis.call('SET', epoch, text)
+  return 'marked'
+end
 -- The epoch: every op but an owner's completion runs only if the bucket's marker is the one the
 -- caller knows. A marker that is gone or other means Redis lost (or replaced) this bucket's data:
 -- answering from what is left would run keys again.
-local expected = table.remove(ARGV, 3)
 if op ~= 'complete' then
   local mark = redis.call('GET', epoch)
   if mark ~= expected then return redis.error_reply('STEADFAST_EPOCH ' .. (mark or '')) end
 end
+-- The write counter: bumped by every op that may write, never decreasing while Redis keeps its
+-- data. Below what the caller has seen, Redis went back in time (a restart from an older
+-- snapshot, a failover to a replica that had not received the latest writes) and the records
+-- written since are gone: as with a lost marker, nothing is answered. An owner's completion still
+-- runs (it parks a record that is gone as unknown); the caller learns of the rollback from its answer.
+local before = tonumber(redis.call('GET', counter)) or 0
+if before < seen and op ~= 'complete' then return redis.error_reply('STEADFAST_ROLLBACK ' .. before) end
+local writes = op == 'begin' or op == 'complete' or op == 'reopen' or op == 'resolve'
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local recPrefix = string.sub(unknown, 1, #unknown - 7) .. 'r:'
@@ -190,10 +214,22 @@ local function expireAt(r, k, at)
   redis.call('ZADD', all, at, k)
 end
 
--- An in-flight record whose lease lapsed becomes unknown (listed for reconciliation).
+-- An in-flight record whose lease lapsed becomes unknown (listed for reconciliation). A record
+-- that exists but whose status is missing or not one this script writes (state from outside) is
+-- never free: it is parked as unknown, listed for reconciliation, like a lapsed lease.
 local function lapse(r, k, unknownTtl)
   local st, at, lu = unpack(redis.call('HMGET', r, 'st', 'at', 'lu'))
+  if st ~= 'i' and st ~= 'd' and st ~= 'u' and redis.call('EXISTS', r) == 1 then
+    if tonumber(at) == nil then at = now end
+    redis.call('HSET', r, 'st', 'u', 'at', at, 'mp', '1', 'err', 'the record had no valid status (it was changed outside steadfast)')
+    if unknownTtl then expireAt(r, k, now + unknownTtl) end
+    redis.call('ZREM', inflight, k)
+    redis.call('ZADD', unknown, at, k)
+    writes = true
+    return 'u'
+  end
   if st == 'i' and lu and tonumber(lu) < now then
+    writes = true
     -- The owner's last attempt may have started as late as the lease's end: reconcile counts from there.
     redis.call('HSET', r, 'st', 'u', 'mp', '1', 'lp', '1', 'err', 'owner lease expired: the process died or hung mid-call', 'la', lu)
     if unknownTtl then expireAt(r, k, now + unknownTtl) end
@@ -210,6 +246,7 @@ local function answer(st, at, res, err)
   return {'unknown', at, err or ''}
 end
 
+local function dispatch()
 if op == 'begin' then
   local fp, tok, leaseMs, maxRecords, unknownTtl = ARGV[3], ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
   local st = lapse(rec, key, unknownTtl)
@@ -231,9 +268,17 @@ end
 
 if op == 'complete' then
   local tok, outcome, payload, ttlMs, unknownTtl, fp = ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7]), ARGV[8]
-  -- What reconcile needs of an unknown record: last attempt's start, attempts, settle window.
-  local la, n, sw, ep = ARGV[9] or '', ARGV[10] or '', ARGV[11] or '', ARGV[12] or ''
+  -- What reconcile needs of an unknown record: last attempt's start, attempts, settle window. The
+  -- last attempt's start comes as its age (ms before now, on the owner's own clock: a duration, so
+  -- the owner's wall clock does not matter) and is kept in Redis time, between the record's start
+  -- and now.
+  local age, n, sw, ep = tonumber(ARGV[9]), ARGV[10] or '', ARGV[11] or '', ARGV[12] or ''
   local st, rtok, at = unpack(redis.call('HMGET', rec, 'st', 'tok', 'at'))
+  local la = ''
+  if age ~= nil and age == age then
+    la = now - math.max(0, math.floor(age))
+    if tonumber(at) ~= nil and la < tonumber(at) then la = tonumber(at) end
+  end
   if not st then
     -- The record was settled (reconciled as failed) or expired while its owner still ran. A late
     -- success or unknown means money may have moved: never drop it, park it as unknown again.
@@ -355,4 +400,11 @@ if op == 'unknown' then
   return out
 end
 return redis.error_reply('steadfast: unknown idempotency op ' .. tostring(op))
+end
+
+local reply = dispatch()
+if type(reply) == 'table' and reply.err then return reply end
+local after = before
+if writes then after = redis.call('INCR', counter) end
+return {before, after, reply}
 `;

@@ -206,10 +206,14 @@ function configPairs(reply) {
   return reply !== null && typeof reply === 'object' ? Object.fromEntries(Object.entries(reply).map(([k, v]) => [k, String(v)])) : {};
 }
 
-/** The store's epoch marker: `<generation>:<id>:<buckets>` (see the idempotency handle). */
+/**
+ * The store's epoch marker: `<generation>:<id>:<buckets>` (see the idempotency handle), or
+ * `amnesia:<id>:<buckets>:<generation it knew>`, left by a process that found that Redis lost data
+ * (`amnesia: true`, `gen` NaN, `known`: an acknowledgement writes a generation above it).
+ */
 const parseMark = (text) => {
-  const [gen, id, buckets] = String(text).split(':');
-  return { gen: Number(gen), id, buckets: Number(buckets) };
+  const [gen, id, buckets, known] = String(text).split(':');
+  return { gen: Number(gen), id, buckets: Number(buckets), amnesia: gen === 'amnesia', known: Number(known) };
 };
 const randomId = () =>
   (typeof globalThis.crypto?.randomUUID === 'function' ? globalThis.crypto.randomUUID() : `${Date.now()}-${Math.random()}`).replace(/:/g, '');
@@ -291,6 +295,7 @@ export function redisStateStore(options) {
   // forbids CONFIG (some managed services) cannot be checked: documented, not refused.
   let policy;
   let volatile;
+  let snapshotOnly;
   let checkedAt = -Infinity;
   let first;
   const warned = new Set();
@@ -332,6 +337,7 @@ export function redisStateStore(options) {
       );
       policy = replies.map((c) => c['maxmemory-policy']).find(evicts) ?? replies[0]?.['maxmemory-policy'];
       volatile = replies.filter((c) => c.appendonly !== 'yes' && (c.save ?? '') === '').length;
+      snapshotOnly = replies.filter((c) => c.appendonly !== 'yes' && (c.save ?? '') !== '').length;
     } catch {
       // unknown: keep the last answer
     }
@@ -352,6 +358,17 @@ export function redisStateStore(options) {
       if (persistence === 'refuse') throw new StateStoreUnavailableError('persistence', message);
       warnOnce(message);
     }
+    // RDB snapshots alone are not durable: a crash restores the last snapshot, with its epoch
+    // markers, and every record written since is gone. A process that saw a later write notices
+    // (the write counter went back); a process started after the crash cannot.
+    if (snapshotOnly > 0 && persistence !== 'ignore') {
+      const message =
+        `${snapshotOnly} Redis primar${snapshotOnly === 1 ? 'y keeps' : 'ies keep'} RDB snapshots (save) but no AOF (appendonly): ` +
+        'a crash restores the last snapshot and the records written since are gone (a process that saw a later write refuses with StoreAmnesiaError, ' +
+        'a process started after the crash cannot tell); set appendonly yes';
+      if (persistence === 'refuse') throw new StateStoreUnavailableError('persistence', message);
+      warnOnce(message);
+    }
   };
 
   // The epoch: one marker per bucket, `<generation>:<id>:<buckets>`, written once (first use) and
@@ -361,20 +378,53 @@ export function redisStateStore(options) {
   // operator calls acknowledgeAmnesia(), which writes the next generation everywhere. A newer
   // generation than this process knows is such an acknowledgement: adopted.
   const epochKey = (b) => `${prefix}:{idem:${b}}:epoch`;
+  /** A bucket's keys for one script call: the record of `key`, the worklists, the marker, the write counter. */
+  const keysOf = (b, key) => {
+    const base = `${prefix}:{idem:${b}}:`;
+    return [`${base}r:${key}`, `${base}unknown`, `${base}inflight`, `${base}all`, `${base}epoch`, `${base}seq`];
+  };
   const all = Array.from({ length: buckets }, (_, b) => b);
   let mark; // the marker text this process checks against, once learned
   let amnesia; // a latched StoreAmnesiaError
   let learning;
+  let marking; // the amnesia marks being left in Redis (never rejects)
+  // Per bucket, the highest write counter this process has seen under the current marker: an
+  // answer below it means Redis went back in time. Not kept with waitReplicas: a write whose WAIT
+  // went out on a connection re-established to a promoted replica can read as acknowledged, and
+  // the store would halt after a failover that the durability mode is there to ride out.
+  const seen = new Map();
+  const setMarkText = (text) => {
+    if (text !== mark) seen.clear();
+    mark = text;
+  };
   const readMarks = () => Promise.all(all.map((b) => bounded(Promise.resolve(send(['GET', epochKey(b)], epochKey(b))), timeoutMs, 'epoch')));
   /** A bucket's marker as GET answered it: null (or undefined from some clients) when it has none. */
   const hasMark = (m) => m !== null && m !== undefined;
-  const lost = (detail) => {
+  /**
+   * Every bucket gets the amnesia mark (unless it is at a newer generation than this process knew:
+   * acknowledged meanwhile), so that every process, also one started later, refuses until
+   * acknowledgeAmnesia(). Best effort: a Redis that cannot be reached now is tried again by the
+   * next call that finds the loss.
+   */
+  const leaveMarks = async () => {
+    const known = mark === undefined ? 0 : parseMark(mark).gen;
+    const text = `amnesia:${randomId()}:${buckets}:${known}`;
+    try {
+      await Promise.all(all.map((b) => bounded(idemScript(keysOf(b, ''), ['amnesia', '', '', '0', known, text]), timeoutMs, 'amnesia')));
+    } catch {
+      marking = undefined;
+    }
+  };
+  const lost = (detail, { found = true } = {}) => {
     amnesia ??= new StoreAmnesiaError(prefix, detail);
+    if (found) marking ??= leaveMarks();
     return amnesia;
   };
+  const markedLost = () => lost('another process found that Redis lost data and marked the store; reconcile, then call acknowledgeAmnesia()', { found: false });
   const adopt = (marks) => {
     const present = marks.filter(hasMark).map(String);
     const parsed = present.map(parseMark);
+    if (parsed.some((p) => p.amnesia)) throw markedLost();
     const other = parsed.find((p) => p.buckets !== buckets);
     if (other !== undefined) {
       throw new StateStoreUnavailableError(
@@ -391,7 +441,7 @@ export function redisStateStore(options) {
       if (present[0] !== mark && !(next.gen > known.gen))
         throw lost(`the epoch marker changed from generation ${known.gen} to ${next.gen} without an acknowledgement`);
     }
-    mark = present[0];
+    setMarkText(present[0]);
     return mark;
   };
   const setMark = (b, value, ...flags) => bounded(Promise.resolve(send(['SET', epochKey(b), value, ...flags], epochKey(b))), timeoutMs, 'epoch');
@@ -451,9 +501,10 @@ export function redisStateStore(options) {
     const present = marks.filter(hasMark).map(String);
     if (present.length !== buckets || new Set(present).size !== 1) return false;
     const next = parseMark(present[0]);
-    if (next.gen < 1 || next.buckets !== buckets || (mark !== undefined && !(next.gen > parseMark(mark).gen))) return false;
-    mark = present[0];
+    if (!(next.gen >= 1) || next.buckets !== buckets || (mark !== undefined && !(next.gen > parseMark(mark).gen))) return false;
+    setMarkText(present[0]);
     amnesia = undefined;
+    marking = undefined;
     return true;
   };
   const epoch = async () => {
@@ -464,12 +515,13 @@ export function redisStateStore(options) {
   };
   const acknowledgeAmnesia = async () => {
     const marks = await readMarks();
-    const gens = marks.filter(hasMark).map((m) => parseMark(m).gen);
+    const gens = marks.filter(hasMark).map((m) => (parseMark(m).amnesia ? parseMark(m).known : parseMark(m).gen));
     if (mark !== undefined) gens.push(parseMark(mark).gen);
     const next = `${Math.max(0, ...gens.filter(Number.isFinite)) + 1}:${randomId()}:${buckets}`;
     await Promise.all(all.map((b) => bounded(Promise.resolve(send(['SET', epochKey(b), next], epochKey(b))), timeoutMs, 'acknowledge')));
-    mark = next;
+    setMarkText(next);
     amnesia = undefined;
+    marking = undefined;
     return { generation: parseMark(next).gen };
   };
 
@@ -530,44 +582,71 @@ export function redisStateStore(options) {
       // Each bucket counts its own live records (one slot per script): the limit is shared evenly.
       const bucketMax = Math.ceil(maxRecords / buckets);
       const unknownTtlMs = options.unknownTtlMs ?? d.unknownTtlMs;
-      const keysOf = (b, key) => {
-        const base = `${prefix}:{idem:${b}}:`;
-        return [`${base}r:${key}`, `${base}unknown`, `${base}inflight`, `${base}all`, `${base}epoch`];
+      /**
+       * The op's answer from the script's `[counter before, counter after, answer]`: the counter
+       * after is remembered (not with waitReplicas: see `seen`); a completion that
+       * found the counter below what this process saw reports the rollback (its own write is done).
+       */
+      const unwrap = (b, op, sentSeen, [before, after, reply], acknowledged) => {
+        if (Number(before) < sentSeen) {
+          lost(`bucket ${b} went back in time: its write counter is ${before}, this process had seen ${sentSeen} (its latest writes are gone)`);
+        }
+        if (acknowledged && Number(after) > (seen.get(b) ?? 0)) seen.set(b, Number(after));
+        return reply;
       };
       /** One script call; `durable` ops WAIT for replicas on the record's connection before answering. */
       const callIn = async (b, op, key, extra, durable = false) => {
+        try {
+          return await callOnce(b, op, key, extra, durable);
+        } catch (e) {
+          // Whoever finds a loss leaves the mark before answering, so a process started after
+          // this answer refuses too.
+          if (e instanceof StoreAmnesiaError && marking !== undefined) await marking;
+          throw e;
+        }
+      };
+      const callOnce = async (b, op, key, extra, durable) => {
         await checkConfig();
         const keys = keysOf(b, key);
         for (let attempt = 0; ; attempt++) {
           const expected = op === 'complete' ? '' : await epoch();
-          const args = [op, key, expected, ...extra];
+          const sentSeen = seen.get(b) ?? 0;
+          const args = [op, key, expected, sentSeen, ...extra];
           try {
-            if (!(durable && waitReplicas > 0)) return await bounded(idemScript(keys, args), timeoutMs, op);
+            if (!(durable && waitReplicas > 0)) return unwrap(b, op, sentSeen, await bounded(idemScript(keys, args), timeoutMs, op), waitReplicas === 0);
             return await bounded(
               (async () => {
                 const via = await sender.pin(keys[0]);
-                const reply = await idemScript(keys, args, via);
+                const wrapped = await idemScript(keys, args, via);
                 const acked = await groupedWait(via, waitReplicas, waitTimeoutMs);
                 if (acked < waitReplicas) {
                   const e = new StateStoreUnavailableError(op, `only ${acked} of ${waitReplicas} replicas acknowledged within ${waitTimeoutMs} ms`);
-                  e.reply = reply;
+                  e.reply = wrapped[2];
                   throw e;
                 }
-                return reply;
+                return unwrap(b, op, sentSeen, wrapped, false);
               })(),
               timeoutMs + waitTimeoutMs,
               op,
             );
           } catch (e) {
             const text = String(e?.cause?.message ?? e?.message ?? '');
+            const back = text.indexOf('STEADFAST_ROLLBACK');
+            if (back >= 0) {
+              const counter = text.slice(back + 'STEADFAST_ROLLBACK'.length).trim();
+              throw lost(
+                `bucket ${b} went back in time: its write counter is ${counter}, this process had seen ${sentSeen} (the records written since are gone)`,
+              );
+            }
             const at = text.indexOf('STEADFAST_EPOCH');
             if (at < 0) throw e;
             // The bucket's marker is not the one this process checks against. Gone, or not newer:
             // Redis lost the bucket's data. Newer: an acknowledgement elsewhere, adopted (once
             // every bucket agrees), and the call is tried again.
-            const seen = text.slice(at + 'STEADFAST_EPOCH'.length).trim();
-            if (seen === '') throw lost(`bucket ${b} lost its epoch marker (its records are gone)`);
-            const [was, now] = [parseMark(expected).gen, parseMark(seen).gen];
+            const found = text.slice(at + 'STEADFAST_EPOCH'.length).trim();
+            if (found === '') throw lost(`bucket ${b} lost its epoch marker (its records are gone)`);
+            if (parseMark(found).amnesia) throw markedLost();
+            const [was, now] = [parseMark(expected).gen, parseMark(found).gen];
             if (!(now > was) || attempt > 0) throw lost(`bucket ${b} holds epoch generation ${now}, this process knew ${was}`);
             adopt(await readMarks());
           }
@@ -596,7 +675,10 @@ export function redisStateStore(options) {
       };
       const completeArgs = (token, outcome, value, meta) => {
         const payload = outcome === 'done' ? encode(value) : outcome === 'refuted' ? '' : String(value);
-        const m = [meta?.lastAttemptAt ?? '', meta?.attempts ?? '', meta?.settleAfterMs ?? '', meta?.endpoint ?? ''].map(String);
+        // The last attempt's start goes as its age (a duration on this process's clock): Redis
+        // keeps it in its own time. Without one, the completion's own moment stands in (age 0).
+        const age = typeof meta?.lastAttemptAgeMs === 'number' && Number.isFinite(meta.lastAttemptAgeMs) ? Math.max(0, Math.round(meta.lastAttemptAgeMs)) : 0;
+        const m = [meta === undefined ? '' : age, meta?.attempts ?? '', meta?.settleAfterMs ?? '', meta?.endpoint ?? ''].map(String);
         return [token.token, outcome, payload, ttlMs, unknownTtlMs, token.fingerprint, ...m];
       };
       /** One page of one bucket's reconciliation list: { keys: [[key, startedAt]], next } (next: undefined at its end). */
@@ -656,6 +738,21 @@ export function redisStateStore(options) {
               true,
             ),
           );
+        },
+        /**
+         * Redis's clock (TIME) on the node that holds `key`'s record: the clock its times are kept
+         * in, so reconciliation judges a settle window by it, never by a process's wall clock.
+         */
+        async now(key = '') {
+          const [seconds, micros] = await bounded(
+            (async () => {
+              const via = await sender.pin(keysOf(bucketOf(key, buckets), key)[0]);
+              return via(['TIME']);
+            })(),
+            timeoutMs,
+            'time',
+          );
+          return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
         },
         unknownKeysPage: page,
         async unknownKeys() {

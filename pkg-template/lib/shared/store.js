@@ -97,7 +97,10 @@ function memoryIdempotency({ ttlMs, maxRecords }) {
       // The interface's outcome names are the core's completion names; anything else is definitive.
       const named = OUTCOMES.indexOf(outcome);
       const kind = named < 0 ? COMPLETION.FAILED : named;
-      const freed = records.complete(token, kind, value, Date.now(), meta, key);
+      // (lastAttemptAgeMs is for a store on another clock: this one keeps lastAttemptAt, on its own.)
+      const kept = meta === undefined ? undefined : { ...meta };
+      if (kept !== undefined) delete kept.lastAttemptAgeMs;
+      const freed = records.complete(token, kind, value, Date.now(), kept, key);
       return kind === COMPLETION.FAILED && !freed ? 'parked' : 'ok';
     },
     async reopen(key, fingerprint, token, startedAt) {
