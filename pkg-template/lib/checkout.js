@@ -25,6 +25,7 @@ import { canonicalCharge, volatileFields } from './canonical.js';
 import { fetchDefaults } from './defaults.js';
 import { coreUnavailable } from './loader.js';
 import { checkCharge } from './charge-shape.js';
+import { STORE_CLOCK } from './clock.js';
 import {
   CheckoutRequestError,
   Declined,
@@ -422,20 +423,25 @@ async function resubmit(client, key, given) {
   if (typeof store.resubmit !== 'function') {
     throw o.typeError('reconcile', 'store', 'a store with resubmit() (IdempotencyStore, createSharedIdempotencyStore)', store);
   }
+  // The record's times are on the store's clock (Redis TIME for a Redis store): the window and the
+  // retention are judged on it, and the times handed to the re-send are turned into this
+  // process's, so a wall clock that is off frees nothing early.
+  const storeNow = typeof store[STORE_CLOCK] === 'function' ? await store[STORE_CLOCK](key) : Date.now();
+  const skew = storeNow - Date.now();
   // Past the gateway's retention window the same key is a NEW charge there: never re-sent.
-  if (dialect.keyExpired(record.startedAt, Date.now())) return expired(client, key, record.startedAt);
+  if (dialect.keyExpired(record.startedAt, storeNow)) return expired(client, key, record.startedAt);
   // Only to the endpoint that may have processed it, compared as URLs; one this client does not
   // have is refused, never sent elsewhere.
   const only = endpointFor(client, record.endpoint);
   if (only === undefined) return unknownEndpoint(client, key, record.endpoint);
   const windowMs = record.settleAfterMs ?? client.settleAfterMs;
   const last = record.lastAttemptAt ?? record.startedAt;
-  const afterWindow = failedVerdictWaitMs(Date.now(), last, windowMs) <= 0;
+  const afterWindow = failedVerdictWaitMs(storeNow, last, windowMs) <= 0;
   // The record's attempt may have been processed: the re-send's history starts there.
-  const prior = { lastAttemptAt: last, settleAfterMs: windowMs, endpoint: record.endpoint };
+  const prior = { lastAttemptAt: last - skew, settleAfterMs: windowMs, endpoint: record.endpoint };
   let outcome;
   try {
-    outcome = await store.resubmit(key, () => attemptCharge(client, request.body, key, undefined, only, record.startedAt, prior), {
+    outcome = await store.resubmit(key, () => attemptCharge(client, request.body, key, undefined, only, record.startedAt - skew, prior), {
       fingerprint: request.fingerprint,
       startedAt: record.startedAt,
       settleAfterMs: client.settleAfterMs,

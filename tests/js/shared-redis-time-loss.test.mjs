@@ -11,7 +11,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createRedisIdempotencyStore, reconcile, OutcomeUnknownError, StoreAmnesiaError, StateStoreUnavailableError } from 'steadfast';
+import http from 'node:http';
+import { createCheckoutClient, createRedisIdempotencyStore, reconcile, OutcomeUnknownError, StoreAmnesiaError, StateStoreUnavailableError } from 'steadfast';
 import { redisForTests, startRedis, connectClient, freePort } from '../shared/redis-server.mjs';
 
 const redis = redisForTests();
@@ -115,6 +116,41 @@ test("a reconciler whose clock is 10 minutes ahead does not settle a lapsed leas
   release('late');
   await hung;
   assert.deepEqual([...executed], [['order-1', 1]]);
+});
+
+test("the checkout client's reconcile() judges a Redis record's settle window on Redis's clock: a client 10 minutes ahead frees nothing", async () => {
+  // The gateway debits the first POST and drops its answer; every later one is declined (402) by
+  // something that knows nothing of it: inside the settle window that decline proves nothing.
+  const debits = new Map();
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const key = req.headers['idempotency-key'];
+      if (!debits.has(key)) {
+        debits.set(key, 1);
+        req.socket.destroy();
+        return;
+      }
+      res.writeHead(402, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { type: 'card_error', decline_code: 'insufficient_funds' } }));
+    });
+  });
+  await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
+  try {
+    const store = createRedisIdempotencyStore({ client: redis.conn.client, prefix: fresh('checkout-skew'), ...quiet });
+    const options = { endpoint: `http://127.0.0.1:${server.address().port}/v1/charges`, store, breaker: false, retry: { maxAttempts: 1 } };
+    const cart = { amountCents: 4999, currency: 'usd' };
+    const first = await createCheckoutClient(options).charge(cart);
+    assert.equal(first.status, 'unknown');
+    // A client on a clock 10 minutes ahead reconciles inside the 120 s window.
+    const again = await withClockSkew(600_000, () => createCheckoutClient(options).reconcile(first.key, cart));
+    assert.equal(again.status, 'unknown', `the decline inside the window settles nothing: ${JSON.stringify(again)}`);
+    assert.equal((await store.peek(first.key))?.status, 'unknown', 'the key stays parked');
+    assert.equal(debits.get(first.key), 1);
+  } finally {
+    server.closeAllConnections();
+    await new Promise((ok) => server.close(ok));
+  }
 });
 
 test('a record that lost its status field is never free: refused as unknown, listed, and settled by reconciliation', async () => {
