@@ -27,6 +27,32 @@ function gatewayLedger() {
   return { executed, charge: (key) => executed.set(key, (executed.get(key) ?? 0) + 1) };
 }
 
+/** node-redis clients on `port`, made on demand and closed together. */
+function clientsOn(port) {
+  const conns = [];
+  return {
+    connect: async () => {
+      const c = await connectClient('node-redis', port);
+      conns.push(c);
+      return c.client;
+    },
+    closeAll: async () => {
+      for (const c of conns) await c.close();
+    },
+  };
+}
+
+/** A charge of `key` through `store` that the ledger counts, answering `charged <key>`. */
+const payer = (charge) => (store, key) =>
+  store.run(
+    key,
+    async () => {
+      charge(key);
+      return `charged ${key}`;
+    },
+    { fingerprint: '4999 usd' },
+  );
+
 /** `fn()` with this process's wall clock (Date.now) `skewMs` off; the monotonic clock untouched. */
 async function withClockSkew(skewMs, fn) {
   const real = Date.now;
@@ -222,26 +248,13 @@ test(
     const port = await freePort();
     const dir = mkdtempSync(join(tmpdir(), 'steadfast-rdb-'));
     let server = await startSnapshotting(port, dir);
-    const conns = [];
-    const connect = async () => {
-      const c = await connectClient('node-redis', port);
-      conns.push(c);
-      return c.client;
-    };
+    const { connect, closeAll } = clientsOn(port);
     try {
       const { executed, charge } = gatewayLedger();
       const prefix = 'shop';
       const a = await connect();
       const podA = createRedisIdempotencyStore({ client: a, prefix, ...quiet });
-      const pay = (store, key) =>
-        store.run(
-          key,
-          async () => {
-            charge(key);
-            return `charged ${key}`;
-          },
-          { fingerprint: '4999 usd' },
-        );
+      const pay = payer(charge);
       assert.equal(await pay(podA, 'order-old'), 'charged order-old');
       await a.sendCommand(['SAVE']); // the periodic snapshot
       assert.equal(await pay(podA, 'order-new'), 'charged order-new');
@@ -270,7 +283,7 @@ test(
       assert.equal(await pay(podA, 'order-next'), 'charged order-next', 'replayed: pod A adopted the acknowledgement');
       assert.equal(executed.get('order-next'), 1);
     } finally {
-      for (const c of conns) await c.close();
+      await closeAll();
       await server.stop('SIGKILL');
       rmSync(dir, { recursive: true, force: true });
     }
@@ -283,28 +296,15 @@ test(
   async () => {
     const port = await freePort();
     let server = await startRedis({ port });
-    const conns = [];
-    const connect = async () => {
-      const c = await connectClient('node-redis', port);
-      conns.push(c);
-      return c.client;
-    };
+    const { connect, closeAll } = clientsOn(port);
     try {
       const { executed, charge } = gatewayLedger();
       const prefix = 'shop';
-      const pay = (store, key) =>
-        store.run(
-          key,
-          async () => {
-            charge(key);
-            return 'charged';
-          },
-          { fingerprint: '4999 usd' },
-        );
+      const pay = payer(charge);
       const a = await connect();
       const podA = createRedisIdempotencyStore({ client: a, prefix, ...quiet });
-      assert.equal(await pay(podA, 'order-1'), 'charged');
-      assert.equal(await pay(podA, 'order-1'), 'charged', 'replayed');
+      assert.equal(await pay(podA, 'order-1'), 'charged order-1');
+      assert.equal(await pay(podA, 'order-1'), 'charged order-1', 'replayed');
       await server.stop('SIGKILL');
       server = await startRedis({ port }); // no persistence: everything is gone
       await untilAnswers(a);
@@ -319,9 +319,9 @@ test(
       await assert.rejects(podC.peek('order-1'), StoreAmnesiaError);
       assert.deepEqual([...executed], [['order-1', 1]]);
       assert.deepEqual(await podB.acknowledgeAmnesia(), { generation: 2 });
-      assert.equal(await pay(podC, 'order-2'), 'charged', 'acknowledged: every pod runs again');
+      assert.equal(await pay(podC, 'order-2'), 'charged order-2', 'acknowledged: every pod runs again');
     } finally {
-      for (const c of conns) await c.close();
+      await closeAll();
       await server.stop('SIGKILL');
     }
   },
