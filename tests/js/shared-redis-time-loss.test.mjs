@@ -43,15 +43,17 @@ function clientsOn(port) {
 }
 
 /** A charge of `key` through `store` that the ledger counts, answering `charged <key>`. */
-const payer = (charge) => (store, key) =>
-  store.run(
-    key,
-    async () => {
-      charge(key);
-      return `charged ${key}`;
-    },
-    { fingerprint: '4999 usd' },
-  );
+const payer =
+  (charge, fingerprint = '4999 usd') =>
+  (store, key) =>
+    store.run(
+      key,
+      async () => {
+        charge(key);
+        return `charged ${key}`;
+      },
+      { fingerprint },
+    );
 
 /** `fn()` with this process's wall clock (Date.now) `skewMs` off; the monotonic clock untouched. */
 async function withClockSkew(skewMs, fn) {
@@ -92,17 +94,7 @@ test('a pod whose clock is 10 minutes behind parks a key: a reconciler on a corr
   const report = await reconcile(reconciler, () => ({ status: 'failed' }));
   assert.deepEqual([report.failed, report.deferred], [0, 1], `a failed answer inside the window is deferred: ${JSON.stringify(report)}`);
   // The customer clicks again with the same key.
-  await assert.rejects(
-    reconciler.run(
-      'order-1',
-      async () => {
-        charge('order-1');
-        return 'charged again';
-      },
-      { fingerprint: '4999 usd' },
-    ),
-    (e) => e instanceof OutcomeUnknownError && e.code === 'OUTCOME_UNKNOWN',
-  );
+  await assert.rejects(payer(charge, '4999 usd')(reconciler, 'order-1'), (e) => e instanceof OutcomeUnknownError && e.code === 'OUTCOME_UNKNOWN');
   assert.deepEqual([...executed], [['order-1', 1]]);
 });
 
@@ -125,17 +117,7 @@ test("a reconciler whose clock is 10 minutes ahead does not settle a lapsed leas
   const report = await withClockSkew(600_000, () => reconcile(reconciler, () => ({ status: 'failed' })));
   assert.deepEqual([report.checked, report.failed, report.deferred], [1, 0, 1], `deferred, inside the default 120 s window: ${JSON.stringify(report)}`);
   assert.ok(report.retryAfterMs > 100_000, `retry after the window, on Redis's clock: ${report.retryAfterMs}`);
-  await assert.rejects(
-    reconciler.run(
-      'order-1',
-      async () => {
-        charge('order-1');
-        return 'charged again';
-      },
-      { fingerprint: 'fp' },
-    ),
-    OutcomeUnknownError,
-  );
+  await assert.rejects(payer(charge, 'fp')(reconciler, 'order-1'), OutcomeUnknownError);
   // A clock given to reconcile() still replaces the store's (tests pass one).
   const forced = await reconcile(reconciler, () => ({ status: 'failed' }), { clock: () => Date.now() + 600_000 });
   assert.equal(forced.failed, 1);
