@@ -326,7 +326,7 @@ export interface CheckoutClient<S extends CheckoutStore = IdempotencyStore<Charg
             /** When the key was first sent (ms since the epoch), or earlier. */
             readonly firstUsedAt?: number;
             /** Where it may have been processed: this client's `endpoint` or `secondaryEndpoint`. */
-            readonly endpoint?: string | URL;
+            readonly endpoint?: string | { readonly href: string };
           };
     },
   ): Promise<ChargeOutcome>;
