@@ -33,6 +33,7 @@ import {
   BreakerRegistry,
   createCheckoutClient,
   CheckoutRequestError,
+  UnknownEndpointError,
   ready,
   init,
   DEFAULT_RETRY_POLICY,
@@ -189,6 +190,8 @@ export type TypeChecks = [
   Expect<Equal<Awaited<ReturnType<CheckoutClient['charge']>>, ChargeOutcome>>,
   Expect<Equal<Awaited<ReturnType<typeof reconcile<ChargeResult>>>, ReconcileReport>>,
   Expect<Equal<CheckoutRequestError['code'], 'CHECKOUT_REJECTED'>>,
+  Expect<Equal<UnknownEndpointError['code'], 'UNKNOWN_ENDPOINT'>>,
+  Expect<Equal<UnknownEndpointError['endpoints'], readonly string[]>>,
   // The pipelines take the in-process classes and the shared (Redis) ones alike, structurally.
   Expect<Equal<IdempotencyStore<ChargeResult> extends IdempotencyRunner<ChargeResult> ? true : false, true>>,
   Expect<Equal<SharedIdempotencyStore<ChargeResult> extends IdempotencyRunner<ChargeResult> ? true : false, true>>,
@@ -373,6 +376,7 @@ export async function main(): Promise<number> {
     new DeadlineExceededError(1_000, new Error('503'), 3),
     new IdempotencyStateError('k', 'KEY_NOT_FOUND', 'no record'),
     new CheckoutRequestError(400, { error: 'bad request' }),
+    new UnknownEndpointError('k', 'https://b.example/v1', ['https://a.example/v1']),
     new OfflineError(),
   ];
   const codes: SteadfastErrorCode[] = errors.map((error) => error.code);
@@ -382,7 +386,7 @@ export async function main(): Promise<number> {
   );
   check(
     codes.join() ===
-      'INVALID_OPTION,CIRCUIT_OPEN,DUPLICATE_IN_FLIGHT,OUTCOME_UNKNOWN,KEY_REUSED,RETRY_BUDGET_EXHAUSTED,DEADLINE_EXCEEDED,KEY_NOT_FOUND,CHECKOUT_REJECTED,OFFLINE',
+      'INVALID_OPTION,CIRCUIT_OPEN,DUPLICATE_IN_FLIGHT,OUTCOME_UNKNOWN,KEY_REUSED,RETRY_BUDGET_EXHAUSTED,DEADLINE_EXCEEDED,KEY_NOT_FOUND,CHECKOUT_REJECTED,UNKNOWN_ENDPOINT,OFFLINE',
     codes.join(),
   );
   const thrown: unknown = errors[1];
