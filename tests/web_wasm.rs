@@ -60,6 +60,8 @@ web_tests!(
     deadline_is_enforced,
     budget_refuses_when_spent,
     a_later_refusal_never_frees_a_debited_key,
+    store_run_over_retry_is_judged_by_every_attempt,
+    an_aborted_call_counts_as_nothing_per_origin,
 );
 
 // ---- the real platform: setTimeout, AbortSignal ------------------------------------------------

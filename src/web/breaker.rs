@@ -20,8 +20,9 @@ pub enum Counts {
     /// Every error counts (the JS `CircuitBreaker` default).
     #[default]
     Every,
-    /// Only transient errors ([`Classify::is_transient`]), and never the caller's own abort:
-    /// a declined card says nothing about the gateway's health (what `fetch` uses per origin).
+    /// Only transient errors ([`Classify::is_transient`]): a declined card says nothing about the
+    /// gateway's health, and the caller's own abort counts as nothing at all (a half-open probe
+    /// the caller aborted gives its slot back). What `fetch` uses per origin.
     Transient,
 }
 
@@ -134,7 +135,9 @@ impl CircuitBreakerBuilder {
         self
     }
 
-    /// How long the circuit stays open before a probe (ms, > 0).
+    /// How long the circuit stays open before a probe (ms, finite, ≥ 0; 0 admits a probe at
+    /// once). Also the probe's lease: a probe that has not reported within twice this is
+    /// presumed lost, and the next caller becomes the probe.
     pub fn open_duration_ms(mut self, ms: f64) -> Self {
         self.open_duration_ms = ms;
         self
@@ -318,6 +321,9 @@ impl CircuitBreaker {
             Ok(_) => Some(false),
             // An inner breaker's refusal never ran: it says nothing about this dependency.
             Err(Error::CircuitOpen { .. }) => None,
+            // Nor does the caller's own abort, for a breaker that counts transient errors only
+            // (per origin): a half-open probe the caller dropped gives its slot back.
+            Err(Error::Aborted) if matches!(self.counts, Counts::Transient) => None,
             Err(e) => Some(self.counts_as_failure(e)),
         };
         let now = (self.clock)();

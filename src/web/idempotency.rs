@@ -10,7 +10,9 @@
 use std::cell::{Cell, RefCell};
 use std::fmt::Debug;
 use std::future::Future;
+use std::pin::Pin;
 use std::rc::Rc;
+use std::task::{Context, Poll};
 
 use serde::{Deserialize, Serialize};
 
@@ -22,6 +24,51 @@ use crate::core::idempotency::{
     validate_key, Begin, Completion, Resolution as CoreResolution, Status, StoreConfig,
 };
 use crate::core::keyed::KeyedRecords;
+
+thread_local! {
+    /// The history of the store run whose future is being polled now (see [`InRun`]).
+    static CURRENT_RUN: RefCell<Option<Rc<Cell<History>>>> = const { RefCell::new(None) };
+}
+
+/// Fold `answer` (a failed attempt's) into the history of the store run being polled, if any:
+/// a retry calls it for every attempt it makes, so `store.run(key, || retry(...))` is judged by
+/// all of them (the JS package's rule: a later refusal never frees a key an earlier attempt may
+/// have debited).
+pub(crate) fn record_in_current_run(answer: Answer) {
+    CURRENT_RUN.with(|c| {
+        if let Some(h) = c.borrow().as_ref() {
+            h.set(h.get().record(answer));
+        }
+    });
+}
+
+/// A store run's future, polled with its history as the current run (restored after each poll,
+/// so nested runs and other tasks each see their own).
+struct InRun<F> {
+    history: Rc<Cell<History>>,
+    inner: Pin<Box<F>>,
+}
+
+/// Puts the outer run back when a poll ends, a panicking one included.
+struct Restore(Option<Rc<Cell<History>>>);
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        let outer = self.0.take();
+        CURRENT_RUN.with(|c| *c.borrow_mut() = outer);
+    }
+}
+
+impl<F: Future> Future for InRun<F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.get_mut();
+        let outer = CURRENT_RUN.with(|c| c.replace(Some(Rc::clone(&this.history))));
+        let _restore = Restore(outer);
+        this.inner.as_mut().poll(cx)
+    }
+}
 
 /// A record as the JS store's `peek()` returns it: `{ status: 'in-flight', startedAt }`,
 /// `{ status: 'done', result }` or `{ status: 'unknown', error, startedAt, lastAttemptAt?,
@@ -288,10 +335,12 @@ impl<T: Clone> IdempotencyStore<T> {
     }
 
     /// Run `f` once for `key`: a done key replays its result; an in-flight key is
-    /// [`Error::DuplicateInFlight`]; an unknown key is [`Error::OutcomeUnknown`]. An error whose
-    /// answer ([`Classify::answer`]) may have been processed parks the key as unknown, and the run
-    /// fails with [`Error::OutcomeUnknown`] (its error as `cause`); any other error frees the key
-    /// and is returned as it is.
+    /// [`Error::DuplicateInFlight`]; an unknown key is [`Error::OutcomeUnknown`]. A failed run is
+    /// judged by its whole history: every attempt a [`crate::web::retry`] inside `f` made (under
+    /// a breaker too) and the error it ends with ([`Classify::answer`]). If any of them may have
+    /// been processed, the key is parked as unknown and the run fails with
+    /// [`Error::OutcomeUnknown`] (its error as `cause`); otherwise the key is freed and the error
+    /// returned as it is.
     pub async fn run<E, Fut>(&self, key: &str, f: impl FnOnce() -> Fut) -> Result<T, Error<E>>
     where
         Fut: Future<Output = Result<T, Error<E>>>,
@@ -328,8 +377,15 @@ impl<T: Clone> IdempotencyStore<T> {
         Fut: Future<Output = Result<T, Error<E>>>,
         E: Classify + Debug,
     {
-        self.run_judged(key, fingerprint, &Cell::new(History::default()), f)
-            .await
+        // A retry inside `f` (directly or under a breaker) folds every failed attempt into this
+        // run's history while the store polls it, so the run is judged by all its attempts.
+        let history = Rc::new(Cell::new(History::default()));
+        let run = Rc::clone(&history);
+        self.run_judged(key, fingerprint, &history, move || InRun {
+            history: run,
+            inner: Box::pin(f()),
+        })
+        .await
     }
 
     /// [`IdempotencyStore::run_with_fingerprint`], judging a failed run by `history` — every

@@ -11,11 +11,13 @@ use std::future::{Future, IntoFuture};
 use std::rc::Rc;
 
 use super::error::{Classify, Error};
+use super::idempotency::record_in_current_run;
 use super::race::{race, Raced};
 use super::runtime::{Runtime, Signal, Stopped};
 use super::LocalBoxFuture;
 use crate::core::backoff::Jitter;
 use crate::core::budget::{RatioBudget, RetryBudget as CoreBudget, TokenBucket};
+use crate::core::history::Answer;
 use crate::core::retry::{Decision, Failure, RetryOptions, RetryPolicy as CorePolicy, Stop};
 
 /// What each attempt is told.
@@ -383,6 +385,16 @@ pub trait Classifier<E> {
     fn is_transient(&self, error: &E) -> bool;
     /// The server's Retry-After in ms from `now_ms` (a closure says none).
     fn retry_after_ms(&self, error: &E, now_ms: f64) -> Option<f64>;
+    /// What the failed attempt showed, for the history of a store run around the retry
+    /// ([`crate::core::history`]). Default: a failure worth another attempt may have been
+    /// processed; any other was refused.
+    fn answer(&self, error: &E) -> Answer {
+        if self.is_transient(error) {
+            Answer::NoAnswer
+        } else {
+            Answer::Refused
+        }
+    }
 }
 
 impl<E: Classify> Classifier<E> for ByTrait {
@@ -391,6 +403,9 @@ impl<E: Classify> Classifier<E> for ByTrait {
     }
     fn retry_after_ms(&self, error: &E, now_ms: f64) -> Option<f64> {
         error.retry_after_ms(now_ms)
+    }
+    fn answer(&self, error: &E) -> Answer {
+        error.answer()
     }
 }
 
@@ -543,10 +558,15 @@ where
             signal: scope.signal(),
         };
         let error = match race(scope.as_mut(), f(ctx)).await {
-            Raced::Stopped(s) => return Err(stopped(s, attempt, last)),
+            Raced::Stopped(s) => {
+                // Cut off mid-attempt (deadline or caller): that attempt may have been processed.
+                record_in_current_run(Answer::NoAnswer);
+                return Err(stopped(s, attempt, last));
+            }
             Raced::Done(Ok(value)) => return Ok(value),
             Raced::Done(Err(e)) => e,
         };
+        record_in_current_run(classify.answer(&error));
         let now = rt.now_ms();
         let failure = Failure {
             attempt,

@@ -15,8 +15,8 @@ use steadfast::core::breaker::BreakerConfig;
 use steadfast::core::classify::is_transient_status;
 use steadfast::core::history::Answer;
 use steadfast::web::{
-    charge_customer, Charge, ChargeDeps, CircuitBreaker, Classify, Clock, Error, IdempotencyStore,
-    Record, RetryPolicy, Runtime, State,
+    charge_customer, retry, Charge, ChargeDeps, CircuitBreaker, Classify, Clock, Counts, Error,
+    IdempotencyStore, Record, RetryPolicy, Runtime, State,
 };
 
 /// Open duration of the breakers here: long enough to observe "open", short for real timers.
@@ -485,4 +485,104 @@ pub async fn a_later_refusal_never_frees_a_debited_key(rt: Rc<dyn Runtime>, cloc
         Some(402)
     );
     assert_eq!(d.store.peek("order-d"), None);
+}
+
+/// `store.run(key, || breaker.execute(|| retry(..)))`, the layering of the guide, is judged by
+/// every attempt the retry made: attempt 1 debits and its answer is lost, attempt 2 meets a
+/// refusal from something in front of the gateway; the key stays unknown and the next run with
+/// it sends nothing. (Without the breaker too.)
+pub async fn store_run_over_retry_is_judged_by_every_attempt(rt: Rc<dyn Runtime>, clock: Clock) {
+    use std::future::IntoFuture;
+    for status in [404, 401, 402, 422] {
+        for with_breaker in [true, false] {
+            let (gw, d) = (Gateway::default(), deps(&rt, &clock, 3));
+            gw.fail_next(Fault::DebitThenTimeout, 1);
+            gw.fail_next(Fault::Status(status), 1);
+            let c = Charge::new("order-r", 4999, "usd").unwrap();
+            let run = || {
+                d.store.run("order-r", || {
+                    let attempts = retry(&d.policy, |_| gw.charge(&rt, &c)).into_future();
+                    let breaker = &d.breaker;
+                    async move {
+                        if with_breaker {
+                            breaker.execute(|| attempts).await
+                        } else {
+                            attempts.await
+                        }
+                    }
+                })
+            };
+            assert_eq!(
+                run().await.unwrap_err().code(),
+                Some("OUTCOME_UNKNOWN"),
+                "{status}, breaker {with_breaker}"
+            );
+            assert!(
+                matches!(d.store.peek("order-r"), Some(Record::Unknown { .. })),
+                "{status}, breaker {with_breaker}: the debited key stays parked"
+            );
+            assert_eq!(run().await.unwrap_err().code(), Some("OUTCOME_UNKNOWN"));
+            assert_eq!(
+                gw.attempts.borrow().len(),
+                2,
+                "{status}: nothing sent blind"
+            );
+            assert_eq!(gw.debits_total(), 1);
+        }
+    }
+    // Refused on every attempt (a 402 at once): the key is free, as before.
+    let (gw, d) = (Gateway::default(), deps(&rt, &clock, 3));
+    gw.fail_next(Fault::Status(402), 1);
+    let c = Charge::new("order-s", 4999, "usd").unwrap();
+    let r = d
+        .store
+        .run("order-s", || {
+            retry(&d.policy, |_| gw.charge(&rt, &c)).into_future()
+        })
+        .await;
+    assert_eq!(r.unwrap_err().operation().and_then(|g| g.status), Some(402));
+    assert_eq!(d.store.peek("order-s"), None);
+}
+
+/// A per-origin breaker (`Counts::Transient`) counts the caller's own abort as nothing: an
+/// aborted half-open probe gives its slot back (the circuit does not close on a dead origin), and
+/// an abort between two failures does not reset their run.
+pub async fn an_aborted_call_counts_as_nothing_per_origin(rt: Rc<dyn Runtime>, clock: Clock) {
+    let transient = |threshold: f64| {
+        CircuitBreaker::new(BreakerConfig::consecutive(threshold, OPEN_MS, None).unwrap())
+            .counts(Counts::Transient)
+            .clock(Rc::clone(&clock))
+    };
+    let b = transient(2.0);
+    let fail =
+        || b.execute(|| async { Err::<(), _>(Error::Operation(GwError { status: Some(503) })) });
+    assert!(fail().await.is_err());
+    assert!(b
+        .execute(|| async { Err::<(), Error<GwError>>(Error::Aborted) })
+        .await
+        .is_err());
+    assert!(fail().await.is_err());
+    assert_eq!(
+        b.state(),
+        State::Open,
+        "the abort did not break the run of failures"
+    );
+
+    let b = transient(1.0);
+    assert!(b
+        .execute(|| async { Err::<(), _>(Error::Operation(GwError { status: Some(503) })) })
+        .await
+        .is_err());
+    rt.sleep(OPEN_MS + 1.0).await;
+    assert_eq!(b.state(), State::HalfOpen);
+    // The probe: a retry whose caller aborted it ends with Error::Aborted.
+    let probe = b
+        .execute(|| async { Err::<(), Error<GwError>>(Error::Aborted) })
+        .await;
+    assert!(matches!(probe, Err(Error::Aborted)), "{probe:?}");
+    assert_eq!(
+        b.state(),
+        State::HalfOpen,
+        "the aborted probe gave its slot back"
+    );
 }
