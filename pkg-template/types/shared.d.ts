@@ -11,7 +11,8 @@ export class StateStoreUnavailableError extends SteadfastError {
   readonly code: 'STORE_UNAVAILABLE';
   /**
    * The store operation: 'acquire' | 'record' | 'state' | 'isolate' | 'reset' | 'begin' | 'complete' | 'reopen' | 'peek' | 'resolve' |
-   * 'unknownKeys' | 'acknowledge' | 'time' (the store's clock, for reconcile) | 'amnesia' (marking a loss); or what refused: 'policy' (eviction),
+   * 'unknownKeys' | 'acknowledge' | 'time' (the store's clock, for reconcile) | 'amnesia' (marking a loss) | 'read' (browser storage
+   * refused to read a `persistentCheckoutKey` entry); or what refused: 'policy' (eviction),
    * 'persistence', 'layout' (old records or another bucket count), 'epoch'.
    */
   readonly op: string;
@@ -357,20 +358,35 @@ export interface PersistentCheckoutKey {
   ): Promise<ChargeOutcome | { readonly status: 'in-flight' | 'unknown' | 'replaced'; readonly key: string }>;
   clear(): void;
 }
-/** One idempotency key per cart, kept in `storage` (default localStorage) across reloads and tabs. */
+/**
+ * One idempotency key per cart, kept in `storage` (default localStorage) across reloads and tabs.
+ * Rejects with `StoreFullError` when a new cart needs an entry and in-flight/unknown entries fill
+ * `maxEntries`, and with `StateStoreUnavailableError` (`op: 'read'`) when the cart's entry cannot be
+ * read: neither makes a new key.
+ */
 export function persistentCheckoutKey(options: {
   readonly cartId: string;
   readonly storage?: { getItem(key: string): string | null; setItem(key: string, value: string): void; removeItem?(key: string): void };
   /** Default navigator.locks; null to go without (no cross-tab mutual exclusion). */
   readonly locks?: unknown;
-  /** Entries older than this are pruned (ms). Default 86,400,000 (the gateway's key retention). */
+  /**
+   * Settled entries older than this from the key's first use, and never-sent ones from their
+   * creation, are pruned (ms). Default 86,400,000 (the gateway's key retention). An in-flight or
+   * unknown entry (maybe charged) is never pruned: only a settled outcome or `clear()` ends it.
+   */
   readonly maxAgeMs?: number;
-  /** Carts kept per storage, oldest pruned first. Default 100. */
+  /**
+   * Carts kept per storage, the oldest settled or never-sent pruned first. Default 100. In-flight
+   * and unknown entries are never evicted: when they alone fill it, a NEW cart rejects with
+   * `StoreFullError` (also reported to `onStorageError`).
+   */
   readonly maxEntries?: number;
   /**
    * Called when storage refuses to record a charge's outcome after the request went out (quota
    * exceeded, SecurityError); `charge()` still resolves the real outcome. Default: none (ignored).
-   * A refusal before anything is sent rejects `charge()` with the storage's error.
+   * A refusal before anything is sent rejects `charge()` with the storage's error. Also called with
+   * a read that throws: that is not "no entry" — `persistentCheckoutKey()`, `state()` or `charge()`
+   * then rejects with `StateStoreUnavailableError` (`op: 'read'`), replacing and sending nothing.
    */
   readonly onStorageError?: (error: unknown) => void;
 }): Promise<PersistentCheckoutKey>;

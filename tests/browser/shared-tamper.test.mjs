@@ -133,17 +133,27 @@ test('persistentCheckoutKey in localStorage: forged entries are not trusted, sta
       JSON.stringify({ key: 'attacker-key', status: 'succeeded', createdAt: now, outcome: { status: 'succeeded', reference: 'ch_fake' } }),
     );
     localStorage.setItem('steadfast:checkout:cart-2', JSON.stringify({ key: 'k\n', status: 'new', createdAt: now }));
-    localStorage.setItem('steadfast:checkout:cart-3', JSON.stringify({ key: 'old', status: 'unknown', createdAt: now - 3 * 86_400_000 }));
+    localStorage.setItem('steadfast:checkout:cart-3', JSON.stringify({ key: 'old', status: 'new', createdAt: now - 3 * 86_400_000 }));
+    // As old but maybe charged: kept (only settling it or clear() ends it).
+    localStorage.setItem('steadfast:checkout:cart-4', JSON.stringify({ key: 'old-unknown', status: 'unknown', createdAt: now - 3 * 86_400_000 }));
     for (let i = 0; i < 130; i++)
       localStorage.setItem(`steadfast:checkout:filler-${i}`, JSON.stringify({ key: `f${i}`, status: 'new', createdAt: now - 10_000 + i }));
     const one = await __t.steadfast.persistentCheckoutKey({ cartId: 'cart-1' });
     const two = await __t.steadfast.persistentCheckoutKey({ cartId: 'cart-2' });
     const ours = Object.keys(localStorage).filter((k) => k.startsWith('steadfast:checkout:'));
-    return { one: one.key, oneState: (await one.state()).status, two: two.key, cart3: localStorage.getItem('steadfast:checkout:cart-3'), count: ours.length };
+    return {
+      one: one.key,
+      oneState: (await one.state()).status,
+      two: two.key,
+      cart3: localStorage.getItem('steadfast:checkout:cart-3'),
+      cart4: localStorage.getItem('steadfast:checkout:cart-4') !== null,
+      count: ours.length,
+    };
   });
   assert.notEqual(r.one, 'attacker-key');
   assert.equal(r.oneState, 'new', 'a forged "succeeded" is not replayed');
   assert.notEqual(r.two, 'k\n');
-  assert.equal(r.cart3, null, 'an entry older than a day is pruned');
+  assert.equal(r.cart3, null, 'a never-sent entry older than a day is pruned');
+  assert.equal(r.cart4, true, 'an unknown entry is never aged out');
   assert.ok(r.count <= 101, `bounded: ${r.count} entries`);
 });

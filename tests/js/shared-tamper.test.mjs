@@ -425,14 +425,16 @@ describe('untrusted inputs from tabs and snapshots are clamped and validated', (
       },
     };
     const now = Date.now();
-    // A forged "succeeded" whose outcome does not name the key; a key that is not a key; an entry older
-    // than a day (unknown forever); 150 old carts.
+    // A forged "succeeded" whose outcome does not name the key; a key that is not a key; a never-sent
+    // entry older than a day; an unknown one as old (kept: its key may have been charged, only settling
+    // or clear() ends it); 150 old carts.
     map.set(
       'steadfast:checkout:forged',
       JSON.stringify({ key: 'k-1', status: 'succeeded', createdAt: now, outcome: { status: 'succeeded', reference: 'ch_fake' } }),
     );
     map.set('steadfast:checkout:badkey', JSON.stringify({ key: ' spaced ', status: 'unknown', createdAt: now }));
-    map.set('steadfast:checkout:stale', JSON.stringify({ key: 'k-stale', status: 'unknown', createdAt: now - 2 * 86_400_000 }));
+    map.set('steadfast:checkout:stale', JSON.stringify({ key: 'k-stale', status: 'new', createdAt: now - 2 * 86_400_000 }));
+    map.set('steadfast:checkout:stale-unknown', JSON.stringify({ key: 'k-stale-unknown', status: 'unknown', createdAt: now - 2 * 86_400_000 }));
     for (let i = 0; i < 150; i++)
       map.set(`steadfast:checkout:old-${i}`, JSON.stringify({ key: `k-old-${i}`, status: 'new', createdAt: now - 1000 * (150 - i) }));
     map.set('unrelated', 'kept');
@@ -442,6 +444,7 @@ describe('untrusted inputs from tabs and snapshots are clamped and validated', (
     const badkey = await persistentCheckoutKey({ cartId: 'badkey', storage, locks: null });
     assert.notEqual(badkey.key, ' spaced ');
     assert.ok(!map.has('steadfast:checkout:stale'), 'stale entry pruned');
+    assert.ok(map.has('steadfast:checkout:stale-unknown'), 'an unknown entry is never aged out or evicted');
     const ours = [...map.keys()].filter((k) => k.startsWith('steadfast:checkout:'));
     assert.ok(ours.length <= 101, `at most maxEntries (100) carts kept, plus the new one: ${ours.length}`);
     assert.equal(map.get('unrelated'), 'kept');

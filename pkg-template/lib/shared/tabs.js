@@ -8,7 +8,8 @@ import { newIdempotencyKey } from '../idempotency.js';
 import { canonicalCharge } from '../canonical.js';
 import { fingerprintHex } from '../fingerprint.js';
 import { validKey } from '../idempotency-key.js';
-import { IdempotencyKeyReuseError } from '../errors.js';
+import { IdempotencyKeyReuseError, StoreFullError } from '../errors.js';
+import { StateStoreUnavailableError } from './errors.js';
 import * as o from '../options.js';
 
 /**
@@ -153,18 +154,21 @@ export const CHECKOUT_KEY_MAX_AGE_MS = 86_400_000;
 export const CHECKOUT_KEY_MAX_ENTRIES = 100;
 
 const isTime = (v) => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+/** Statuses whose key may have been sent without a known outcome: never aged out, evicted or replaced. */
+const OPEN = new Set(['in-flight', 'unknown']);
 
 /**
  * A stored entry, validated: anything a same-origin script or an old version could have written
- * that is not exactly our shape is treated as absent (and replaced), never trusted.
+ * that is not exactly our shape is treated as absent (and replaced), never trusted. Only the shape:
+ * whether it is still current is `current()`.
  */
-function validEntry(v, now, maxAgeMs) {
+function validEntry(v) {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
   const key = o.own(v, 'key');
   const status = o.own(v, 'status');
-  const createdAt = o.own(v, 'createdAt');
-  if (typeof key !== 'string' || !validKey(key) || !STATUSES.has(status)) return false;
-  if (!isTime(createdAt) || createdAt > now + 60_000 || now - createdAt > maxAgeMs) return false;
+  if (typeof key !== 'string' || !validKey(key) || !STATUSES.has(status) || !isTime(o.own(v, 'createdAt'))) return false;
+  const firstUsedAt = o.own(v, 'firstUsedAt');
+  if (firstUsedAt !== undefined && !isTime(firstUsedAt)) return false;
   const fp = o.own(v, 'fp');
   if (fp !== undefined && !(typeof fp === 'string' && /^[0-9a-f]{32}$/.test(fp))) return false;
   if (SETTLED.has(status)) {
@@ -174,27 +178,55 @@ function validEntry(v, now, maxAgeMs) {
   return true;
 }
 
-/** Drop our entries that are invalid or older than `maxAgeMs`, then the oldest past `maxEntries`. */
-function prune(storage, now, maxAgeMs, maxEntries) {
-  if (typeof storage.key !== 'function' || typeof storage.length !== 'number' || typeof storage.removeItem !== 'function') return;
+/**
+ * Whether a valid entry is still kept. An in-flight or unknown entry (its key may have been
+ * processed) always is: dropping it would let a reload charge the cart again under a new key, so
+ * neither its age nor a clock set back can end it — only settling or `clear()`. A settled entry ages
+ * from the key's first use (the gateway's retention counts from there); a `new` one (never sent)
+ * from its creation, and one dated more than a minute ahead of the clock is stale too.
+ */
+function current(v, now, maxAgeMs) {
+  if (OPEN.has(v.status)) return true;
+  if (v.status === 'new') return v.createdAt <= now + 60_000 && now - v.createdAt <= maxAgeMs;
+  return now - (isTime(v.firstUsedAt) ? v.firstUsedAt : v.createdAt) <= maxAgeMs;
+}
+
+/**
+ * Drop our entries that are malformed or no longer current, then the oldest settled or `new` ones
+ * past `maxEntries`. An entry whose read throws is kept (reported): unreadable is not absent.
+ * Returns how many entries are left that may not be evicted (in flight, unknown or unreadable).
+ */
+function prune(storage, now, maxAgeMs, maxEntries, report) {
+  if (typeof storage.key !== 'function' || typeof storage.length !== 'number' || typeof storage.removeItem !== 'function') return 0;
   const ours = [];
   for (let i = 0; i < storage.length; i++) {
     const k = storage.key(i);
     if (typeof k === 'string' && k.startsWith(PREFIX)) ours.push(k);
   }
-  const kept = [];
+  const evictable = [];
+  let pinned = 0;
   for (const k of ours) {
+    let raw;
+    try {
+      raw = storage.getItem(k);
+    } catch (error) {
+      report(error);
+      pinned++;
+      continue;
+    }
     let v;
     try {
-      v = JSON.parse(storage.getItem(k) ?? 'null');
+      v = JSON.parse(raw ?? 'null');
     } catch {
       v = undefined;
     }
-    if (validEntry(v, now, maxAgeMs)) kept.push([v.createdAt, k]);
-    else storage.removeItem(k);
+    if (!validEntry(v) || !current(v, now, maxAgeMs)) storage.removeItem(k);
+    else if (OPEN.has(v.status)) pinned++;
+    else evictable.push([v.createdAt, k]);
   }
-  kept.sort((a, b) => a[0] - b[0]);
-  for (const [, k] of kept.slice(0, Math.max(0, kept.length - maxEntries))) storage.removeItem(k);
+  evictable.sort((a, b) => a[0] - b[0]);
+  for (const [, k] of evictable.slice(0, Math.max(0, pinned + evictable.length - maxEntries))) storage.removeItem(k);
+  return pinned;
 }
 
 /**
@@ -204,12 +236,17 @@ function prune(storage, now, maxAgeMs, maxEntries) {
  * cart" hold across tabs and tells a live charge in another tab from one a reload interrupted.
  *
  * Stored entries are untrusted input: an entry that is not exactly the shape this function writes
- * (a valid key, a known status, a settled outcome that names the same key and status, a sane
- * `createdAt`) is ignored and replaced. Entries older than `maxAgeMs` (default 24 h, the gateway's
- * key retention) are pruned, and at most `maxEntries` (default 100) carts are kept per storage.
- * A storage that refuses to record the outcome after the request went out (quota exceeded,
- * SecurityError) is reported to `onStorageError(error)` and the charge still resolves its real
- * outcome; one that refuses before anything is sent rejects `charge()` with its error.
+ * (a valid key, a known status, a settled outcome that names the same key and status, a `createdAt`)
+ * is ignored and replaced. An in-flight or unknown entry (its key may have been charged) is never
+ * pruned — not for its age, a clock set back, or room — only settling it or `clear()` ends it; when
+ * such entries alone fill `maxEntries`, a NEW cart rejects with StoreFullError. Settled entries older
+ * than `maxAgeMs` (default 24 h, the gateway's key retention) from the key's first use, and `new`
+ * ones from their creation, are pruned, and the oldest of those go first past `maxEntries` (default
+ * 100). A read that throws is not "no entry": it is reported to `onStorageError(error)` and the call
+ * (this one, `state()` or `charge()`) rejects with StateStoreUnavailableError, replacing nothing
+ * and sending nothing. A storage that refuses to record the outcome after the request went out
+ * (quota exceeded, SecurityError) is reported to `onStorageError(error)` and the charge still
+ * resolves its real outcome; one that refuses before anything is sent rejects `charge()` with its error.
  *
  * Returns (a Promise of) `{ key, cartId, state(), charge(client, charge, { resume, signal }), clear() }`.
  */
@@ -231,13 +268,31 @@ export async function persistentCheckoutKey(options) {
   if (!Number.isSafeInteger(maxEntries) || maxEntries < 1) throw o.rangeError(where, 'maxEntries', 'an integer >= 1', maxEntries);
   const storageKey = `${PREFIX}${cartId}`;
   const lockName = `steadfast:checkout:${cartId}`;
-  const read = () => {
+  const report = (error) => {
     try {
-      const v = JSON.parse(storage.getItem(storageKey) ?? 'null');
-      return validEntry(v, Date.now(), maxAgeMs) ? v : undefined;
+      onStorageError?.(error);
+    } catch {
+      // a throwing listener must not change the outcome
+    }
+  };
+  // This cart's entry, or undefined when there is none or it is malformed (then it is replaced). A
+  // storage that throws on the read is NOT "no entry": the entry may hold a key that was sent, so it
+  // is reported and the call rejects with StateStoreUnavailableError, replacing nothing.
+  const read = () => {
+    let raw;
+    try {
+      raw = storage.getItem(storageKey);
+    } catch (error) {
+      report(error);
+      throw new StateStoreUnavailableError('read', `storage refused to read cart ${JSON.stringify(cartId)}'s entry (nothing replaced, nothing sent)`, error);
+    }
+    let v;
+    try {
+      v = JSON.parse(raw ?? 'null');
     } catch {
       return undefined;
     }
+    return validEntry(v) ? v : undefined;
   };
   // True while the page is being left (beforeunload fired) during one of this cart's charges. Firefox
   // and WebKit abort the page's fetches right after beforeunload and still run its JS, so a charge cut
@@ -256,34 +311,40 @@ export async function persistentCheckoutKey(options) {
     try {
       write(record);
     } catch (error) {
-      try {
-        onStorageError?.(error);
-      } catch {
-        // a throwing listener must not change the outcome
-      }
+      report(error);
     }
   };
   const exclusive = (name, lockOptions, fn) => (locks ? locks.request(name, lockOptions, fn) : fn({ name }));
   const charging = async () => {
-    if (!locks) return read()?.status === 'in-flight';
+    if (!locks) return read()?.status === 'in-flight'; // (after read(): it threw first if unreadable)
     const { held = [] } = await locks.query();
     return held.some((l) => l.name === lockName);
   };
 
   // Read or create the key under a lock, so two tabs opening the same cart agree on one key.
+  // Entries that may have been sent (in flight, unknown) are never evicted to make room: when they
+  // alone fill `maxEntries`, a NEW cart is refused (StoreFullError, reported) and the others stay.
   const record = await exclusive(`${lockName}:init`, {}, () => {
-    prune(storage, Date.now(), maxAgeMs, maxEntries);
+    const now = Date.now();
+    const pinned = prune(storage, now, maxAgeMs, maxEntries, report);
     let r = read();
+    if (r !== undefined && !current(r, now, maxAgeMs)) r = undefined; // (no removeItem: a stale one is replaced)
     if (r === undefined) {
-      r = { key: newIdempotencyKey(), status: 'new', createdAt: Date.now() };
+      r = { key: newIdempotencyKey(), status: 'new', createdAt: now };
+      if (pinned >= maxEntries) {
+        const error = new StoreFullError(r.key, maxEntries);
+        report(error);
+        throw error;
+      }
       write(r);
     }
     return r;
   });
   const key = record.key;
+  const createdAt = record.createdAt;
 
   const state = async () => {
-    const r = read() ?? { key, status: 'new' };
+    const r = read() ?? { key, status: 'new', createdAt };
     if (r.key !== key) return { ...r, status: 'replaced' };
     // In flight but nobody holds the lock: the page that was charging went away mid-charge (reload,
     // crash, closed tab). Money may have moved: that is unknown, not "try again".
@@ -312,7 +373,9 @@ export async function persistentCheckoutKey(options) {
       const fp = fingerprintHex(typeof client.fingerprint === 'function' ? client.fingerprint(charge) : canonicalCharge(o.object(charge, 'charge')));
       const run = async (lock) => {
         if (lock === null) return { status: 'in-flight', key };
-        const r = read() ?? { key, status: 'new' };
+        // The entry may be gone (another tab's prune, a stale 'new' one): this run still holds its
+        // key and createdAt, and every write below carries them, so a record is never keyless.
+        const r = read() ?? { key, status: 'new', createdAt };
         if (r.key !== key) return { status: 'replaced', key };
         if (r.status !== 'new' && r.fp !== undefined && r.fp !== fp) throw new IdempotencyKeyReuseError(key);
         if (SETTLED.has(r.status)) return { ...r.outcome, status: r.status, key, replayed: true };
@@ -320,7 +383,18 @@ export async function persistentCheckoutKey(options) {
         if (resumed && o.own(co, 'resume') !== true) return { status: 'unknown', key };
         const now = Date.now();
         const firstUsedAt = isTime(r.firstUsedAt) ? r.firstUsedAt : isTime(r.startedAt) ? r.startedAt : now;
-        write({ ...r, fp, status: 'in-flight', startedAt: now, firstUsedAt, amountCents: charge?.amountCents, currency: charge?.currency });
+        const sent = {
+          ...r,
+          key,
+          createdAt,
+          fp,
+          status: 'in-flight',
+          startedAt: now,
+          firstUsedAt,
+          amountCents: charge?.amountCents,
+          currency: charge?.currency,
+        };
+        write(sent);
         // A resumed key may have been processed (the stored state says so): the client starts its
         // history there, so only a success, or a decline after the settle window from the last
         // attempt the entry knows of, settles it. An interrupted charge's last attempt is not known.
@@ -348,14 +422,14 @@ export async function persistentCheckoutKey(options) {
           // Nothing was sent (open circuit, bad request): the key is free again, unless it may have
           // been processed before (resumed): then it stays unknown. Anything else: unknown.
           const nothingSent = !resumed && (error?.code === 'CIRCUIT_OPEN' || error?.code === 'INVALID_OPTION' || error?.code === 'CHECKOUT_REJECTED');
-          keep(nothingSent ? { ...read(), status: 'new' } : { ...read(), status: 'unknown', ...(await unknownFacts()) });
+          keep(nothingSent ? { ...sent, status: 'new' } : { ...sent, status: 'unknown', ...(await unknownFacts()) });
           throw error;
         }
         // 'unavailable': provably nothing was sent, so the cart's key is as new (its outcome is kept);
         // not for a resumed key, which may have been processed before.
         const status = outcome.status === 'unavailable' ? (resumed ? 'unknown' : 'new') : outcome.status;
         const facts = status === 'unknown' ? await unknownFacts() : {};
-        keep({ ...read(), ...facts, status, outcome, settledAt: Date.now() });
+        keep({ ...sent, ...facts, status, outcome, settledAt: Date.now() });
         return outcome;
       };
       const onLeave = () => {
