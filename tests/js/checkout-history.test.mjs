@@ -15,6 +15,7 @@ import {
   UnknownEndpointError,
   isSteadfastError,
 } from 'steadfast';
+import { memoryStorage } from '../support/storage.mjs';
 
 const test = (name, fn) => nodeTest(name, { timeout: 20_000 }, fn);
 const CART = { amountCents: 4999, currency: 'usd', orderId: 'o-1' };
@@ -58,19 +59,6 @@ async function ledger(t, mode = 'ok') {
   g.port = server.address().port;
   g.url = `http://127.0.0.1:${g.port}/v1/charges`;
   return g;
-}
-
-function memoryStorage() {
-  const m = new Map();
-  return {
-    getItem: (k) => (m.has(k) ? m.get(k) : null),
-    setItem: (k, v) => m.set(k, String(v)),
-    removeItem: (k) => m.delete(k),
-    key: (i) => [...m.keys()][i] ?? null,
-    get length() {
-      return m.size;
-    },
-  };
 }
 
 const options = (g, extra) => ({ endpoint: g.url, attemptTimeoutMs: 300, breaker: false, retry, ...extra });

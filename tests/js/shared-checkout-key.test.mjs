@@ -6,23 +6,10 @@
 import { test, describe, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { createCheckoutClient, persistentCheckoutKey, isSteadfastError, StateStoreUnavailableError, StoreFullError } from 'steadfast';
+import { memoryStorage } from '../support/storage.mjs';
 
 const CART = Object.freeze({ amountCents: 4999, currency: 'usd' });
 const DAY = 86_400_000;
-
-/** localStorage-like, over a Map. */
-function memoryStorage(map = new Map()) {
-  return {
-    map,
-    getItem: (k) => (map.has(k) ? map.get(k) : null),
-    setItem: (k, v) => map.set(k, String(v)),
-    removeItem: (k) => map.delete(k),
-    key: (i) => [...map.keys()][i] ?? null,
-    get length() {
-      return map.size;
-    },
-  };
-}
 
 /** Web Locks (exclusive, ifAvailable, query) for one origin. */
 function fakeLocks() {
@@ -96,6 +83,38 @@ async function afterReload(g, first, reload, { resumed = 'succeeded', keys = [fi
   assert.equal(g.debits.size, keys.length, 'one debit per cart');
 }
 
+/**
+ * Tab A's charge of `cartId`, held at the gateway (its lock held, its entry in flight) until
+ * `release()`; the gateway then debits and loses the answer.
+ */
+async function heldCharge(cartId) {
+  const g = gateway();
+  const storage = memoryStorage();
+  const locks = fakeLocks();
+  let release;
+  g.hold = new Promise((ok) => (release = ok));
+  g.mode = 'drop';
+  const tabA = await persistentCheckoutKey({ cartId, storage, locks });
+  const pending = tabA.charge(g.client(), CART);
+  await new Promise((ok) => setTimeout(ok, 10));
+  return { g, storage, locks, tabA, pending, release };
+}
+
+/**
+ * A page whose charge of `cartId` ended unknown (the gateway debited, the answer was lost), on a
+ * storage and locks of its own: the gateway (back to answering), the storage, the locks, the page.
+ */
+async function endedUnknown(cartId) {
+  const g = gateway();
+  const storage = memoryStorage();
+  const locks = fakeLocks();
+  const page = await persistentCheckoutKey({ cartId, storage, locks });
+  g.mode = 'drop';
+  assert.equal((await page.charge(g.client(), CART)).status, 'unknown');
+  g.mode = 'ok';
+  return { g, storage, locks, page };
+}
+
 describe('persistentCheckoutKey keeps a maybe-charged cart', () => {
   test('a key older than maxAgeMs at its first charge: the unknown entry keeps its key and createdAt, and the reload reuses it', async () => {
     const g = gateway();
@@ -129,38 +148,20 @@ describe('persistentCheckoutKey keeps a maybe-charged cart', () => {
   });
 
   test('the clock set back by 2 minutes: the unknown entry is not judged invalid, and the reload reuses its key', async () => {
-    const g = gateway();
-    const storage = memoryStorage();
-    const locks = fakeLocks();
-    const page = await persistentCheckoutKey({ cartId: 'cart-1', storage, locks });
-    g.mode = 'drop';
-    assert.equal((await page.charge(g.client(), CART)).status, 'unknown');
-    g.mode = 'ok';
+    const { g, storage, locks, page } = await endedUnknown('cart-1');
     jump(-120_000);
     await afterReload(g, page, await persistentCheckoutKey({ cartId: 'cart-1', storage, locks }));
   });
 
   test('an unknown entry older than maxAgeMs is not aged out by prune', async () => {
-    const g = gateway();
-    const storage = memoryStorage();
-    const locks = fakeLocks();
-    const page = await persistentCheckoutKey({ cartId: 'cart-1', storage, locks });
-    g.mode = 'drop';
-    assert.equal((await page.charge(g.client(), CART)).status, 'unknown');
-    g.mode = 'ok';
+    const { g, storage, locks, page } = await endedUnknown('cart-1');
     jump(2 * DAY);
     await persistentCheckoutKey({ cartId: 'other', storage, locks }); // another cart's prune
     await afterReload(g, page, await persistentCheckoutKey({ cartId: 'cart-1', storage, locks }), { resumed: 'expired' });
   });
 
   test('maxEntries eviction (default 100) skips an unknown cart: newer settled-or-new carts go first', async () => {
-    const g = gateway();
-    const storage = memoryStorage();
-    const locks = fakeLocks();
-    const page = await persistentCheckoutKey({ cartId: 'cart-A', storage, locks });
-    g.mode = 'drop';
-    assert.equal((await page.charge(g.client(), CART)).status, 'unknown');
-    g.mode = 'ok';
+    const { g, storage, locks, page } = await endedUnknown('cart-A');
     for (let i = 0; i < 100; i++) {
       jump(1);
       await persistentCheckoutKey({ cartId: `other-${i}`, storage, locks });
@@ -196,15 +197,7 @@ describe('persistentCheckoutKey keeps a maybe-charged cart', () => {
   });
 
   test("another tab's prune during a charge (its lock held) does not evict it, and the outcome is recorded with its key", async () => {
-    const g = gateway();
-    const storage = memoryStorage();
-    const locks = fakeLocks();
-    let release;
-    g.hold = new Promise((ok) => (release = ok));
-    g.mode = 'drop';
-    const tabA = await persistentCheckoutKey({ cartId: 'cart-A', storage, locks });
-    const pending = tabA.charge(g.client(), CART);
-    await new Promise((ok) => setTimeout(ok, 10));
+    const { g, storage, locks, tabA, pending, release } = await heldCharge('cart-A');
     for (let i = 0; i < 101; i++) {
       jump(1);
       await persistentCheckoutKey({ cartId: `other-${i}`, storage, locks }); // tab B
@@ -218,15 +211,7 @@ describe('persistentCheckoutKey keeps a maybe-charged cart', () => {
   });
 
   test('the entry removed during a charge (clear() elsewhere): the outcome written still carries the key and createdAt', async () => {
-    const g = gateway();
-    const storage = memoryStorage();
-    const locks = fakeLocks();
-    let release;
-    g.hold = new Promise((ok) => (release = ok));
-    g.mode = 'drop';
-    const tabA = await persistentCheckoutKey({ cartId: 'cart-A', storage, locks });
-    const pending = tabA.charge(g.client(), CART);
-    await new Promise((ok) => setTimeout(ok, 10));
+    const { g, storage, locks, tabA, pending, release } = await heldCharge('cart-A');
     storage.removeItem('steadfast:checkout:cart-A');
     release();
     assert.equal((await pending).status, 'unknown');
@@ -238,13 +223,7 @@ describe('persistentCheckoutKey keeps a maybe-charged cart', () => {
   });
 
   test('a storage read that throws is not "absent": nothing is removed or replaced, the load rejects (typed, reported), the next load reuses the key', async () => {
-    const g = gateway();
-    const storage = memoryStorage();
-    const locks = fakeLocks();
-    const page = await persistentCheckoutKey({ cartId: 'cart-1', storage, locks });
-    g.mode = 'drop';
-    assert.equal((await page.charge(g.client(), CART)).status, 'unknown');
-    g.mode = 'ok';
+    const { g, storage, locks, page } = await endedUnknown('cart-1');
     const before = storage.getItem('steadfast:checkout:cart-1');
     let failReads = 2; // prune's read and the cart's own
     const flaky = {

@@ -21,6 +21,7 @@ import {
   createSharedIdempotencyStore,
   memoryStateStore,
 } from 'steadfast';
+import { memoryStorage } from '../support/storage.mjs';
 
 const POLICY = Object.freeze({ maxAttempts: 1, baseDelayMs: 0, maxDelayMs: 0 });
 const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
@@ -415,15 +416,7 @@ describe('untrusted inputs from tabs and snapshots are clamped and validated', (
 
   test('persistentCheckoutKey: forged or stale stored entries are ignored, replaced and pruned', async () => {
     const map = new Map();
-    const storage = {
-      getItem: (k) => (map.has(k) ? map.get(k) : null),
-      setItem: (k, v) => map.set(k, String(v)),
-      removeItem: (k) => map.delete(k),
-      key: (i) => [...map.keys()][i] ?? null,
-      get length() {
-        return map.size;
-      },
-    };
+    const storage = memoryStorage(map);
     const now = Date.now();
     // A forged "succeeded" whose outcome does not name the key; a key that is not a key; a never-sent
     // entry older than a day; an unknown one as old (kept: its key may have been charged, only settling
