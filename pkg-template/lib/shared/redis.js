@@ -342,32 +342,42 @@ export function redisStateStore(options) {
       // unknown: keep the last answer
     }
   };
+  /** A configuration that may lose records: refused (`'refuse'`) or reported once. */
+  const judge = (mode, op, message) => {
+    if (mode === 'refuse') throw new StateStoreUnavailableError(op, message);
+    warnOnce(message);
+  };
   const checkConfig = async () => {
     first ??= readConfig();
     await first; // every call until the first answer waits for it; later ones find it settled
     if (Date.now() - checkedAt >= 60_000) readConfig();
     if (evicts(policy)) {
-      const message = `Redis maxmemory-policy is ${policy}: Redis may evict idempotency records and a retry would charge again; set maxmemory-policy noeviction`;
-      if (evictionPolicy === 'refuse') throw new StateStoreUnavailableError('policy', message);
-      warnOnce(message);
+      judge(
+        evictionPolicy,
+        'policy',
+        `Redis maxmemory-policy is ${policy}: Redis may evict idempotency records and a retry would charge again; set maxmemory-policy noeviction`,
+      );
     }
-    if (volatile > 0 && persistence !== 'ignore') {
-      const message =
+    if (persistence === 'ignore') return;
+    if (volatile > 0) {
+      judge(
+        persistence,
+        'persistence',
         `${volatile} Redis primar${volatile === 1 ? 'y has' : 'ies have'} neither AOF (appendonly) nor RDB snapshots (save): ` +
-        'a restart empties it, and its unknown and done records are gone (the store then refuses with StoreAmnesiaError); set appendonly yes';
-      if (persistence === 'refuse') throw new StateStoreUnavailableError('persistence', message);
-      warnOnce(message);
+          'a restart empties it, and its unknown and done records are gone (the store then refuses with StoreAmnesiaError); set appendonly yes',
+      );
     }
     // RDB snapshots alone are not durable: a crash restores the last snapshot, with its epoch
     // markers, and every record written since is gone. A process that saw a later write notices
     // (the write counter went back); a process started after the crash cannot.
-    if (snapshotOnly > 0 && persistence !== 'ignore') {
-      const message =
+    if (snapshotOnly > 0) {
+      judge(
+        persistence,
+        'persistence',
         `${snapshotOnly} Redis primar${snapshotOnly === 1 ? 'y keeps' : 'ies keep'} RDB snapshots (save) but no AOF (appendonly): ` +
-        'a crash restores the last snapshot and the records written since are gone (a process that saw a later write refuses with StoreAmnesiaError, ' +
-        'a process started after the crash cannot tell); set appendonly yes';
-      if (persistence === 'refuse') throw new StateStoreUnavailableError('persistence', message);
-      warnOnce(message);
+          'a crash restores the last snapshot and the records written since are gone (a process that saw a later write refuses with StoreAmnesiaError, ' +
+          'a process started after the crash cannot tell); set appendonly yes',
+      );
     }
   };
 
@@ -582,15 +592,16 @@ export function redisStateStore(options) {
       // Each bucket counts its own live records (one slot per script): the limit is shared evenly.
       const bucketMax = Math.ceil(maxRecords / buckets);
       const unknownTtlMs = options.unknownTtlMs ?? d.unknownTtlMs;
+      /** Bucket `b`'s write counter answered `counter`, below the `had` this process saw: Redis lost writes. */
+      const wentBack = (b, counter, had) =>
+        lost(`bucket ${b} went back in time: its write counter is ${counter}, this process had seen ${had} (the records written since are gone)`);
       /**
        * The op's answer from the script's `[counter before, counter after, answer]`: the counter
        * after is remembered (not with waitReplicas: see `seen`); a completion that
        * found the counter below what this process saw reports the rollback (its own write is done).
        */
       const unwrap = (b, op, sentSeen, [before, after, reply], acknowledged) => {
-        if (Number(before) < sentSeen) {
-          lost(`bucket ${b} went back in time: its write counter is ${before}, this process had seen ${sentSeen} (its latest writes are gone)`);
-        }
+        if (Number(before) < sentSeen) wentBack(b, before, sentSeen);
         if (acknowledged && Number(after) > (seen.get(b) ?? 0)) seen.set(b, Number(after));
         return reply;
       };
@@ -633,10 +644,7 @@ export function redisStateStore(options) {
             const text = String(e?.cause?.message ?? e?.message ?? '');
             const back = text.indexOf('STEADFAST_ROLLBACK');
             if (back >= 0) {
-              const counter = text.slice(back + 'STEADFAST_ROLLBACK'.length).trim();
-              throw lost(
-                `bucket ${b} went back in time: its write counter is ${counter}, this process had seen ${sentSeen} (the records written since are gone)`,
-              );
+              throw wentBack(b, text.slice(back + 'STEADFAST_ROLLBACK'.length).trim(), sentSeen);
             }
             const at = text.indexOf('STEADFAST_EPOCH');
             if (at < 0) throw e;
