@@ -178,6 +178,15 @@ function validEntry(v) {
   return true;
 }
 
+/** A stored text as JSON (null for no entry), or undefined when it is not JSON. */
+function parsed(raw) {
+  try {
+    return JSON.parse(raw ?? 'null');
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Whether a valid entry is still kept. An in-flight or unknown entry (its key may have been
  * processed) always is: dropping it would let a reload charge the cart again under a new key, so
@@ -214,12 +223,7 @@ function prune(storage, now, maxAgeMs, maxEntries, report) {
       pinned++;
       continue;
     }
-    let v;
-    try {
-      v = JSON.parse(raw ?? 'null');
-    } catch {
-      v = undefined;
-    }
+    const v = parsed(raw);
     if (!validEntry(v) || !current(v, now, maxAgeMs)) storage.removeItem(k);
     else if (OPEN.has(v.status)) pinned++;
     else evictable.push([v.createdAt, k]);
@@ -286,12 +290,7 @@ export async function persistentCheckoutKey(options) {
       report(error);
       throw new StateStoreUnavailableError('read', `storage refused to read cart ${JSON.stringify(cartId)}'s entry (nothing replaced, nothing sent)`, error);
     }
-    let v;
-    try {
-      v = JSON.parse(raw ?? 'null');
-    } catch {
-      return undefined;
-    }
+    const v = parsed(raw);
     return validEntry(v) ? v : undefined;
   };
   // True while the page is being left (beforeunload fired) during one of this cart's charges. Firefox
