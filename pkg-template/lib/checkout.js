@@ -25,7 +25,7 @@ import { canonicalCharge, volatileFields } from './canonical.js';
 import { fetchDefaults } from './defaults.js';
 import { coreUnavailable } from './loader.js';
 import { checkCharge } from './charge-shape.js';
-import { STORE_CLOCK } from './clock.js';
+import { storeNow } from './clock.js';
 import {
   CheckoutRequestError,
   Declined,
@@ -426,17 +426,17 @@ async function resubmit(client, key, given) {
   // The record's times are on the store's clock (Redis TIME for a Redis store): the window and the
   // retention are judged on it, and the times handed to the re-send are turned into this
   // process's, so a wall clock that is off frees nothing early.
-  const storeNow = typeof store[STORE_CLOCK] === 'function' ? await store[STORE_CLOCK](key) : Date.now();
-  const skew = storeNow - Date.now();
+  const now = await storeNow(store, key);
+  const skew = now - Date.now();
   // Past the gateway's retention window the same key is a NEW charge there: never re-sent.
-  if (dialect.keyExpired(record.startedAt, storeNow)) return expired(client, key, record.startedAt);
+  if (dialect.keyExpired(record.startedAt, now)) return expired(client, key, record.startedAt);
   // Only to the endpoint that may have processed it, compared as URLs; one this client does not
   // have is refused, never sent elsewhere.
   const only = endpointFor(client, record.endpoint);
   if (only === undefined) return unknownEndpoint(client, key, record.endpoint);
   const windowMs = record.settleAfterMs ?? client.settleAfterMs;
   const last = record.lastAttemptAt ?? record.startedAt;
-  const afterWindow = failedVerdictWaitMs(storeNow, last, windowMs) <= 0;
+  const afterWindow = failedVerdictWaitMs(now, last, windowMs) <= 0;
   // The record's attempt may have been processed: the re-send's history starts there.
   const prior = { lastAttemptAt: last - skew, settleAfterMs: windowMs, endpoint: record.endpoint };
   let outcome;

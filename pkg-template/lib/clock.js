@@ -10,6 +10,14 @@ export const systemClock = () => Date.now();
  */
 export const STORE_CLOCK = Symbol.for('steadfast.storeClock');
 
+/**
+ * @internal `store`'s clock at `key` (see STORE_CLOCK): the store's own, or `clock()` for a store
+ * that keeps its times on this process's clock. A value or a promise of one.
+ */
+export function storeNow(store, key, clock = systemClock) {
+  return typeof store[STORE_CLOCK] === 'function' ? store[STORE_CLOCK](key) : clock();
+}
+
 /** setTimeout's limit: a longer delay fires after 1 ms in Node and browsers. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 

@@ -11,7 +11,7 @@
 import { failedVerdictWaitMs, settleAfterMs as coreSettleAfterMs } from '../steadfast_core.js';
 import * as o from './options.js';
 import { brand } from './errors.js';
-import { STORE_CLOCK, after } from './clock.js';
+import { after, storeNow } from './clock.js';
 
 /** How long one lookup may take before its key is reported in `errors` and left unknown. */
 export const DEFAULT_LOOKUP_TIMEOUT_MS = 30_000;
@@ -67,7 +67,6 @@ export async function reconcile(store, lookup, options) {
   // in-process store's is this process's. A `clock` given here replaces both (tests).
   const clockGiven = o.own(opts, 'clock') !== undefined;
   const clock = o.clock(opts, where);
-  const storeClock = !clockGiven && typeof store[STORE_CLOCK] === 'function' ? (key) => store[STORE_CLOCK](key) : undefined;
   // Shared (Redis) stores answer asynchronously; in-process ones synchronously: await both.
   const keys = await store.unknownKeys();
   const report = { checked: keys.length, done: 0, failed: 0, deferred: 0, stillUnknown: 0, retryAfterMs: undefined, settleAllAfterMs: undefined, errors: [] };
@@ -104,7 +103,7 @@ export async function reconcile(store, lookup, options) {
         const window = given === undefined ? own : Math.max(own, given);
         let now;
         try {
-          now = storeClock === undefined ? clock() : await storeClock(key);
+          now = clockGiven ? clock() : await storeNow(store, key, clock);
         } catch (error) {
           report.errors.push({ key, error });
           report.stillUnknown += 1;
