@@ -478,9 +478,21 @@ describe('two charges that end with one error object are judged each by its own 
     CircuitBreaker: () => new CircuitBreaker({ failureThreshold: 100, openDurationMs: 1000 }),
     SharedCircuitBreaker: () => createSharedBreaker({ name: `b-${Math.random()}`, store: memoryStateStore(), failureThreshold: 100, openDurationMs: 1000 }),
   };
+  let redis;
+  let conn;
+  before(async () => {
+    redis = await startRedis();
+    conn = await connectClient('node-redis', redis.port);
+  });
+  after(async () => {
+    await conn?.close();
+    await redis?.stop();
+  });
+  let prefixes = 0;
   const stores = {
     IdempotencyStore: () => new IdempotencyStore(),
     'a shared store': () => createSharedIdempotencyStore({ store: memoryStateStore() }),
+    'a Redis store': () => createSharedIdempotencyStore({ store: redisStateStore({ client: conn.client, prefix: `shared-error-${++prefixes}` }) }),
   };
   const paths = {
     chargeCustomer: (store, breaker, gateway, key, amountCents) =>
