@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use proptest::prelude::*;
-use steadfast::core::breaker::{Acquire, Breaker, BreakerConfig, Outcome, Permit, State};
+use steadfast::core::breaker::{Acquire, Breaker, BreakerConfig, Outcome, Permit, State, Trip};
 
 /// The reference model. Thresholds are `percent / 100`, judged in exact integer arithmetic.
 #[derive(Debug, Clone)]
@@ -442,6 +442,40 @@ proptest! {
             prop_assert_eq!(oa, ob, "step {} {:?}", step, op);
             prop_assert_eq!(a.state(now), b.state(now));
             prop_assert_eq!(a.snapshot(), b.snapshot());
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1000, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// `quiet_success` never lies: after any sequence of calls, the permit it names is one whose
+    /// success report changes nothing (no transition, the same snapshot, the same answers to the
+    /// next operations), so a shell that skips that report behaves as one that sends it. And it
+    /// names one whenever a closed consecutive breaker has no failure in its run.
+    #[test]
+    fn a_quiet_success_changes_nothing(
+        (config, _) in configs(),
+        (prefix, suffix) in (1usize..=300, 0.05f64..0.95).prop_flat_map(|(n, p)| (ops(n, p), ops(n, p))),
+    ) {
+        let (mut b, mut held, mut now) = (Breaker::new(config), BTreeMap::new(), 0.0);
+        for op in &prefix {
+            drive(&mut b, config, &mut held, op, &mut now);
+            let consecutive = matches!(config.trip(), Trip::Consecutive { .. });
+            let empty_run = b.snapshot().consecutive_failures == 0;
+            prop_assert_eq!(b.quiet_success().is_some(), consecutive && b.state(now) == State::Closed && empty_run);
+            let Some(permit) = b.quiet_success() else { continue };
+            let mut reported = b.clone();
+            prop_assert_eq!(reported.record(permit, Outcome::Success, now), None);
+            prop_assert_eq!(reported.snapshot(), b.snapshot());
+            let (mut held_r, mut now_r) = (held.clone(), now);
+            let (mut skipped, mut held_s, mut now_s) = (b.clone(), held.clone(), now);
+            for op in suffix.iter().take(20) {
+                let a = drive(&mut reported, config, &mut held_r, op, &mut now_r);
+                let z = drive(&mut skipped, config, &mut held_s, op, &mut now_s);
+                prop_assert_eq!(a, z);
+                prop_assert_eq!(reported.snapshot(), skipped.snapshot());
+            }
         }
     }
 }

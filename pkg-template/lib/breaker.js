@@ -8,6 +8,10 @@ import { emit, listening } from './events.js';
 import { BREAKER_OPTIONS, readBreakerOptions } from './breaker-options.js';
 import { LAYOUT, NOT_CLOSED, STATE, STATES, TRANSITION, TRANSITION_CODE, TRANSITIONS, VERDICT, namedSlots } from './wire.js';
 import { deferred } from './deferred.js';
+import { wasmMemory } from '../steadfast_core.js';
+
+/** A view of the core's quiet cell (see BreakerCore.quietCell): the permit whose success changes nothing, or NaN. */
+const quietView = (core) => new Float64Array(wasmMemory().buffer, core.quietCell(), 1);
 
 const always = () => true;
 const never = () => false;
@@ -60,6 +64,8 @@ export class CircuitBreaker {
   #permit = -1;
   #onValue;
   #onError;
+  /** The core's quiet cell (quietView). */
+  #quiet;
 
   /**
    * @param {object} options rate shape `{ windowSize, failureRateThreshold, openDurationMs,
@@ -83,6 +89,7 @@ export class CircuitBreaker {
     const { core, config } = readBreakerOptions(opts, where);
     this.#kind = config.kind;
     this.#core = core;
+    this.#quiet = quietView(core);
     if (slowCallDurationMs !== undefined) {
       o.core(where, { slowCallDurationMs }, () => core.setSlowCallDurationMs(slowCallDurationMs));
       this.#slowCallDurationMs = slowCallDurationMs;
@@ -165,6 +172,12 @@ export class CircuitBreaker {
     if (permit !== this.#permit) {
       this.#permit = permit;
       this.#onValue = (value) => {
+        // The core publishes, in wasm memory, the permit whose success would change nothing (a
+        // closed consecutive breaker with no failure in its run): that report is skipped, no
+        // crossing. A view detached by memory growth reads undefined, never a permit: the report
+        // is made, and the view remade.
+        if (this.#quiet[0] === permit) return value;
+        if (this.#quiet.length === 0) this.#quiet = quietView(this.#core);
         const t = this.#core.recordSuccess(permit);
         if (t !== TRANSITION_CODE.NONE) this.#emit(t);
         return value;

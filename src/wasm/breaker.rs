@@ -12,6 +12,10 @@ use crate::core::error::{Error, Expect, Opt};
 #[wasm_bindgen]
 pub struct BreakerCore {
     breaker: Breaker,
+    /// [`Breaker::quiet_success`] as a JS number (NaN: none), refreshed by every method that can
+    /// change the state: the JS breaker reads it from wasm memory (`quietCell`) when a call
+    /// succeeds, and skips the `recordSuccess` crossing for that permit.
+    quiet: f64,
 }
 
 /// Added to a permit when the acquire moved the breaker to half-open (fits a JS number exactly).
@@ -68,9 +72,7 @@ impl BreakerCore {
             open_duration_ms,
             probes_to_close,
         )
-        .map(|c| BreakerCore {
-            breaker: Breaker::new(c),
-        })
+        .map(BreakerCore::new)
         .map_err(throw)
     }
 
@@ -81,9 +83,7 @@ impl BreakerCore {
         probes_to_close: Option<f64>,
     ) -> Result<BreakerCore, JsValue> {
         BreakerConfig::consecutive(failure_threshold, open_duration_ms, probes_to_close)
-            .map(|c| BreakerCore {
-                breaker: Breaker::new(c),
-            })
+            .map(BreakerCore::new)
             .map_err(throw)
     }
 
@@ -92,7 +92,9 @@ impl BreakerCore {
     /// the caller needs no second crossing to build its error.
     #[wasm_bindgen(js_name = tryAcquire)]
     pub fn try_acquire(&mut self, now_ms: f64) -> f64 {
-        match self.breaker.try_acquire(now_ms) {
+        let acquired = self.breaker.try_acquire(now_ms);
+        self.refresh();
+        match acquired {
             Acquire::Granted { permit, transition } => {
                 f64::from(permit.to_bits())
                     + if transition.is_some() {
@@ -124,19 +126,19 @@ impl BreakerCore {
     #[wasm_bindgen(js_name = recordSuccess)]
     pub fn record_success(&mut self, permit: f64) -> u32 {
         // A success never starts a timer, so it needs no clock reading.
-        transition(
-            self.breaker
-                .record(to_permit(permit), Outcome::Success, 0.0),
-        )
+        let t = self
+            .breaker
+            .record(to_permit(permit), Outcome::Success, 0.0);
+        self.changed(t)
     }
 
     /// Report a failure at `now_ms`. Returns 0, or the new state's id + 1.
     #[wasm_bindgen(js_name = recordFailure)]
     pub fn record_failure(&mut self, permit: f64, now_ms: f64) -> u32 {
-        transition(
-            self.breaker
-                .record(to_permit(permit), Outcome::Failure, now_ms),
-        )
+        let t = self
+            .breaker
+            .record(to_permit(permit), Outcome::Failure, now_ms);
+        self.changed(t)
     }
 
     /// Set the slow-call threshold (`core::breaker::BreakerConfig::with_slow_call_duration_ms`),
@@ -148,7 +150,7 @@ impl BreakerCore {
             .config()
             .with_slow_call_duration_ms(ms)
             .map_err(throw)?;
-        self.breaker = Breaker::new(config);
+        *self = BreakerCore::new(config);
         Ok(())
     }
 
@@ -163,7 +165,8 @@ impl BreakerCore {
         now_ms: f64,
     ) -> u32 {
         let outcome = self.timed_outcome(verdict, duration_ms);
-        transition(self.breaker.record(to_permit(permit), outcome, now_ms))
+        let t = self.breaker.record(to_permit(permit), outcome, now_ms);
+        self.changed(t)
     }
 
     /// How a call that ended after `duration_ms` counts, as an index of [`VERDICT`]: `verdict` as
@@ -181,10 +184,10 @@ impl BreakerCore {
     /// Report a call that counts as neither success nor failure. Returns 0 (nothing changes state).
     #[wasm_bindgen(js_name = recordExcluded)]
     pub fn record_excluded(&mut self, permit: f64) -> u32 {
-        transition(
-            self.breaker
-                .record(to_permit(permit), Outcome::Excluded, 0.0),
-        )
+        let t = self
+            .breaker
+            .record(to_permit(permit), Outcome::Excluded, 0.0);
+        self.changed(t)
     }
 
     /// State id at `now_ms`: 0 closed, 1 open, 2 half-open, 3 isolated.
@@ -242,19 +245,22 @@ impl BreakerCore {
 
     /// Hold open until reset. Returns a transition code like `recordFailure`.
     pub fn isolate(&mut self) -> u32 {
-        transition(self.breaker.isolate())
+        let t = self.breaker.isolate();
+        self.changed(t)
     }
 
     /// Close and forget. Returns a transition code.
     pub fn reset(&mut self) -> u32 {
-        transition(self.breaker.reset())
+        let t = self.breaker.reset();
+        self.changed(t)
     }
 
     /// Open until `until_ms` because a peer saw it trip, clamped to `now_ms + openDurationMs`
     /// (non-finite or past deadlines are ignored). Returns a transition code.
     #[wasm_bindgen(js_name = openUntil)]
     pub fn open_until(&mut self, until_ms: f64, now_ms: f64) -> u32 {
-        transition(self.breaker.open_until(until_ms, now_ms))
+        let t = self.breaker.open_until(until_ms, now_ms);
+        self.changed(t)
     }
 
     /// [`SNAPSHOT`]'s slots `[state, openUntilMs, probeSuccesses, consecutiveFailures]`, then the
@@ -277,9 +283,19 @@ impl BreakerCore {
     pub fn restore(&mut self, data: &[f64], now_ms: f64) -> Result<(), JsValue> {
         let snapshot = read_snapshot(data)
             .ok_or_else(|| throw(Error::option(Opt::State, Expect::Snapshot)))?;
-        self.breaker
-            .restore_in_place(&snapshot, now_ms)
-            .map_err(throw)
+        let restored = self.breaker.restore_in_place(&snapshot, now_ms);
+        self.refresh();
+        restored.map_err(throw)
+    }
+
+    /// The address in wasm memory of the f64 that names the permit whose success report changes
+    /// nothing (NaN: none; [`Breaker::quiet_success`]). It stays at this address while the
+    /// breaker lives; a view of it is detached when memory grows (its reads are then undefined,
+    /// which names no permit, and the JS side makes a new view).
+    #[wasm_bindgen(js_name = quietCell)]
+    pub fn quiet_cell(&self) -> u32 {
+        // A wasm32 address fits in u32; natively (boundary tests) this is only an identifier.
+        (&raw const self.quiet) as usize as u32
     }
 }
 
@@ -312,6 +328,32 @@ fn read_snapshot(data: &[f64]) -> Option<Snapshot> {
 }
 
 impl BreakerCore {
+    fn new(config: BreakerConfig) -> Self {
+        let mut core = BreakerCore {
+            breaker: Breaker::new(config),
+            quiet: f64::NAN,
+        };
+        core.refresh();
+        core
+    }
+
+    /// Publish [`Breaker::quiet_success`] in `quiet`: every method that can change the state
+    /// calls this (or [`BreakerCore::changed`]) before it returns. Not inlined: one copy for every
+    /// method (wasm size).
+    #[inline(never)]
+    fn refresh(&mut self) {
+        self.quiet = self
+            .breaker
+            .quiet_success()
+            .map_or(f64::NAN, |p| f64::from(p.to_bits()));
+    }
+
+    /// `refresh`, then the transition code of `t`.
+    fn changed(&mut self, t: Option<State>) -> u32 {
+        self.refresh();
+        transition(t)
+    }
+
     /// A [`VERDICT`] index (0 success, 1 failure, anything else excluded) and a duration as the
     /// core's outcome, the slow-call threshold applied: `recordTimed` and `outcomeOf` both ask it.
     fn timed_outcome(&self, verdict: u32, duration_ms: f64) -> Outcome {

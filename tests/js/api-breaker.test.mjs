@@ -215,6 +215,43 @@ describe('state machine details', () => {
     assert.equal(b.currentState, 'open');
   });
 
+  test('consecutive breaker: a success counts when it ends, also one admitted before the failures it follows', async () => {
+    // A success with no failure in the run changes nothing and is not reported to the core; one
+    // that ends after failures must still end their run, whatever the run was when it started.
+    const clock = manualClock();
+    const b = new CircuitBreaker({ failureThreshold: 3, openDurationMs: 1000, clock });
+    let finish;
+    const slow = b.execute(() => new Promise((resolve) => (finish = resolve)));
+    await feed(b, 'ff');
+    finish('ok');
+    assert.equal(await slow, 'ok');
+    await feed(b, 'ff');
+    assert.equal(b.currentState, 'closed', 'the slow success ended the first run of two failures');
+    await feed(b, 'f');
+    assert.equal(b.currentState, 'open');
+  });
+
+  test('consecutive breaker: the same after the core memory grew while a call was in flight', async () => {
+    const core = await import(new URL('./steadfast_core.js', import.meta.resolve('steadfast')).href);
+    const memory = core.wasmMemory();
+    const clock = manualClock();
+    const b = new CircuitBreaker({ failureThreshold: 3, openDurationMs: 1000, clock });
+    await feed(b, 'ss');
+    let finish;
+    const slow = b.execute(() => new Promise((resolve) => (finish = resolve)));
+    await feed(b, 'ff');
+    // A 16 MiB fingerprint makes the core's input buffer, and so its memory, grow.
+    const before = memory.buffer.byteLength;
+    await new steadfast.IdempotencyStore().run('grow-key', async () => 1, { fingerprint: 'x'.repeat(16 << 20) });
+    assert.ok(memory.buffer.byteLength > before, 'the wasm memory grew');
+    finish('ok');
+    await slow;
+    await feed(b, 'ffsss');
+    assert.equal(b.currentState, 'closed', 'the slow success, reported after the growth, ended the run');
+    await feed(b, 'fff');
+    assert.equal(b.currentState, 'open', 'successes after the growth left an empty run: three failures trip it');
+  });
+
   test('minimumCalls lets a rate breaker judge before the window is full', async () => {
     const clock = manualClock();
     const b = new CircuitBreaker({ windowSize: 100, failureRateThreshold: 0.5, minimumCalls: 4, openDurationMs: 1000, clock });

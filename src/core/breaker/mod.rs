@@ -386,6 +386,18 @@ impl Breaker {
         self.inner != Inner::Closed || self.window.failures > 0 || self.consecutive_failures > 0
     }
 
+    /// The permit whose success report would change nothing, if there is one: a closed
+    /// consecutive-failures breaker with no failure in its run, and the permit every call of the
+    /// current generation holds. [`Breaker::record`] of that permit and [`Outcome::Success`]
+    /// returns `None` and leaves the state as it is, so a shell may skip the report (the JS
+    /// breaker reads it from wasm memory instead of crossing). A rate breaker counts every
+    /// success in its window: never quiet.
+    pub fn quiet_success(&self) -> Option<Permit> {
+        let consecutive = matches!(self.config.trip, Trip::Consecutive { .. });
+        (consecutive && self.inner == Inner::Closed && self.consecutive_failures == 0)
+            .then(|| self.permit(false))
+    }
+
     /// The latest deadline accepted from outside at `now_ms`: `now + openDurationMs` (a peer or a
     /// stored snapshot cannot hold the circuit open longer than one trip would). `None` when
     /// `now_ms` is not finite (nothing from outside is applied on a broken clock).
