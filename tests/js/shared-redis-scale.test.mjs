@@ -2,16 +2,68 @@
 // (never restarts), records under the earlier single-slot layout or another bucket count are not
 // silently forgotten (the store refuses), persistence is checked like the eviction policy, bad
 // options are named, and a script flushed from Redis is sent again by EVAL (no SCRIPT LOAD).
+// First use's two phases, interleaved with other stores (each client's commands held at a chosen
+// point): a store reading between another's writes is not fooled, and a store paused between its
+// phases writes over neither the amnesia mark of a loss found meanwhile nor an acknowledgement.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRedisIdempotencyStore, redisStateStore, SharedIdempotencyStore, StateStoreUnavailableError, StoreAmnesiaError } from 'steadfast';
-import { redisForTests } from '../shared/redis-server.mjs';
+import { redisForTests, connectClient } from '../shared/redis-server.mjs';
 
 const redis = redisForTests();
 const cmd = (...args) => redis.conn.client.sendCommand(args.map(String));
 let n = 0;
 const fresh = () => `scale${++n}`;
 const timeout = () => Object.assign(new Error('ETIMEDOUT'), { code: 'ETIMEDOUT' });
+
+/**
+ * The epoch key that a command writes a generation-`gen` marker to, or undefined. First use writes
+ * generation 0 with SET ... NX, and generation 1 through the idempotency script's 'initialize' op
+ * (its last argument is the marker it writes).
+ */
+function markerWrite(args, gen) {
+  const a = args.map(String);
+  if (a[0] === 'SET' && a[1].endsWith(':epoch') && a[2].startsWith(`${gen}:`)) return a[1];
+  if ((a[0] === 'EVALSHA' || a[0] === 'EVAL') && a.includes('initialize') && a[a.length - 1].startsWith(`${gen}:`)) return a.find((k) => k.endsWith(':epoch'));
+  return undefined;
+}
+
+/**
+ * `client` (node-redis or ioredis) with every command that `hold(args)` picks held until
+ * `release()`; `reached` resolves when the first of them arrives.
+ */
+function holding(client, hold) {
+  let release;
+  const gate = new Promise((resolve) => (release = resolve));
+  let arrived;
+  const reached = new Promise((resolve) => (arrived = resolve));
+  const pass = (args, go) => {
+    if (!hold(args)) return go();
+    arrived();
+    return gate.then(go);
+  };
+  const wrapped =
+    typeof client.call === 'function'
+      ? { call: (...args) => pass(args, () => client.call(...args)), evalsha: (...args) => client.evalsha(...args) }
+      : { sendCommand: (args) => pass(args, () => client.sendCommand(args)) };
+  return { client: wrapped, reached, release };
+}
+
+/** What the gateway function executed, per key, and a charge of `key` through `store` that counts. */
+function ledger() {
+  const executed = new Map();
+  const pay = (store, key) =>
+    store.run(
+      key,
+      async () => {
+        executed.set(key, (executed.get(key) ?? 0) + 1);
+        return `charged ${key}`;
+      },
+      { fingerprint: '4999 usd' },
+    );
+  return { executed, pay };
+}
+const amnesic = (e) => e instanceof StoreAmnesiaError && e.code === 'STORE_AMNESIA' && e.name === 'StoreAmnesiaError';
 
 /** A node-redis-shaped client whose `failAt`-th listing call fails once (a client-side timeout). */
 function flaky(failAt) {
@@ -158,13 +210,12 @@ test('two stores starting together on an empty Redis: the one that loses bucket 
   // lost. Before this was understood, B latched a StoreAmnesiaError on a fresh deploy.
   const prefix = fresh();
   const buckets = 4;
-  const isMarkerSet = (args, gen) => args[0] === 'SET' && String(args[1]).endsWith(':epoch') && String(args[2]).startsWith(`${gen}:`);
   let releaseB;
   const bHeld = new Promise((resolve) => (releaseB = resolve));
   let bHolding = false;
   const bClient = {
     sendCommand(args) {
-      if (!bHolding && isMarkerSet(args, 0)) {
+      if (!bHolding && markerWrite(args, 0) !== undefined) {
         bHolding = true;
         return bHeld.then(() => redis.conn.client.sendCommand(args));
       }
@@ -177,7 +228,7 @@ test('two stores starting together on an empty Redis: the one that loses bucket 
   const aAtPhase2 = new Promise((resolve) => (aReached = resolve));
   const aClient = {
     sendCommand(args) {
-      if (isMarkerSet(args, 1) && !String(args[1]).includes('{idem:0}')) {
+      if (markerWrite(args, 1)?.includes('{idem:0}') === false) {
         aReached();
         return aHeld.then(() => redis.conn.client.sendCommand(args));
       }
@@ -203,6 +254,104 @@ test('two stores starting together on an empty Redis: the one that loses bucket 
   assert.equal(new Set(marks).size, 1, 'every bucket carries one marker');
   assert.match(marks[0], /^1:/);
   assert.equal(await a.run('order-b', async () => 'twice'), 'b', 'A sees what B stored');
+});
+
+for (const kind of ['node-redis', 'ioredis']) {
+  test(`${kind}: a store paused between the two phases of first use keeps the amnesia mark of a loss found meanwhile`, async () => {
+    // A starts first use and stalls after its first phase (a long GC pause, a slow socket). B
+    // finishes A's markers and charges order-1; Redis then loses everything, and B, finding the
+    // loss, marks every bucket. A's second phase comes last. Had it written generation 1 over the
+    // marks, A and every store started afterwards would take the empty Redis for a healthy one and
+    // charge order-1 a second time.
+    const prefix = fresh();
+    const buckets = 4;
+    const conn = await connectClient(kind, redis.server.port);
+    try {
+      const { executed, pay } = ledger();
+      const options = { prefix, timeoutMs: 5000, buckets, persistence: 'ignore' };
+      const marks = () => Promise.all(Array.from({ length: buckets }, (_, b) => cmd('GET', `${prefix}:{idem:${b}}:epoch`)));
+      const paused = holding(conn.client, (args) => markerWrite(args, 1) !== undefined);
+      const a = createRedisIdempotencyStore({ client: paused.client, ...options });
+      const aRun = pay(a, 'order-a');
+      aRun.catch(() => {}); // judged below, once A's second phase has run
+      await paused.reached;
+      assert.ok(
+        (await marks()).every((m) => /^0:/.test(m)),
+        "A's first phase is on every bucket, its second held",
+      );
+
+      const b = createRedisIdempotencyStore({ client: conn.client, ...options });
+      assert.equal(await pay(b, 'order-1'), 'charged order-1', 'B finished the markers and charged');
+      await cmd('FLUSHALL'); // Redis lost everything (a restart without persistence)
+      await assert.rejects(pay(b, 'order-1'), amnesic, 'B knew the marker: it finds the loss');
+      const left = await marks();
+      assert.ok(
+        left.every((m) => m?.startsWith('amnesia:')),
+        `B left the amnesia mark on every bucket: ${left}`,
+      );
+
+      paused.release();
+      await assert.rejects(aRun, amnesic, "A's second phase met the marks: A refuses");
+      assert.deepEqual(await marks(), left, 'the marks are still in Redis');
+      const c = createRedisIdempotencyStore({ client: conn.client, ...options });
+      await assert.rejects(pay(c, 'order-1'), amnesic, 'a store started afterwards refuses too');
+      assert.deepEqual([...executed], [['order-1', 1]], 'order-1 charged once; nothing else ran');
+
+      // The operator settles order-1 against the gateway, then acknowledges: every store runs again.
+      assert.deepEqual(await c.acknowledgeAmnesia(), { generation: 2 });
+      assert.equal(await pay(c, 'order-2'), 'charged order-2');
+      assert.equal(await pay(a, 'order-a'), 'charged order-a', 'A adopted the acknowledgement');
+      assert.equal(await pay(b, 'order-2'), 'charged order-2', 'replayed: B adopted it too');
+      assert.deepEqual(
+        [...executed],
+        [
+          ['order-1', 1],
+          ['order-2', 1],
+          ['order-a', 1],
+        ],
+      );
+    } finally {
+      await conn.close();
+    }
+  });
+}
+
+test('a store paused between the two phases of first use adopts an acknowledgement made meanwhile (never rolls it back)', async () => {
+  // As above, but the operator acknowledges the loss before A's second phase runs: the buckets hold
+  // generation 2. A adopts it; generation 1 written over it would make every store that knows
+  // generation 2 refuse again (a marker older than it knew), and need a second acknowledgement.
+  const prefix = fresh();
+  const buckets = 4;
+  const { executed, pay } = ledger();
+  const options = { prefix, timeoutMs: 5000, buckets, persistence: 'ignore' };
+  const marks = () => Promise.all(Array.from({ length: buckets }, (_, b) => cmd('GET', `${prefix}:{idem:${b}}:epoch`)));
+  const paused = holding(redis.conn.client, (args) => markerWrite(args, 1) !== undefined);
+  const a = createRedisIdempotencyStore({ client: paused.client, ...options });
+  const aRun = pay(a, 'order-a');
+  aRun.catch(() => {});
+  await paused.reached;
+  const b = createRedisIdempotencyStore({ client: redis.conn.client, ...options });
+  assert.equal(await pay(b, 'order-1'), 'charged order-1');
+  await cmd('FLUSHALL');
+  await assert.rejects(pay(b, 'order-1'), amnesic);
+  assert.deepEqual(await b.acknowledgeAmnesia(), { generation: 2 });
+  const acknowledged = await marks();
+  assert.ok(
+    acknowledged.every((m) => m === acknowledged[0] && m.startsWith('2:')),
+    `generation 2 on every bucket: ${acknowledged}`,
+  );
+
+  paused.release();
+  assert.equal(await aRun, 'charged order-a', 'A adopted generation 2 and ran');
+  assert.deepEqual(await marks(), acknowledged, 'the acknowledgement is still in Redis');
+  assert.equal(await pay(b, 'order-a'), 'charged order-a', 'replayed: B, which acknowledged, runs on');
+  assert.deepEqual(
+    [...executed],
+    [
+      ['order-1', 1],
+      ['order-a', 1],
+    ],
+  );
 });
 
 test('bad scale options are named', () => {

@@ -169,7 +169,9 @@ return redis.error_reply('steadfast: unknown breaker op ' .. tostring(op))
 // record-key prefix is derived from KEYS (never from ARGV), so an ioredis keyPrefix applies to it.
 // KEYS[5] is the bucket's epoch marker, KEYS[6] its write counter; ARGV[3] the marker the caller
 // knows and ARGV[4] the highest counter it has seen (both removed before the ops read their
-// arguments). Every op answers {counter before, counter after, the op's answer}.
+// arguments). Two ops write the marker itself and run before the epoch check, answering a word:
+// 'amnesia' (the mark of a loss) and 'initialize' (first use's second phase). Every other op
+// answers {counter before, counter after, the op's answer}.
 //
 // Every time kept in a record is Redis TIME, read here: a process sends durations only (its last
 // attempt's age), never a time of its own clock.
@@ -189,6 +191,18 @@ if op == 'amnesia' then
   if gen and gen > known then return 'newer' end
   redis.call('SET', epoch, text)
   return 'marked'
+end
+-- First use's second phase (redis.js initialize): generation 1 replaces this starter's own
+-- generation-0 marker, and nothing else. Whatever else the bucket holds was written since the
+-- first phase (an amnesia mark, an acknowledged newer generation, another starter's marker) or
+-- lost (nothing): overwriting it would erase that news and let keys that may have been charged
+-- run again, so it is left for the caller to judge. One script: a compare-and-set that Redis 7.0
+-- can do (no SET IFEQ).
+if op == 'initialize' then
+  local from, to = ARGV[3], ARGV[4]
+  if redis.call('GET', epoch) ~= from then return 'kept' end
+  redis.call('SET', epoch, to)
+  return 'set'
 end
 -- The epoch: every op but an owner's completion runs only if the bucket's marker is the one the
 -- caller knows. A marker that is gone or other means Redis lost (or replaced) this bucket's data:

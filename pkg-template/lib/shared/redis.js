@@ -457,9 +457,16 @@ export function redisStateStore(options) {
   const setMark = (b, value, ...flags) => bounded(Promise.resolve(send(['SET', epochKey(b), value, ...flags], epochKey(b))), timeoutMs, 'epoch');
   // First use, in two phases, so that a process starting meanwhile never takes a half-written set
   // of markers for lost data: generation 0 ("initialising", which no script accepts) on every bucket
-  // (SET NX: every starter agrees on bucket 0's), then generation 1 everywhere. A process that finds
-  // generation-0 markers finishes the job; one that finds a generation >= 1 on some buckets and
-  // nothing on others knows those lost their data.
+  // (SET NX: every starter agrees on bucket 0's and writes that one), then generation 1 on each
+  // bucket that still holds exactly that generation-0 marker (the script's 'initialize', a
+  // compare-and-set). The second phase cannot assume the first one's marker is still there, or was
+  // ever written: an NX finds a bucket already holding something else, and a paused starter's
+  // second phase can come after another starter finished, a process found a loss and left its
+  // amnesia mark, or an operator acknowledged one. A plain SET would overwrite that news (a loss
+  // forgotten: its keys would run again); the compare-and-set leaves it, and adopt() judges what
+  // the buckets hold (an amnesia mark: StoreAmnesiaError). A process that finds generation-0
+  // markers finishes the job; one that finds a generation >= 1 on some buckets and nothing on
+  // others knows those lost their data.
   const initialize = async (pending) => {
     if (pending === undefined) {
       const legacy = [`${prefix}:{idem}:all`, `${prefix}:{idem}:unknown`, `${prefix}:{idem}:inflight`];
@@ -474,8 +481,9 @@ export function redisStateStore(options) {
     }
     const chosen = parseMark(pending ?? String(await bounded(Promise.resolve(send(['GET', epochKey(0)], epochKey(0))), timeoutMs, 'epoch')));
     if (chosen.gen === 0) {
-      await Promise.all(all.map((b) => setMark(b, `0:${chosen.id}:${buckets}`, 'NX')));
-      await Promise.all(all.map((b) => setMark(b, `1:${chosen.id}:${buckets}`)));
+      const [initialising, ready] = [`0:${chosen.id}:${buckets}`, `1:${chosen.id}:${buckets}`];
+      await Promise.all(all.map((b) => setMark(b, initialising, 'NX')));
+      await Promise.all(all.map((b) => bounded(idemScript(keysOf(b, ''), ['initialize', '', '', '0', initialising, ready]), timeoutMs, 'epoch')));
     }
     const marks = await readMarks();
     // Bucket 0 at generation 1 can be the first of another starter's second phase, still under
