@@ -7,6 +7,9 @@
 // the client gave up on may still be queued at the gateway or retried by a proxy, and freeing its
 // key early lets the debit land unseen (and the next click, with a new key, charge twice). The
 // window is the core's rule (core::reconcile); a `failed` answer inside it is deferred, not applied.
+// The answer speaks for the moment the lookup was asked, not the moment it came back: a slow
+// listing asked inside the window that answers after it has not seen a debit landing in between,
+// so the window is judged on the store's clock read before the lookup is asked.
 
 import { failedVerdictWaitMs, settleAfterMs as coreSettleAfterMs } from '../steadfast_core.js';
 import * as o from './options.js';
@@ -40,13 +43,15 @@ function withTimeout(fn, ms, key) {
  * Resolve every unknown key of `store` through `lookup(key, record)`, which answers
  * `{ status: 'done', result }`, `{ status: 'failed' }`, or `undefined` (still unknown: leave it).
  * `record` is the store's unknown record: `{ startedAt, lastAttemptAt, attempts, settleAfterMs }`
- * (fields a store does not know are absent). A `failed` answer is applied only once the record's
- * settle window has passed since its last attempt (`record.settleAfterMs`, else
- * `options.settleAfterMs`, default 120,000 ms); before that it is counted in `deferred` and the key
- * stays unknown. A lookup that throws leaves its key unknown and is reported in `errors`. Keys are
- * looked up at most `concurrency` at a time (default 8). The window is judged on the store's clock:
- * a shared store's own (Redis TIME, on the node that holds the record), an in-process store's
- * Date.now. `clock` replaces it (for tests).
+ * (fields a store does not know are absent). A `failed` answer is applied only when the record's
+ * settle window (`record.settleAfterMs`, else `options.settleAfterMs`, default 120,000 ms) had
+ * passed since its last attempt at the time the lookup was ASKED: the store's clock is read once
+ * per key, before its lookup, and the answer is judged at that time however long it took. Inside
+ * the window it is counted in `deferred` (`retryAfterMs` counted from that time) and the key stays
+ * unknown. A lookup that throws, or a clock that throws with a `failed` answer, leaves its key
+ * unknown and is reported in `errors`. Keys are looked up at most `concurrency` at a time (default
+ * 8). The window is judged on the store's clock: a shared store's own (Redis TIME, on the node that
+ * holds the record), an in-process store's Date.now. `clock` replaces it (for tests).
  */
 export async function reconcile(store, lookup, options) {
   const where = 'reconcile';
@@ -76,10 +81,21 @@ export async function reconcile(store, lookup, options) {
       const key = keys[next++];
       let answer;
       let record;
+      // When the lookup is asked, on the store's clock: its answer is about that moment. Read
+      // before asking (never alongside: a Redis TIME that came back after the source of truth
+      // answered would date the answer too late). A clock that fails only matters to a `failed`
+      // answer (a `done` needs no window): kept until the answer says which it is.
+      let askedAt;
+      let clockError;
       try {
         record = await store.peek(key);
         // Settled meanwhile by someone else: nothing to ask.
         if (record?.status !== 'unknown') continue;
+        try {
+          askedAt = clockGiven ? clock() : await storeNow(store, key, clock);
+        } catch (error) {
+          clockError = { error };
+        }
         answer = readAnswer(await withTimeout(() => lookup(key, Object.freeze({ ...record })), lookupTimeoutMs, key));
       } catch (error) {
         report.errors.push({ key, error });
@@ -101,15 +117,14 @@ export async function reconcile(store, lookup, options) {
         // queues work for longer makes reconciliation safer, never hastier).
         const own = typeof record.settleAfterMs === 'number' ? record.settleAfterMs : defaultWindow;
         const window = given === undefined ? own : Math.max(own, given);
-        let now;
-        try {
-          now = clockGiven ? clock() : await storeNow(store, key, clock);
-        } catch (error) {
-          report.errors.push({ key, error });
+        if (clockError !== undefined) {
+          report.errors.push({ key, error: clockError.error });
           report.stillUnknown += 1;
           continue;
         }
-        const waitMs = failedVerdictWaitMs(now, last, window);
+        // Judged when the lookup was asked, not when it answered: "no charge" after a lookup that
+        // outlasted the window says nothing about a debit that landed while it was pending.
+        const waitMs = failedVerdictWaitMs(askedAt, last, window);
         if (waitMs > 0) {
           report.deferred += 1;
           report.retryAfterMs = Math.min(report.retryAfterMs ?? Infinity, waitMs);

@@ -114,13 +114,16 @@ export interface ReconcileReport {
   readonly done: number;
   /** Settled as failed (the charge never happened; the key is free). */
   readonly failed: number;
-  /** Answered failed inside the settle window: not believed yet, left unknown. */
+  /** Answered failed, asked inside the settle window (however late the answer came): not believed yet, left unknown. */
   readonly deferred: number;
   /** Left unknown (lookup answered undefined, threw, or answered nonsense). */
   readonly stillUnknown: number;
-  /** When deferred > 0: ms until the earliest deferred key's "failed" may be believed; else undefined. */
+  /**
+   * When deferred > 0: ms until the earliest deferred key's "failed" may be believed, counted from
+   * when its lookup was asked (so waiting it from the report is never early); else undefined.
+   */
   readonly retryAfterMs: number | undefined;
-  /** When deferred > 0: ms until every deferred key's "failed" may be believed (the whole batch can settle); else undefined. */
+  /** When deferred > 0: ms until every deferred key's "failed" may be believed (the whole batch can settle), counted the same way; else undefined. */
   readonly settleAllAfterMs: number | undefined;
   readonly errors: ReadonlyArray<{ readonly key: string; readonly error: unknown }>;
 }
@@ -135,10 +138,12 @@ export interface ReconcilableStore<T> {
 /**
  * Settle every unknown key of `store` through `lookup(key, record)` (e.g. the gateway's settlement
  * listing): `{ status: 'done', result }`, `{ status: 'failed' }`, or `undefined` to leave it unknown.
- * A `done` is applied at once. A `failed` ("never happened") is applied only once the record's
- * settle window has passed since its last attempt — a request the client gave up on may still be
- * processed — and is `deferred` until then. Prefer `createCheckoutClient(...).reconcile()` (re-sends
- * the same key) against a gateway that honours idempotency keys.
+ * A `done` is applied at once. A `failed` ("never happened") is applied only when the record's
+ * settle window had passed since its last attempt at the time the lookup was asked — a request the
+ * client gave up on may still be processed, and the answer covers only what your source of truth
+ * knew when asked, however long it took to come back — and is `deferred` until then. The store's
+ * clock is read once per key, just before its lookup. Prefer `createCheckoutClient(...).reconcile()`
+ * (re-sends the same key) against a gateway that honours idempotency keys.
  */
 export function reconcile<T>(
   store: ReconcilableStore<T>,
@@ -154,9 +159,10 @@ export function reconcile<T>(
     /** How long one lookup may take (ms); a lookup past it is that key's error (`LOOKUP_TIMEOUT`), the key stays unknown. Default 30,000. */
     readonly lookupTimeoutMs?: number;
     /**
-     * Clock (ms) the settle windows are judged by. Default: the store's own — a Redis store's TIME
-     * (the clock its records' times are kept in, so a reconciler whose wall clock is off judges as
-     * any other), an in-process store's `Date.now`. For tests.
+     * Clock (ms) the settle windows are judged by, read before each key's lookup is asked.
+     * Default: the store's own — a Redis store's TIME (the clock its records' times are kept in, so
+     * a reconciler whose wall clock is off judges as any other), an in-process store's `Date.now`.
+     * For tests.
      */
     readonly clock?: () => number;
   },

@@ -115,7 +115,8 @@ export interface IdempotencyStoreHandle {
   acknowledgeAmnesia?(): Promise<{ generation: number }>;
   /**
    * Optional: the clock the store keeps `key`'s times in (ms; Redis TIME on the node that holds
-   * it). reconcile() judges settle windows by it; without it, by `Date.now()`.
+   * it). reconcile() judges settle windows by it, read before each key's lookup is asked; without
+   * it, by `Date.now()`.
    */
   now?(key: string): Promise<number>;
 }

@@ -653,6 +653,49 @@ describe('reconcile: the settle window', () => {
     const done = await reconcile(again, () => ({ status: 'done', result: 'r' }), { clock });
     assert.equal(done.done, 1, '"done" needs no window');
   });
+  test('"failed" is judged when the lookup was asked: asked inside the window, answered after it, the key stays unknown', async () => {
+    let now = 10_000;
+    const clock = () => now;
+    const store = await unknownStore(clock); // last attempt at 10,000, window 1,000 ms: open until 11,000
+    now = 10_800; // 200 ms of the window left when the lookup is asked
+    const askedAt = [];
+    // A slow listing: it answers "no charge" 700 ms later, past the window, but that answer only
+    // covers what the gateway knew at 10,800 (a debit could land in the 200 ms left).
+    const slow = async () => {
+      askedAt.push(now);
+      await Promise.resolve();
+      now += 700;
+      return { status: 'failed' };
+    };
+    const early = await reconcile(store, slow, { clock });
+    assert.deepEqual(askedAt, [10_800]);
+    assert.deepEqual(
+      { ...early, errors: early.errors.length },
+      { checked: 1, done: 0, failed: 0, deferred: 1, stillUnknown: 0, retryAfterMs: 200, settleAllAfterMs: 200, errors: 0 },
+      'deferred: the window was still open when the lookup was asked (200 ms left, counted from then)',
+    );
+    assert.equal(store.peek('k')?.status, 'unknown', 'not freed by an answer about a time inside the window');
+    // Asked after the window (now 11,500), the same answer frees the key.
+    const late = await reconcile(store, () => ({ status: 'failed' }), { clock });
+    assert.deepEqual([late.failed, late.deferred], [1, 0]);
+    assert.equal(store.peek('k'), undefined);
+  });
+  test('a clock that throws leaves a "failed" key unknown and reported; a "done" answer is still applied', async () => {
+    let now = 10_000;
+    const clock = () => now;
+    const broken = () => {
+      throw new Error('clock down');
+    };
+    const store = await unknownStore(clock);
+    now = 50_000; // long after the window: only the broken clock stands in the way
+    const failed = await reconcile(store, () => ({ status: 'failed' }), { clock: broken });
+    assert.deepEqual([failed.failed, failed.deferred, failed.stillUnknown, failed.errors.length], [0, 0, 1, 1]);
+    assert.deepEqual([failed.errors[0].key, failed.errors[0].error.message], ['k', 'clock down']);
+    assert.equal(store.peek('k')?.status, 'unknown', 'nothing freed');
+    const done = await reconcile(store, () => ({ status: 'done', result: 'r' }), { clock: broken });
+    assert.deepEqual([done.done, done.errors.length], [1, 0], '"done" needs no clock');
+    assert.equal(store.peek('k')?.status, 'done');
+  });
   test('a record without its own window uses the settleAfterMs option (default 120 s); bad values are RangeErrors', async () => {
     let now = 0;
     const clock = () => now;
