@@ -17,6 +17,7 @@ import { RESUBMIT_OPTIONS, RUN_OPTIONS, fingerprintText } from './fingerprint.js
 import { errorText, unknownMeta } from './unknown.js';
 import { emit, listening } from './events.js';
 import { writeInput } from './input.js';
+import { STORE_CLOCK } from './clock.js';
 
 /** @internal The method chargeCustomer runs a charge through on an IdempotencyStore (see [RUN_WRITTEN]). */
 export const RUN_WRITTEN = Symbol('steadfast.runWritten');
@@ -395,6 +396,15 @@ export class IdempotencyStore {
     } catch {
       return startedAt;
     }
+  }
+
+  /**
+   * @internal The clock this store keeps its records' times on (its `clock` option, else
+   * Date.now): reconcile() and the checkout client judge settle windows and retention by it, so a
+   * store on a clock of its own (behind or ahead of Date.now) frees nothing early.
+   */
+  [STORE_CLOCK]() {
+    return this.#clock();
   }
 
   /** The record for `key`, or undefined. */

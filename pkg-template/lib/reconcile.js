@@ -51,7 +51,8 @@ function withTimeout(fn, ms, key) {
  * unknown. A lookup that throws, or a clock that throws with a `failed` answer, leaves its key
  * unknown and is reported in `errors`. Keys are looked up at most `concurrency` at a time (default
  * 8). The window is judged on the store's clock: a shared store's own (Redis TIME, on the node that
- * holds the record), an in-process store's Date.now. `clock` replaces it (for tests).
+ * holds the record), an in-process store's `clock` option (default Date.now). `clock` replaces
+ * it (for tests).
  */
 export async function reconcile(store, lookup, options) {
   const where = 'reconcile';
@@ -69,7 +70,8 @@ export async function reconcile(store, lookup, options) {
   if (!(lookupTimeoutMs > 0)) throw o.rangeError(where, 'lookupTimeoutMs', 'a number > 0', lookupTimeoutMs);
   // The settle window is judged on the clock the store keeps its records' times in: a shared
   // store's own (Redis TIME), so a reconciler whose wall clock is off judges as any other; an
-  // in-process store's is this process's. A `clock` given here replaces both (tests).
+  // in-process store's is its `clock` option (Date.now by default). A `clock` given here replaces
+  // both (tests).
   const clockGiven = o.own(opts, 'clock') !== undefined;
   const clock = o.clock(opts, where);
   // Shared (Redis) stores answer asynchronously; in-process ones synchronously: await both.

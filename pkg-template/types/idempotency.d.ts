@@ -161,8 +161,8 @@ export function reconcile<T>(
     /**
      * Clock (ms) the settle windows are judged by, read before each key's lookup is asked.
      * Default: the store's own — a Redis store's TIME (the clock its records' times are kept in, so
-     * a reconciler whose wall clock is off judges as any other), an in-process store's `Date.now`.
-     * For tests.
+     * a reconciler whose wall clock is off judges as any other), an in-process store's `clock`
+     * option (default `Date.now`). For tests.
      */
     readonly clock?: () => number;
   },

@@ -680,6 +680,19 @@ describe('reconcile: the settle window', () => {
     assert.deepEqual([late.failed, late.deferred], [1, 0]);
     assert.equal(store.peek('k'), undefined);
   });
+  test('an in-process store on a clock of its own is judged on that clock, not on Date.now', async () => {
+    // The store's times are on its clock, hours behind Date.now (a monotonic clock from 0, a test
+    // clock): judged on Date.now, the window would look long past and the key be freed at once.
+    let now = 10_000;
+    const store = await unknownStore(() => now); // window open until 11,000 on the store's clock
+    now = 10_400;
+    const early = await reconcile(store, () => ({ status: 'failed' })); // no clock given: the store's
+    assert.deepEqual([early.failed, early.deferred, early.retryAfterMs], [0, 1, 600]);
+    assert.equal(store.peek('k')?.status, 'unknown', 'not freed inside the window of its own clock');
+    now = 11_000;
+    assert.equal((await reconcile(store, () => ({ status: 'failed' }))).failed, 1);
+    assert.equal(store.peek('k'), undefined);
+  });
   test('a clock that throws leaves a "failed" key unknown and reported; a "done" answer is still applied', async () => {
     let now = 10_000;
     const clock = () => now;
