@@ -65,6 +65,13 @@ const CLIENT_OPTIONS = [
 ];
 /** charge()'s option names. */
 const CHARGE_OPTIONS = ['idempotencyKey', 'signal', 'maybeProcessed'];
+/**
+ * @internal A charge option (persistentCheckoutKey's): `(url) => void`, called with the endpoint
+ * each request of the charge is about to go to, before it is sent. A store that outlives the page
+ * records it, so a charge interrupted there is resumed there, never at the other endpoint. What it
+ * throws fails the charge before that request is sent.
+ */
+export const SENDING = Symbol.for('steadfast.sending');
 /** charge()'s `maybeProcessed` fields. */
 const MAYBE_PROCESSED_FIELDS = ['lastAttemptAt', 'firstUsedAt', 'endpoint'];
 
@@ -242,6 +249,7 @@ function requestOf(client, charge, where) {
  */
 async function post(client, url, body, key, signal, sent) {
   const { dialect, onAttempt } = client;
+  sent.onSending?.(String(url));
   const state = { history: sent.history, key, keyFirstUsedAt: sent.firstUsedAt };
   if (onAttempt !== undefined) state.onSend = () => onAttempt({ attempt: sent.attempts + state.attempts, key, url: String(url) });
   const before = historyVerdict(sent.history) === VERDICT.UNKNOWN;
@@ -312,7 +320,7 @@ function failure(client, e, key, startedAt, sent, signal) {
  * counts from this send: a decline now leaves the key unknown, and a reconcile() after the window
  * can settle it. Any other answer, or none, leaves it unknown.
  */
-async function attemptCharge(client, body, key, signal, only, firstUsedAt, prior) {
+async function attemptCharge(client, body, key, signal, only, firstUsedAt, prior, onSending) {
   const owner = currentRunOf(); // the store run this charge belongs to: its history goes there
   const startedAt = Date.now();
   const sent = {
@@ -324,6 +332,7 @@ async function attemptCharge(client, body, key, signal, only, firstUsedAt, prior
     firstUsedAt: firstUsedAt ?? startedAt,
     replayed: false,
     prior,
+    onSending,
   };
   const afterWindow =
     prior?.lastAttemptAt !== undefined && failedVerdictWaitMs(startedAt, prior.lastAttemptAt, prior.settleAfterMs ?? client.settleAfterMs) <= 0;
@@ -379,14 +388,14 @@ function outcomeOf(e, key, signal) {
 }
 
 /** One charge of `request` (requestOf) under `key`, through the store. */
-async function run(client, request, key, signal, prior) {
+async function run(client, request, key, signal, prior, onSending) {
   let outcome;
   const only = prior === undefined ? undefined : endpointFor(client, prior.endpoint);
   if (prior !== undefined && only === undefined) return unknownEndpoint(client, key, prior.endpoint);
   // Past the gateway's retention window the same key is a NEW charge there: never re-sent.
   if (prior?.firstUsedAt !== undefined && client.dialect.keyExpired(prior.firstUsedAt, Date.now())) return expired(client, key, prior.firstUsedAt);
   try {
-    outcome = await client.store.run(key, () => attemptCharge(client, request.body, key, signal, only, prior?.firstUsedAt, prior), {
+    outcome = await client.store.run(key, () => attemptCharge(client, request.body, key, signal, only, prior?.firstUsedAt, prior, onSending), {
       fingerprint: request.fingerprint,
       settleAfterMs: client.settleAfterMs,
     });
@@ -538,7 +547,8 @@ function chargeOnce(client, charge, chargeOptions) {
   } catch (e) {
     return Promise.reject(e);
   }
-  return once(client, key, () => run(client, request, key, o.own(co, 'signal'), prior), request.fingerprint);
+  const onSending = Object.hasOwn(co ?? {}, SENDING) && typeof co[SENDING] === 'function' ? co[SENDING] : undefined;
+  return once(client, key, () => run(client, request, key, o.own(co, 'signal'), prior, onSending), request.fingerprint);
 }
 
 /** client.reconcile(): every unknown key of the store, in order; one key's trouble costs that key only. */

@@ -5,7 +5,7 @@
 // clock set back, maxEntries eviction, another tab's prune during the charge, a storage read that throws.
 import { test, describe, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { createCheckoutClient, persistentCheckoutKey, isSteadfastError, StateStoreUnavailableError, StoreFullError } from 'steadfast';
+import { CircuitBreaker, createCheckoutClient, persistentCheckoutKey, isSteadfastError, StateStoreUnavailableError, StoreFullError } from 'steadfast';
 import { memoryStorage } from '../support/storage.mjs';
 
 const CART = Object.freeze({ amountCents: 4999, currency: 'usd' });
@@ -113,6 +113,38 @@ async function endedUnknown(cartId) {
   assert.equal((await page.charge(g.client(), CART)).status, 'unknown');
   g.mode = 'ok';
   return { g, storage, locks, page };
+}
+
+/**
+ * A primary and a secondary gateway, each its own ledger (the same key at the other one is a second
+ * debit), behind one fetch that counts requests as they arrive (a held one included), and a client
+ * over both with `breaker` for the primary.
+ */
+function twoGateways() {
+  const primary = gateway();
+  const secondary = gateway();
+  const arrived = { primary: 0, secondary: 0 };
+  const fetch = (url, init) => {
+    const to = String(url).startsWith('https://backup.example/') ? 'secondary' : 'primary';
+    arrived[to] += 1;
+    return (to === 'secondary' ? secondary : primary).fetch(url, init);
+  };
+  const client = (breaker) =>
+    createCheckoutClient({
+      endpoint: 'https://pay.example/v1/charges',
+      secondaryEndpoint: 'https://backup.example/v1/charges',
+      fetch,
+      retry: { maxAttempts: 1 },
+      breaker,
+      attemptTimeoutMs: 60_000,
+    });
+  /** A breaker whose circuit is held open: the charge fails over to the secondary. */
+  const open = () => {
+    const b = new CircuitBreaker({ failureThreshold: 1, openDurationMs: 60_000 });
+    b.isolate();
+    return b;
+  };
+  return { primary, secondary, arrived, client, open };
 }
 
 describe('persistentCheckoutKey keeps a maybe-charged cart', () => {
@@ -267,5 +299,56 @@ describe('persistentCheckoutKey keeps a maybe-charged cart', () => {
     await assert.rejects(page.charge(g.client(), CART), StateStoreUnavailableError);
     await assert.rejects(page.state(), StateStoreUnavailableError);
     assert.equal(g.posts.length, 0);
+  });
+
+  test('a charge failed over to the secondary and interrupted there (the page closed) is resumed at the secondary only', async () => {
+    const { primary, secondary, arrived, client, open } = twoGateways();
+    secondary.mode = 'drop';
+    let release;
+    secondary.hold = new Promise((ok) => (release = ok));
+    const storage = memoryStorage();
+    const page = await persistentCheckoutKey({ cartId: 'cart-1', storage, locks: fakeLocks() });
+    // The primary's circuit is open: the charge fails over to the secondary, which debits and
+    // holds its answer; the page goes away before it comes (a new page has locks of its own).
+    const pending = page.charge(client(open()), CART);
+    await new Promise((ok) => setTimeout(ok, 10));
+    assert.deepEqual(arrived, { primary: 0, secondary: 1 }, 'sent to the secondary only');
+    const reload = await persistentCheckoutKey({ cartId: 'cart-1', storage, locks: fakeLocks() });
+    assert.equal((await reload.state()).status, 'unknown', 'interrupted mid-charge: unknown');
+    // After the reload the primary is healthy again: the resumed key goes where it may have been processed.
+    secondary.mode = 'ok';
+    release();
+    const resumed = await reload.charge(client(new CircuitBreaker({ failureThreshold: 5, openDurationMs: 1000 })), CART, { resume: true });
+    assert.equal(resumed.status, 'succeeded');
+    assert.equal(arrived.primary, 0, 'never sent to the primary: it would have been a second debit');
+    assert.deepEqual([primary.debits.size, secondary.debits.size], [0, 1], 'one debit');
+    await pending.catch(() => {});
+  });
+
+  test('a failover whose endpoint cannot be recorded is not sent; a first request whose write fails still goes out (reported)', async () => {
+    const { primary, arrived, client, open } = twoGateways();
+    const storage = memoryStorage();
+    let refuse; // which writes fail: () => boolean, given the entry written
+    const flaky = {
+      ...storage,
+      get length() {
+        return storage.length;
+      },
+      setItem: (k, v) => {
+        if (refuse?.(JSON.parse(v))) throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
+        return storage.setItem(k, v);
+      },
+    };
+    const reported = [];
+    const page = await persistentCheckoutKey({ cartId: 'cart-1', storage: flaky, locks: fakeLocks(), onStorageError: (e) => reported.push(e.name) });
+    refuse = (entry) => entry.sendingTo !== undefined; // every write that records an endpoint
+    const failover = await page.charge(client(open()), CART).catch((e) => e);
+    assert.equal(failover?.name, 'QuotaExceededError', 'the charge fails with the write that could not record the failover');
+    assert.equal(arrived.secondary, 0, 'nothing sent to an endpoint the entry does not name');
+    const other = await persistentCheckoutKey({ cartId: 'cart-2', storage: flaky, locks: fakeLocks(), onStorageError: (e) => reported.push(e.name) });
+    const plain = await other.charge(client(new CircuitBreaker({ failureThreshold: 5, openDurationMs: 1000 })), CART);
+    assert.equal(plain.status, 'succeeded', 'the primary is where a resume goes anyway: its request went out');
+    assert.equal(primary.debits.size, 1);
+    assert.ok(reported.includes('QuotaExceededError'), 'the failed write was reported');
   });
 });

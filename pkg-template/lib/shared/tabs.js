@@ -12,6 +12,9 @@ import { IdempotencyKeyReuseError, StoreFullError } from '../errors.js';
 import { StateStoreUnavailableError } from './errors.js';
 import * as o from '../options.js';
 
+/** The checkout client's SENDING charge option (lib/checkout.js): the endpoint each request is about to go to. */
+const SENDING = Symbol.for('steadfast.sending');
+
 /**
  * Share `breaker`'s trips across tabs through a BroadcastChannel. Wire the returned
  * `onStateChange` into the breaker's own option (it is only called after construction):
@@ -382,6 +385,12 @@ export async function persistentCheckoutKey(options) {
         if (resumed && o.own(co, 'resume') !== true) return { status: 'unknown', key };
         const now = Date.now();
         const firstUsedAt = isTime(r.firstUsedAt) ? r.firstUsedAt : isTime(r.startedAt) ? r.startedAt : now;
+        // Where a resumed charge may have been processed: the endpoint its unknown outcome named,
+        // else the one its last request was going to (undefined: the primary). A new one was sent nowhere.
+        const where = !resumed
+          ? undefined
+          : ((r.status === 'unknown' && typeof r.endpoint === 'string' ? r.endpoint : undefined) ??
+            (typeof r.sendingTo === 'string' ? r.sendingTo : undefined));
         const sent = {
           ...r,
           key,
@@ -392,16 +401,37 @@ export async function persistentCheckoutKey(options) {
           firstUsedAt,
           amountCents: charge?.amountCents,
           currency: charge?.currency,
+          sendingTo: where,
         };
         write(sent);
         // A resumed key may have been processed (the stored state says so): the client starts its
         // history there, so only a success, or a decline after the settle window from the last
         // attempt the entry knows of, settles it. An interrupted charge's last attempt is not known.
-        const chargeOptions = { idempotencyKey: key, signal: o.own(co, 'signal') };
+        // Before each request goes out, the entry records where it goes (`sendingTo`): a charge
+        // interrupted there (the page closed mid-request) is resumed at that endpoint only, never
+        // at the other one, which would charge it a second time. The first endpoint of a run is
+        // where a resume would go anyway (the primary, or where it may have been processed): a
+        // write that fails then is reported and the request goes out. Another one (a failover) is
+        // sent only once it is recorded: a write that fails stops it before it is sent.
+        const chargeOptions = {
+          idempotencyKey: key,
+          signal: o.own(co, 'signal'),
+          [SENDING]: (url) => {
+            if (sent.sendingTo === url) return;
+            const first = sent.sendingTo === undefined;
+            sent.sendingTo = url;
+            try {
+              write(sent);
+            } catch (error) {
+              if (!first) throw error;
+              report(error);
+            }
+          },
+        };
         if (resumed) {
           chargeOptions.maybeProcessed = { firstUsedAt };
           if (r.status === 'unknown' && isTime(r.lastAttemptAt)) chargeOptions.maybeProcessed.lastAttemptAt = r.lastAttemptAt;
-          if (r.status === 'unknown' && typeof r.endpoint === 'string') chargeOptions.maybeProcessed.endpoint = r.endpoint;
+          if (where !== undefined) chargeOptions.maybeProcessed.endpoint = where;
         }
         // An unknown outcome keeps when its last attempt was (at most now) and where it may have been processed.
         const unknownFacts = async () => {
@@ -410,9 +440,9 @@ export async function persistentCheckoutKey(options) {
             const rec = await client.store?.peek?.(key);
             if (typeof rec?.endpoint === 'string') endpoint = rec.endpoint;
           } catch {
-            // a store that cannot answer: the endpoint stays unknown (the primary is re-sent to)
+            // a store that cannot answer: the endpoint this run last sent to stands in
           }
-          return { lastAttemptAt: Date.now(), endpoint: endpoint ?? (r.status === 'unknown' ? r.endpoint : undefined) };
+          return { lastAttemptAt: Date.now(), endpoint: endpoint ?? sent.sendingTo ?? where };
         };
         let outcome;
         try {
