@@ -21,7 +21,7 @@ import {
   resilientFetch,
   withRetry,
 } from 'steadfast';
-import { startRedis, connectClient } from '../shared/redis-server.mjs';
+import { redisForTests } from '../shared/redis-server.mjs';
 
 const LATER = [409, 401, 404, 400, 402, 422, 302];
 
@@ -278,19 +278,10 @@ describe('the checkout client', () => {
 });
 
 describe('the Redis store', () => {
-  let redis;
-  let conn;
-  before(async () => {
-    redis = await startRedis();
-    conn = await connectClient('node-redis', redis.port);
-  });
-  after(async () => {
-    await conn?.close();
-    await redis?.stop();
-  });
+  const redis = redisForTests();
   for (const later of [409, 401, 404, 402]) {
     test(`chargeCustomer over Redis, attempt 1 debits and drops, then ${later}: parked, one debit`, async () => {
-      const store = createSharedIdempotencyStore({ store: redisStateStore({ client: conn.client, prefix: `hist${later}` }) });
+      const store = createSharedIdempotencyStore({ store: redisStateStore({ client: redis.conn.client, prefix: `hist${later}` }) });
       const key = `rd-${later}`;
       const deps = depsFor(store);
       const charge = { idempotencyKey: key, amountCents: 1000, currency: 'usd' };
@@ -303,7 +294,7 @@ describe('the Redis store', () => {
   }
 
   test('a reconcile whose store fails mid-way never answers "nothing was charged"', async () => {
-    const base = redisStateStore({ client: conn.client, prefix: 'histblip' });
+    const base = redisStateStore({ client: redis.conn.client, prefix: 'histblip' });
     let failComplete = false;
     const flaky = {
       ...base,
@@ -329,7 +320,7 @@ describe('the Redis store', () => {
   });
 
   test('a reopened record answered definitively goes back to unknown (the sticky rule, in Lua)', async () => {
-    const store = createSharedIdempotencyStore({ store: redisStateStore({ client: conn.client, prefix: 'histre' }) });
+    const store = createSharedIdempotencyStore({ store: redisStateStore({ client: redis.conn.client, prefix: 'histre' }) });
     const key = 'reopen-1';
     await assert.rejects(
       store.run(key, async () => Promise.reject(Object.assign(new Error('t'), { code: 'ETIMEDOUT' })), { fingerprint: 'a' }),
@@ -478,21 +469,12 @@ describe('two charges that end with one error object are judged each by its own 
     CircuitBreaker: () => new CircuitBreaker({ failureThreshold: 100, openDurationMs: 1000 }),
     SharedCircuitBreaker: () => createSharedBreaker({ name: `b-${Math.random()}`, store: memoryStateStore(), failureThreshold: 100, openDurationMs: 1000 }),
   };
-  let redis;
-  let conn;
-  before(async () => {
-    redis = await startRedis();
-    conn = await connectClient('node-redis', redis.port);
-  });
-  after(async () => {
-    await conn?.close();
-    await redis?.stop();
-  });
+  const redis = redisForTests();
   let prefixes = 0;
   const stores = {
     IdempotencyStore: () => new IdempotencyStore(),
     'a shared store': () => createSharedIdempotencyStore({ store: memoryStateStore() }),
-    'a Redis store': () => createSharedIdempotencyStore({ store: redisStateStore({ client: conn.client, prefix: `shared-error-${++prefixes}` }) }),
+    'a Redis store': () => createSharedIdempotencyStore({ store: redisStateStore({ client: redis.conn.client, prefix: `shared-error-${++prefixes}` }) }),
   };
   const paths = {
     chargeCustomer: (store, breaker, gateway, key, amountCents) =>
