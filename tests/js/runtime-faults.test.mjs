@@ -1,11 +1,49 @@
-// The errors other runtimes' fetch was measured to give, by shape, through chargeCustomer and a
-// checkout client: Deno's body cut off mid-stream and every network failure of Cloudflare Workers
-// must park the key, never free it.
-import { test } from 'node:test';
+// The runtime fault matrix in Node 24: real faults from tests/runtimes/server.mjs (and a port nobody
+// listens on, and a name that does not resolve) through the installed package, with the verdict on
+// the key for each (tests/runtimes/faults.js, which scripts/test-runtimes.sh runs in Deno, Bun,
+// workerd and Next.js too). Then the errors the other runtimes' fetch was measured to give, by shape,
+// through chargeCustomer and a checkout client: Deno's body cut off mid-stream and every network
+// failure of Cloudflare Workers must park the key, never free it.
+import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import * as steadfast from 'steadfast';
+import { startServer } from '../runtimes/server.mjs';
+import { faultMatrix } from '../runtimes/faults.js';
 
 const { CircuitBreaker, IdempotencyStore, OutcomeUnknownError, chargeCustomer, createCheckoutClient, isFetchNetworkError, isTransientError } = steadfast;
+
+let server;
+before(async () => {
+  server = await startServer();
+});
+after(async () => {
+  await server?.close();
+});
+
+/** A port nothing listens on (bound, then closed). */
+async function deadPort() {
+  const srv = net.createServer();
+  await new Promise((ok) => srv.listen(0, '127.0.0.1', ok));
+  const { port } = srv.address();
+  await new Promise((ok) => srv.close(ok));
+  return port;
+}
+
+test('the fault matrix in Node 24: only a failure that proves nothing was sent frees the key', { timeout: 60_000 }, async (t) => {
+  const { checks, shapes } = await faultMatrix(steadfast, { base: server.base, closed: String(await deadPort()), label: 'node' });
+  for (const s of shapes) t.diagnostic(`${s.fault} → ${s.stage}${s.status === undefined ? '' : ` HTTP ${s.status}`}: ${s.error} → ${s.expected}`);
+  assert.equal(checks.length, 32, '8 faults × (host fetch, resilientFetch, checkout, chargeCustomer)');
+  for (const c of checks) {
+    await t.test(c.name, () => assert.ok(c.ok, c.detail));
+  }
+  // Node's own words, pinned: the codes the core's not-sent rule reads.
+  const by = Object.fromEntries(shapes.map((s) => [s.fault, s]));
+  assert.match(by.refused.error, /^TypeError: fetch failed ← Error ECONNREFUSED/);
+  assert.match(by.dns.error, /^TypeError: fetch failed ← Error ENOTFOUND/);
+  assert.match(by.reset.error, /ECONNRESET/);
+  assert.equal(by['cut-close'].stage, 'body');
+});
 
 /**
  * The errors measured in the other runtimes (tests/runtimes/run.mjs prints them): Deno 2.9 rejects
