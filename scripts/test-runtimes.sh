@@ -6,7 +6,10 @@
 #   scripts/test-runtimes.sh run    tests/runtimes/run.mjs: the same program in Deno, Bun, a Bun
 #                                   single-file executable, a Cloudflare Worker (wrangler dev → workerd)
 #                                   and a Next.js app (Turbopack and webpack; client component in
-#                                   headless Chromium, Node route, edge route), all local (127.0.0.1)
+#                                   headless Chromium, Node route, edge route), all local (127.0.0.1);
+#                                   and the fault matrix (tests/runtimes/faults.js: real network faults,
+#                                   the key's verdict for each) in Node, Deno, Bun, workerd and the
+#                                   Next.js Node and edge routes
 #   scripts/test-runtimes.sh        both
 #
 # The runtimes and linters (tests/runtimes/tools.json: Deno, Bun, wrangler, Next.js + React, publint,
@@ -77,7 +80,7 @@ if [ "$what" != lint ]; then
   # Every runtime's test must have run and passed (node --test exits 0 for a file with no tests).
   passed="$(sed -n 's/^ℹ pass \([0-9][0-9]*\)$/\1/p' "$log" | tail -n 1)"
   rm -f "$log"
-  planned=7 # Deno, Deno (connect.mjs), Bun, Workers, Next.js (Turbopack), Next.js (webpack), the summary
+  planned=8 # Deno, Deno (connect.mjs), Node and Deno (faults.js), Bun, Workers, Next.js (Turbopack), Next.js (webpack), the summary
   if [ "${passed:-0}" -ne "$planned" ]; then
     echo "test-runtimes: ${passed:-0} tests passed, $planned planned" >&2
     exit 1

@@ -2,7 +2,7 @@
 // read Retry-After) lives in the Rust core; this file only digs the status, code and header out of
 // whatever shape the error has (fetch Response, Node system error, undici's nested cause, ours).
 // A browser's fetch network error has no code at all: a bare TypeError whose message depends on the
-// engine. That list is here, once (see FETCH_NETWORK_MESSAGES).
+// engine (Cloudflare Workers': a plain Error). That list is here, once (see FETCH_NETWORK_MESSAGES).
 
 import {
   historyRecord,
@@ -47,13 +47,35 @@ const FETCH_NETWORK_MESSAGES = new Set([
   'terminated', // undici, a body cut off mid-stream
   'Network request failed', // cross-fetch / React Native
   ' A network error occurred.', // Bun (WebKit)
-  'Network connection lost', // Cloudflare Workers
+  'Network connection lost', // Cloudflare Workers, as is-network-error spells it
+  'Network connection lost.', // Cloudflare Workers, as workerd spells it (there a plain Error: below)
 ]);
 
 /**
- * Is this the TypeError `fetch` rejects with on a network error, in any engine (Chromium "Failed to
- * fetch", Firefox "NetworkError when attempting to fetch resource.", WebKit "Load failed", undici
- * "fetch failed")? By name and message, across realms (a worker's or an iframe's TypeError).
+ * Cloudflare Workers (workerd) rejects fetch, and a body read, with a plain `Error`, not a
+ * TypeError, and no code: "Network connection lost." (with `retryable: true`) for a refused
+ * connection, a reset, a body cut off mid-stream and an answer it cannot parse alike (a refused
+ * connection cannot be told from a reset, so none of them proves nothing was sent), and
+ * "internal error; reference = <id>" for a name that does not resolve (its reference differs per
+ * failure, and an internal error is no proof of anything either: it reads as possibly sent).
+ */
+const WORKERD_NETWORK_MESSAGE = 'Network connection lost.';
+const WORKERD_INTERNAL_ERROR = 'internal error; reference = ';
+
+/**
+ * TypeErrors whose message starts so: Deno's (hyper's words, no code). "error sending request for
+ * url (…)" rejects the fetch call; "error reading a body from connection" rejects the read of a
+ * body whose connection dropped after the head arrived (a 200 cut off mid-body: it may well have
+ * been processed).
+ */
+const FETCH_NETWORK_PREFIXES = ['error sending request for url', 'error reading a body from connection'];
+
+/**
+ * Is this the error `fetch` (or the read of its body) rejects with on a network error, in any engine
+ * (Chromium "Failed to fetch", Firefox "NetworkError when attempting to fetch resource.", WebKit
+ * "Load failed", undici "fetch failed", Deno "error reading a body from connection", and
+ * Cloudflare Workers' plain Error "Network connection lost.")? By name and message, across realms (a
+ * worker's or an iframe's TypeError).
  * @param {unknown} error
  */
 export function isFetchNetworkError(error) {
@@ -67,16 +89,17 @@ export function isFetchNetworkError(error) {
   } catch {
     return false; // a hostile getter or a revoked Proxy is not a network error
   }
-  if (name !== 'TypeError' || typeof message !== 'string') return false;
-  // Deno: "error sending request for url (…)".
-  return FETCH_NETWORK_MESSAGES.has(message) || message.startsWith('error sending request for url');
+  if (typeof message !== 'string') return false;
+  if (name === 'Error') return message === WORKERD_NETWORK_MESSAGE || message.startsWith(WORKERD_INTERNAL_ERROR);
+  if (name !== 'TypeError') return false;
+  return FETCH_NETWORK_MESSAGES.has(message) || FETCH_NETWORK_PREFIXES.some((prefix) => message.startsWith(prefix));
 }
 
 /**
  * Is this error worth retrying? HTTP 408, 429, >= 500 (unless a `Stripe-Should-Retry` header on
  * `error.headers` / `error.response.headers` says otherwise); network codes such as ECONNRESET,
  * ETIMEDOUT, EAI_AGAIN, ECONNREFUSED (also nested as `cause.code`); a fetch network error (the
- * engines' TypeError messages, see isFetchNetworkError); timeouts and aborts (`TimeoutError`,
+ * engines' messages, see isFetchNetworkError); timeouts and aborts (`TimeoutError`,
  * `AbortError`: the request may have reached the server). Every other 4xx is permanent.
  * Steadfast's own errors: an unknown outcome, a deadline and a timeout() are transient; a budget
  * refusal is as transient as its cause; an open circuit and being offline are not (nothing was sent).

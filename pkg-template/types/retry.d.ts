@@ -26,9 +26,12 @@ export function seedRandom(seed: number): void;
 export function isTransientError(error: unknown): boolean;
 
 /**
- * Whether this is the `TypeError` that `fetch` rejects with on a network error: Chromium "Failed to
- * fetch", Firefox "NetworkError when attempting to fetch resource.", WebKit "Load failed", undici
- * "fetch failed" (and the other engines `is-network-error` knows). By name and message, across realms.
+ * Whether this is the error that `fetch` (or the read of its body) rejects with on a network error:
+ * the `TypeError` of Chromium "Failed to fetch", Firefox "NetworkError when attempting to fetch
+ * resource.", WebKit "Load failed", undici "fetch failed" (and the other engines `is-network-error`
+ * knows), Deno "error sending request for url (…)" and "error reading a body from connection"; the
+ * plain `Error` of Cloudflare Workers, "Network connection lost." (and its "internal error;
+ * reference = …"). By name and message, across realms.
  */
 export function isFetchNetworkError(error: unknown): boolean;
 

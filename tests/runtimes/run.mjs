@@ -7,7 +7,10 @@
 // route). Every server listens on 127.0.0.1 only. Run by scripts/test-runtimes.sh, which installs the
 // runtimes (tools.json) into STEADFAST_RUNTIMES and sets the variables read below. connect.mjs: a
 // refused connection and a reset after connecting, from Deno's (and Bun's) own fetch, with Node as the
-// reference.
+// reference. faults.js: the fault matrix (refused, unresolvable name, reset after the request, a body
+// cut off three ways, no answer, a reset before the body was read) met by each runtime's own fetch,
+// through resilientFetch, a checkout client and chargeCustomer, in Node, Deno, Bun, workerd and
+// Next.js's Node and edge routes; each runtime's raw error is printed with its verdict.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
@@ -130,12 +133,25 @@ async function startServing(file, args, cwd, url, what) {
   }
 }
 
+/** faults.js's checks: 8 faults, each met by the host's fetch, resilientFetch, the checkout client and chargeCustomer. */
+const FAULT_CHECKS = 32;
+
+/** Prints what each fault gave the host's own fetch, and the verdict it must have; then asserts the checks. */
+function expectFaults(result, label) {
+  for (const s of result.shapes ?? []) {
+    console.log(`runtimes: ${label.padEnd(16)} raw  ${s.fault} → ${s.stage}${s.status === undefined ? '' : ` HTTP ${s.status}`}: ${s.error} → ${s.expected}`);
+  }
+  expectChecks(result, label, FAULT_CHECKS);
+}
+
 const versions = {};
 const PLAIN = [
   ['program.js', 'program.js'],
   ['cli.mjs', 'cli.mjs'],
   ['deno-no-read.mjs', 'deno-no-read.mjs'],
   ['connect.mjs', 'connect.mjs'],
+  ['faults.js', 'faults.js'],
+  ['faults-cli.mjs', 'faults-cli.mjs'],
 ];
 
 test('Deno: with --allow-read it runs; without, a typed error names the permission', { timeout: 300_000 }, async () => {
@@ -157,12 +173,23 @@ test('Deno: a refused connection was not sent (free key), a reset after connecti
   expectChecks(lastJson(deno.stdout, 'deno connect.mjs'), 'deno-connect', 5);
 });
 
+test('Fault matrix in Node (the reference) and Deno: only a failure that proves nothing was sent frees the key', { timeout: 300_000 }, async () => {
+  const dir = join(APPS, 'deno'); // made by the first test
+  const closed = String(await freePort());
+  const node = await run(process.execPath, ['faults-cli.mjs', server.base, closed, 'node-faults'], { cwd: dir });
+  expectFaults(lastJson(node.stdout, 'node faults-cli.mjs'), 'node-faults');
+  const net = '--allow-net=127.0.0.1,nonexistent.invalid'; // the unresolvable name too: else a permission error
+  const deno = await run(DENO, ['run', net, '--allow-read', 'faults-cli.mjs', server.base, closed, 'deno-faults'], { cwd: dir });
+  expectFaults(lastJson(deno.stdout, 'deno faults-cli.mjs'), 'deno-faults');
+});
+
 test('Bun: bun run (and connect.mjs), and a bun build --compile executable away from node_modules', { timeout: 300_000 }, async () => {
   versions.bun = `bun ${(await run(BUN, ['--version'])).stdout.trim()}`;
   const dir = await makeApp('bun', PLAIN);
   expectChecks(lastJson((await run(BUN, ['cli.mjs', server.base, 'bun'], { cwd: dir })).stdout, 'bun'), 'bun', 5);
   const closed = String(await freePort());
   expectChecks(lastJson((await run(BUN, ['connect.mjs', server.base, closed, 'bun-connect'], { cwd: dir })).stdout, 'bun connect.mjs'), 'bun-connect', 5);
+  expectFaults(lastJson((await run(BUN, ['faults-cli.mjs', server.base, closed, 'bun-faults'], { cwd: dir })).stdout, 'bun faults-cli.mjs'), 'bun-faults');
   // The executable runs from an empty directory: the wasm must be inside it, not next to it.
   const away = await mkdtemp(join(tmpdir(), 'steadfast-bun-compiled-'));
   try {
@@ -175,10 +202,11 @@ test('Bun: bun run (and connect.mjs), and a bun build --compile executable away 
   }
 });
 
-test('Cloudflare Workers: wrangler dev (workerd, local), no init() in the worker', { timeout: 300_000 }, async () => {
+test('Cloudflare Workers: wrangler dev (workerd, local), no init() in the worker; the fault matrix', { timeout: 300_000 }, async () => {
   versions.wrangler = `wrangler ${(await run(bin('wrangler'), ['--version'])).stdout.trim().split('\n').pop()}`;
   const dir = await makeApp('workerd', [
     ['program.js', 'program.js'],
+    ['faults.js', 'faults.js'],
     ['workerd/worker.mjs', 'worker.mjs'],
     ['workerd/wrangler.json', 'wrangler.json'],
   ]);
@@ -187,6 +215,8 @@ test('Cloudflare Workers: wrangler dev (workerd, local), no init() in the worker
   const served = await startServing(bin('wrangler'), ['dev', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'warn'], dir, url, 'wrangler dev');
   try {
     expectChecks(served.response, 'workerd', 5);
+    const faults = `http://127.0.0.1:${port}/faults?base=${encodeURIComponent(server.base)}&closed=${await freePort()}`;
+    expectFaults(await (await fetch(faults)).json(), 'workerd-faults');
   } finally {
     stopGroup(served.child);
   }
@@ -199,9 +229,10 @@ for (const [bundler, edge] of [
   ['turbopack', true],
   ['webpack', false],
 ]) {
-  test(`Next.js (${bundler}): client component in Chromium, Node route${edge ? ', edge route' : ''}`, { timeout: 600_000 }, async () => {
+  test(`Next.js (${bundler}): client component in Chromium, Node route${edge ? ', edge route' : ''}; the fault matrix`, { timeout: 600_000 }, async () => {
     const dir = await makeApp(`next-${bundler}`, [
       ['program.js', 'program.js'],
+      ['faults.js', 'faults.js'],
       ['next/handler.js', 'handler.js'],
       ['next/app/layout.js', 'app/layout.js'],
       ['next/app/page.js', 'app/page.js'],
@@ -218,6 +249,9 @@ for (const [bundler, edge] of [
     try {
       expectChecks(served.response, 'next-node', 5);
       if (edge) expectChecks(await (await fetch(`${origin}/api/edge?base=${base}`)).json(), 'next-edge', 5);
+      const closed = await freePort();
+      expectFaults(await (await fetch(`${origin}/api/node/faults?base=${base}&closed=${closed}`)).json(), 'next-node-faults');
+      if (edge) expectFaults(await (await fetch(`${origin}/api/edge/faults?base=${base}&closed=${closed}`)).json(), 'next-edge-faults');
       const browser = await launchBrowser('chromium');
       try {
         versions.chromium = `Chromium ${browser.version}`;
