@@ -95,6 +95,9 @@ export function isFetchNetworkError(error) {
   return FETCH_NETWORK_MESSAGES.has(message) || FETCH_NETWORK_PREFIXES.some((prefix) => message.startsWith(prefix));
 }
 
+/** How deep down `cause` the classifiers look (a forged error may point at itself). */
+const CAUSE_DEPTH = 4;
+
 /**
  * Is this error worth retrying? HTTP 408, 429, >= 500 (unless a `Stripe-Should-Retry` header on
  * `error.headers` / `error.response.headers` says otherwise); network codes such as ECONNRESET,
@@ -103,11 +106,39 @@ export function isFetchNetworkError(error) {
  * `AbortError`: the request may have reached the server). Every other 4xx is permanent.
  * Steadfast's own errors: an unknown outcome, a deadline and a timeout() are transient; a budget
  * refusal is as transient as its cause; an open circuit and being offline are not (nothing was sent).
+ * An error that says none of this is judged by its `cause`, a few levels down (a gateway function's
+ * own error wrapping a timeout or a network error is as transient as what it wraps).
  * @param {unknown} error
  * @returns {boolean}
  */
 export function isTransientError(error) {
-  if (error === null || (typeof error !== 'object' && typeof error !== 'function')) return false;
+  // The first error down the `cause` chain that says something decides: a gateway function that
+  // wraps what it caught (an SDK's error, an app's) is judged by what it wrapped.
+  let e = error;
+  for (let depth = 0; depth < CAUSE_DEPTH && e !== null && (typeof e === 'object' || typeof e === 'function'); depth++) {
+    let verdict;
+    try {
+      verdict = transientAt(e);
+    } catch {
+      return true; // an error that cannot be read may have been processed: the careful answer
+    }
+    if (verdict !== undefined) return verdict;
+    e = causeOf(e);
+  }
+  return false;
+}
+
+/** `e.cause`, or undefined when reading it throws (a hostile getter, a revoked Proxy). */
+function causeOf(e) {
+  try {
+    return e.cause;
+  } catch {
+    return undefined;
+  }
+}
+
+/** isTransientError for one error of the chain: true or false when it says, undefined when it says nothing. */
+function transientAt(error) {
   const e = /** @type {any} */ (error);
   if (isSteadfastError(e)) {
     if (e.code === 'OUTCOME_UNKNOWN' || e.code === 'DEADLINE_EXCEEDED' || e.code === 'TIMEOUT') return true;
@@ -117,13 +148,14 @@ export function isTransientError(error) {
   if (e.name === 'TimeoutError' || e.name === 'AbortError') return true;
   const status = statusOf(e);
   if (status !== undefined) return isTransientResponse(status, headerOf(e, 'stripe-should-retry'));
-  return hasCode(e, isTransientCode) || isFetchNetworkError(e);
+  if (hasCode(e, isTransientCode) || isFetchNetworkError(e)) return true;
+  return undefined;
 }
 
 /** Whether `error` or a `cause` a few levels down has a string `field` that `test` accepts. */
 function carries(error, field, test) {
   let cur = error;
-  for (let depth = 0; depth < 4 && cur !== null && typeof cur === 'object'; depth++) {
+  for (let depth = 0; depth < CAUSE_DEPTH && cur !== null && typeof cur === 'object'; depth++) {
     const value = cur[field];
     if (typeof value === 'string' && test(value)) return true;
     cur = cur.cause;
@@ -227,31 +259,46 @@ export function leavesOutcomeUnknown(isTransient, error) {
  * classifier: a failure it would retry may have been processed; one it would not was refused.
  */
 export function answerOf(error, retryable) {
-  if (error !== null && typeof error === 'object') {
-    const e = /** @type {any} */ (error);
-    if (isSteadfastError(e)) {
-      switch (e.code) {
-        case 'CIRCUIT_OPEN':
-        case 'OFFLINE':
-          return ANSWER.NOT_SENT;
-        case 'RETRY_BUDGET_EXHAUSTED':
-          return e.cause === undefined ? ANSWER.NOT_SENT : answerOf(e.cause, retryable);
-        case 'OUTCOME_UNKNOWN':
-        case 'DEADLINE_EXCEEDED':
-        case 'TIMEOUT':
-        case 'DUPLICATE_IN_FLIGHT':
-          return ANSWER.NO_ANSWER;
-        default:
-          return ANSWER.REFUSED;
-      }
+  // The first error down the `cause` chain that shows something decides (see isTransientError).
+  let e = error;
+  for (let depth = 0; depth < CAUSE_DEPTH && e !== null && typeof e === 'object'; depth++) {
+    let answer;
+    try {
+      answer = answerAt(e, retryable);
+    } catch {
+      return ANSWER.NO_ANSWER; // an error that cannot be read may have been processed
     }
-    if (e.name === 'TimeoutError' || e.name === 'AbortError') return ANSWER.NO_ANSWER;
-    const status = statusOf(e);
-    if (status !== undefined) return status;
-    if (provesNothingSent(e)) return ANSWER.NOT_SENT;
-    if (hasCode(e, isTransientCode) || isFetchNetworkError(e)) return ANSWER.NO_ANSWER;
+    if (answer !== undefined) return answer;
+    e = causeOf(e);
   }
   return retryable() ? ANSWER.NO_ANSWER : ANSWER.REFUSED;
+}
+
+/** answerOf for one error of the chain, or undefined when it shows nothing. */
+function answerAt(error, retryable) {
+  const e = /** @type {any} */ (error);
+  if (isSteadfastError(e)) {
+    switch (e.code) {
+      case 'CIRCUIT_OPEN':
+      case 'OFFLINE':
+        return ANSWER.NOT_SENT;
+      case 'RETRY_BUDGET_EXHAUSTED':
+        return e.cause === undefined ? ANSWER.NOT_SENT : answerOf(e.cause, retryable);
+      case 'OUTCOME_UNKNOWN':
+      case 'DEADLINE_EXCEEDED':
+      case 'TIMEOUT':
+      case 'DUPLICATE_IN_FLIGHT':
+        return ANSWER.NO_ANSWER;
+      default:
+        return ANSWER.REFUSED;
+    }
+  }
+  if (e.name === 'TimeoutError' || e.name === 'AbortError') return ANSWER.NO_ANSWER;
+  const status = statusOf(e);
+  if (status !== undefined) return status;
+  if (provesNothingSent(e)) return ANSWER.NOT_SENT;
+  if (hasCode(e, isTransientCode) || isFetchNetworkError(e)) return ANSWER.NO_ANSWER;
+  return undefined;
 }
 
 /** Error names `boundedErrorType` reports as themselves: the platform's own, a fixed set. */

@@ -21,7 +21,9 @@ export function seedRandom(seed: number): void;
  * ENOTFOUND… (also nested as `cause.code`); a fetch network error in any engine
  * (`isFetchNetworkError`); `TimeoutError`/`AbortError`. Every other 4xx is not. Of steadfast's own
  * errors, an unknown outcome and a deadline are; an open circuit and `OfflineError` are not
- * (nothing was sent, so a store frees the key).
+ * (nothing was sent, so a store frees the key). An error that says none of this is judged by its
+ * `cause`, a few levels down: a gateway function's own error wrapping a timeout or a network error
+ * is as transient as what it wraps.
  */
 export function isTransientError(error: unknown): boolean;
 

@@ -130,6 +130,16 @@ describe('what parks a key as unknown', () => {
     ['TimeoutError (AbortSignal.timeout)', () => new DOMException('timed out', 'TimeoutError')],
     ['AbortError', () => new DOMException('aborted', 'AbortError')],
     ['undici fetch failed, nested cause', () => new TypeError('fetch failed', { cause: { code: 'UND_ERR_SOCKET', cause: { code: 'ECONNRESET' } } })],
+    // A gateway function that wraps what it caught in an error of its own (an SDK's, an app's):
+    // the wrapped failure still says the request may have been processed.
+    ['a wrapped TimeoutError', () => new Error('charge failed', { cause: new DOMException('timed out', 'TimeoutError') })],
+    ['a wrapped browser fetch error', () => new Error('charge failed', { cause: new TypeError('Failed to fetch') })],
+    [
+      'a wrapped Workers fetch error, two levels down',
+      () => new Error('payment', { cause: new Error('gateway', { cause: new Error('Network connection lost.') }) }),
+    ],
+    ['a wrapped OutcomeUnknownError', () => new Error('charge failed', { cause: new OutcomeUnknownError('inner', 0) })],
+    ['a wrapped 503', () => new Error('charge failed', { cause: Object.assign(new Error('503'), { status: 503 }) })],
   ];
   for (const [name, make] of parked) {
     test(`${name} → unknown`, async () => {
@@ -144,6 +154,12 @@ describe('what parks a key as unknown', () => {
     ['402 declined', () => declined()],
     ['a plain Error', () => new Error('bug')],
     ['CircuitOpenError (nothing was sent)', () => new CircuitOpenError(1000)],
+    [
+      'a wrapped refused connection (nothing was sent)',
+      () => new Error('charge failed', { cause: new TypeError('fetch failed', { cause: { code: 'ECONNREFUSED' } }) }),
+    ],
+    ['a wrapped 402 decline', () => new Error('charge failed', { cause: declined() })],
+    ['an error whose cause is a plain Error', () => new Error('bug', { cause: new Error('deeper bug') })],
   ];
   for (const [name, make] of freed) {
     test(`${name} → freed, not unknown`, async () => {
