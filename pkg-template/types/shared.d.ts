@@ -29,10 +29,11 @@ export class StoreFullError extends SteadfastError {
 /**
  * Redis lost the store's data (an epoch marker gone or older than the one this process knew: a
  * restart without persistence, FLUSHALL, a failover to an empty node; or a bucket's write counter
- * below the one this process saw: a restart from an older RDB snapshot, a failover to a replica
- * that lagged). Begins, reopens, resolves, peeks and listings reject with it, running nothing,
- * until `acknowledgeAmnesia()`. The process that finds the loss marks the store in Redis, so
- * every process, also one started later, refuses too.
+ * below the one this process saw, or the write at that counter replaced by another one since: a
+ * restart from an older RDB snapshot, a failover to a replica that lagged). Begins, reopens,
+ * resolves, peeks and listings reject with it, running nothing, until `acknowledgeAmnesia()`. The
+ * process that finds the loss marks the store in Redis, so every process, also one started later,
+ * refuses too.
  */
 export class StoreAmnesiaError extends SteadfastError {
   readonly code: 'STORE_AMNESIA';

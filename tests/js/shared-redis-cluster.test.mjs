@@ -98,7 +98,8 @@ async function failoverSoak(t, options) {
   cluster.setLag(LAG_MS);
   await sleep(LEASE_MS + 300);
   // Without waitReplicas a process may find that the promotion went back in time (a bucket's write
-  // counter below what it saw): then the store refuses everything, the worklist too.
+  // counter below what it saw, or the write at it replaced): then the store refuses everything, the
+  // worklist too.
   const unknown = await a.call('unknownKeys').catch((e) => {
     if (e?.code !== 'STORE_AMNESIA') throw e;
     return [];

@@ -43,7 +43,8 @@ async function soak(t, { durable }) {
     const retries = await Promise.all(pods.map((p) => p.call('charge', { keys, gapMs: 1 })));
     await sleep(LEASE_MS + 300); // leases of owners that never reported have lapsed
     // Without waitReplicas a process may find that the promotion went back in time (a bucket's write
-    // counter below what it saw): then the store refuses everything, the worklist too.
+    // counter below what it saw, or the write at it replaced): then the store refuses everything, the
+    // worklist too.
     const unknown = await pods[0].call('unknownKeys').catch((e) => {
       if (e?.code !== 'STORE_AMNESIA') throw e;
       return [];

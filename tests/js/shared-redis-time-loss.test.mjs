@@ -5,15 +5,28 @@
 // - Redis that goes back in time (a crash restored from an older RDB snapshot) is noticed by a
 //   process that saw a later write, and the mark it leaves makes a process started afterwards
 //   refuse too; so does an empty restart; RDB snapshots alone count as not durable;
-// - a record that lost its status field is never taken for a free key.
+// - a record that lost its status field is never taken for a free key;
+// - a rollback hidden by later writes (processes started after the restore write the counter past
+//   the value a process saw) is noticed by that process: the write at its counter is another one;
+//   an owner's completion across it still parks its lost record; and processes writing the same
+//   buckets concurrently never take each other's writes for a rollback.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import http from 'node:http';
-import { createCheckoutClient, createRedisIdempotencyStore, reconcile, OutcomeUnknownError, StoreAmnesiaError, StateStoreUnavailableError } from 'steadfast';
+import {
+  createCheckoutClient,
+  createRedisIdempotencyStore,
+  reconcile,
+  DuplicateRequestError,
+  OutcomeUnknownError,
+  StoreAmnesiaError,
+  StateStoreUnavailableError,
+} from 'steadfast';
 import { redisForTests, startRedis, connectClient, freePort } from '../shared/redis-server.mjs';
+import { rng } from '../support/rng.mjs';
 
 const redis = redisForTests();
 const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
@@ -305,6 +318,208 @@ test(
     } finally {
       await closeAll();
       await server.stop('SIGKILL');
+    }
+  },
+);
+
+/** A bucket's write counter (`:seq`), as a number (0 when it has none). */
+const counterOf = async (client, prefix, b = 0) => Number((await client.sendCommand(['GET', `${prefix}:{idem:${b}}:seq`])) ?? 0);
+
+test(
+  'a rollback hidden by later writes is noticed: Redis restored from an older snapshot, then written past the counter a pod saw by a pod started afterwards',
+  { timeout: 60_000 },
+  async () => {
+    const port = await freePort();
+    const dir = mkdtempSync(join(tmpdir(), 'steadfast-rdb-'));
+    let server = await startSnapshotting(port, dir);
+    const { connect, closeAll } = clientsOn(port);
+    try {
+      const { executed, charge } = gatewayLedger();
+      const prefix = 'shop';
+      const pay = payer(charge);
+      // One bucket: every write below moves the one counter the pods compare.
+      const opts = { prefix, buckets: 1, ...quiet };
+      const a = await connect();
+      const podA = createRedisIdempotencyStore({ client: a, ...opts });
+      assert.equal(await pay(podA, 'order-old'), 'charged order-old');
+      await a.sendCommand(['SAVE']); // the periodic snapshot
+      for (let i = 0; i < 10; i++) assert.equal(await pay(podA, `order-new-${i}`), `charged order-new-${i}`);
+      assert.equal(await pay(podA, 'order-new-9'), 'charged order-new-9', 'replayed (a read: pod A learns the counter it leaves)');
+      const seenByA = await counterOf(a, prefix);
+      await server.stop('SIGKILL'); // the crash: the ten order-new records were written after the snapshot
+      server = await startSnapshotting(port, dir);
+      await untilAnswers(a);
+      const restored = await counterOf(a, prefix);
+      assert.ok(restored < seenByA, `the snapshot's counter (${restored}) is below what pod A saw (${seenByA})`);
+      // A pod started after the restore knows nothing of the lost writes and charges new orders:
+      // the counter climbs past what pod A saw. The height alone can no longer tell.
+      const podB = createRedisIdempotencyStore({ client: await connect(), ...opts });
+      for (let i = 0; i < 15; i++) assert.equal(await pay(podB, `order-b-${i}`), `charged order-b-${i}`);
+      assert.ok((await counterOf(a, prefix)) > seenByA, 'the counter is above what pod A saw again');
+      const amnesic = (e) => e instanceof StoreAmnesiaError && e.code === 'STORE_AMNESIA' && e.name === 'StoreAmnesiaError';
+      // Pod A retries an order charged after the snapshot: its record is gone, and the write at the
+      // counter pod A saw is pod B's, not the one pod A saw. Refused, nothing runs.
+      await assert.rejects(
+        pay(podA, 'order-new-3'),
+        (e) => amnesic(e) && /is not the one this process saw/.test(e.message),
+        'pod A: the write at the counter it saw was replaced',
+      );
+      await assert.rejects(pay(podA, 'order-old'), amnesic, 'latched: every call of pod A is refused');
+      // The mark pod A left: pod B, which saw nothing wrong, refuses too, and so does a pod started now.
+      await assert.rejects(pay(podB, 'order-b-0'), amnesic, 'pod B refuses: pod A marked the store');
+      const podC = createRedisIdempotencyStore({ client: await connect(), ...opts });
+      await assert.rejects(pay(podC, 'order-new-3'), amnesic, 'a pod started afterwards refuses');
+      await assert.rejects(podC.unknownKeys(), amnesic);
+      assert.equal(executed.get('order-new-3'), 1, 'the lost order ran once');
+      assert.equal(executed.size, 1 + 10 + 15);
+      // Reconciled against the gateway, acknowledged: every pod runs again, its counters afresh.
+      assert.deepEqual(await podC.acknowledgeAmnesia(), { generation: 2 });
+      assert.equal(await pay(podC, 'order-next'), 'charged order-next');
+      await sleep(1100); // a latched process looks again at most once a second
+      assert.equal(await pay(podA, 'order-next'), 'charged order-next', 'replayed: pod A adopted the acknowledgement');
+      assert.equal(await pay(podB, 'order-next'), 'charged order-next', 'replayed: pod B too');
+      for (let i = 0; i < 5; i++) await pay([podA, podB, podC][i % 3], `order-after-${i}`);
+      assert.equal(executed.get('order-next'), 1);
+    } finally {
+      await closeAll();
+      await server.stop('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+test(
+  "an owner's completion across a hidden rollback still lands (its lost record is parked as unknown), and its pod refuses from then on",
+  { timeout: 60_000 },
+  async () => {
+    const port = await freePort();
+    const dir = mkdtempSync(join(tmpdir(), 'steadfast-rdb-'));
+    let server = await startSnapshotting(port, dir);
+    const { connect, closeAll } = clientsOn(port);
+    try {
+      const { executed, charge } = gatewayLedger();
+      const prefix = 'shop';
+      const pay = payer(charge);
+      const late = [];
+      const opts = { prefix, buckets: 1, ...quiet };
+      const a = await connect();
+      const podA = createRedisIdempotencyStore({ client: a, ...opts, onLateCompletion: (e) => late.push(e) });
+      assert.equal(await pay(podA, 'order-old'), 'charged order-old');
+      await a.sendCommand(['SAVE']);
+      assert.equal(await pay(podA, 'order-2'), 'charged order-2');
+      // Pod A's charge of order-hung is at the gateway when Redis crashes.
+      let release;
+      let started;
+      const atGateway = new Promise((ok) => (started = ok));
+      const hung = podA.run(
+        'order-hung',
+        () => {
+          charge('order-hung');
+          started();
+          return new Promise((ok) => (release = ok));
+        },
+        { fingerprint: '4999 usd' },
+      );
+      await atGateway;
+      await server.stop('SIGKILL');
+      server = await startSnapshotting(port, dir);
+      await untilAnswers(a);
+      const podB = createRedisIdempotencyStore({ client: await connect(), ...opts });
+      for (let i = 0; i < 6; i++) await pay(podB, `order-b-${i}`);
+      // The gateway answers: pod A's completion still runs, and parks the record that is gone.
+      release('charged order-hung');
+      assert.equal(await hung, 'charged order-hung', "the owner's result is returned");
+      const rk = `${prefix}:{idem:0}:r:order-hung`;
+      assert.equal(await a.sendCommand(['HGET', rk, 'st']), 'u', 'parked as unknown');
+      assert.match(await a.sendCommand(['HGET', rk, 'err']), /late owner completion \(done\)/);
+      assert.deepEqual(late, [{ key: 'order-hung', outcome: 'done' }], 'reported as a late completion');
+      // Its answer told pod A of the rollback: order-2 (lost) is refused, not charged again.
+      await assert.rejects(pay(podA, 'order-2'), StoreAmnesiaError);
+      await assert.rejects(pay(podB, 'order-b-0'), StoreAmnesiaError, 'and every pod, by the mark pod A left');
+      assert.deepEqual([executed.get('order-2'), executed.get('order-hung')], [1, 1]);
+      await podB.acknowledgeAmnesia();
+      assert.equal(await pay(podB, 'order-3'), 'charged order-3');
+    } finally {
+      await closeAll();
+      await server.stop('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+test(
+  'no false alarm: six processes (node-redis and ioredis) writing the same two buckets at once, thousands of calls, never refuse',
+  { timeout: 120_000 },
+  async (t) => {
+    const prefix = fresh('ring-busy');
+    const conns = await Promise.all(
+      ['node-redis', 'ioredis', 'node-redis', 'ioredis', 'node-redis', 'ioredis'].map((kind) => connectClient(kind, redis.server.port)),
+    );
+    try {
+      const debits = new Map();
+      // A short lease for half of them: other processes' begins, peeks and listings lapse records
+      // (reads that write), and owners complete after their lease.
+      const stores = conns.map(({ client }, i) =>
+        createRedisIdempotencyStore({ client, prefix, buckets: 2, timeoutMs: 5000, inFlightLeaseMs: i % 2 === 0 ? 20 : 60_000, ...quiet }),
+      );
+      const unexpected = [];
+      const counts = { calls: 0, run: 0, replay: 0, refusedDuplicate: 0, refusedUnknown: 0, peek: 0, reconcile: 0 };
+      const lookup = async (k) => (debits.has(k) ? { status: 'done', result: `charged ${k}` } : { status: 'failed' });
+      const worker = async (store, seed) => {
+        const r = rng(seed);
+        for (let i = 0; i < 70; i++) {
+          // A few hot keys every process races on (duplicates, replays, reconciliation), the rest new.
+          const key = r() < 0.3 ? `hot-${Math.floor(r() * 20)}` : `new-${seed}-${i}`;
+          const what = r();
+          try {
+            counts.calls += 1;
+            if (what < 0.08) {
+              await reconcile(store, lookup, { settleAfterMs: 0 });
+              counts.reconcile += 1;
+            } else if (what < 0.25) {
+              await store.peek(key);
+              counts.peek += 1;
+            } else {
+              const fail = r() < 0.15;
+              const slow = r() < 0.2;
+              let ran = false;
+              const got = await store.run(
+                key,
+                async () => {
+                  ran = true;
+                  if (slow) await sleep(30);
+                  debits.set(key, (debits.get(key) ?? 0) + 1);
+                  if (fail) throw Object.assign(new Error('ETIMEDOUT'), { code: 'ETIMEDOUT' });
+                  return `charged ${key}`;
+                },
+                { fingerprint: '4999 usd', settleAfterMs: 0 },
+              );
+              assert.equal(got, `charged ${key}`);
+              counts[ran ? 'run' : 'replay'] += 1;
+            }
+          } catch (e) {
+            if (e instanceof DuplicateRequestError) counts.refusedDuplicate += 1;
+            else if (e instanceof OutcomeUnknownError) counts.refusedUnknown += 1;
+            else unexpected.push(e);
+          }
+        }
+      };
+      await Promise.all(stores.flatMap((store, i) => Array.from({ length: 8 }, (_, w) => worker(store, 1 + i * 100 + w))));
+      const writes = (await counterOf(redis.conn.client, prefix, 0)) + (await counterOf(redis.conn.client, prefix, 1));
+      assert.deepEqual(
+        unexpected.map((e) => `${e.name}: ${e.message}`),
+        [],
+        'no StoreAmnesiaError, no store error',
+      );
+      assert.ok(writes > 4000, `thousands of writes on the two buckets (${writes})`);
+      for (const b of [0, 1]) {
+        assert.equal(Number(await redis.conn.client.sendCommand(['HLEN', `${prefix}:{idem:${b}}:ring`])), 64, `bucket ${b}'s ring is bounded`);
+      }
+      // Still healthy afterwards, in every process.
+      await Promise.all(stores.map((s, i) => s.run(`after-${i}`, async () => 'ok')));
+      t.diagnostic(`${writes} writes, ${JSON.stringify(counts)}`);
+    } finally {
+      for (const c of conns) await c.close();
     }
   },
 );

@@ -167,20 +167,27 @@ return redis.error_reply('steadfast: unknown breaker op ' .. tostring(op))
 // lease + unknownTtlMs, unknown unknownTtlMs (30 days by default: reconcile before then). An
 // in-flight record never expires into "free": when its owner's lease lapses it turns UNKNOWN. The
 // record-key prefix is derived from KEYS (never from ARGV), so an ioredis keyPrefix applies to it.
-// KEYS[5] is the bucket's epoch marker, KEYS[6] its write counter; ARGV[3] the marker the caller
-// knows and ARGV[4] the highest counter it has seen (both removed before the ops read their
-// arguments). Two ops write the marker itself and run before the epoch check, answering a word:
-// 'amnesia' (the mark of a loss) and 'initialize' (first use's second phase). Every other op
-// answers {counter before, counter after, the op's answer}.
+// KEYS[5] is the bucket's epoch marker, KEYS[6] its write counter, KEYS[7] its ring of recent
+// writes; ARGV[3] the marker the caller knows, ARGV[4] the highest counter it has seen with that
+// write's nonce ('<counter>:<nonce>', or '<counter>' when it knows no nonce), and ARGV[5] the
+// nonce this call records if it writes (all three removed before the ops read their arguments).
+// Two ops write the marker itself and run before the epoch check, answering a word: 'amnesia' (the
+// mark of a loss) and 'initialize' (first use's second phase). Every other op answers {counter
+// before, counter after, the op's answer, the nonce of the write at the counter after ('' when the
+// ring does not hold it), 1 if the write the caller saw was replaced (only an owner's completion
+// answers that rather than refusing), else 0}.
 //
 // Every time kept in a record is Redis TIME, read here: a process sends durations only (its last
 // attempt's age), never a time of its own clock.
 export const IDEMPOTENCY_LUA = `
 -- steadfast idempotency records (see lib/shared/lua.js)
-local rec, unknown, inflight, all, epoch, counter = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local rec, unknown, inflight, all, epoch, counter, ring = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local op, key = ARGV[1], ARGV[2]
 local expected = table.remove(ARGV, 3)
-local seen = tonumber(table.remove(ARGV, 3)) or 0
+local seenArg = table.remove(ARGV, 3) or ''
+local nonce = table.remove(ARGV, 3) or ''
+local seen, seenNonce = string.match(seenArg, '^(%d+):(.*)$')
+if seen then seen = tonumber(seen) else seen, seenNonce = tonumber(seenArg) or 0, '' end
 -- A process found that Redis lost data: it leaves this mark on every bucket, so that every other
 -- process, also one started later, refuses until acknowledgeAmnesia() writes a new epoch. A bucket
 -- already at a newer generation than the finder knew (acknowledged meanwhile) is left alone.
@@ -216,8 +223,35 @@ end
 -- snapshot, a failover to a replica that had not received the latest writes) and the records
 -- written since are gone: as with a lost marker, nothing is answered. An owner's completion still
 -- runs (it parks a record that is gone as unknown); the caller learns of the rollback from its answer.
+--
+-- The height alone is hidden by later writes: after a rollback from 100 to 80, processes that never
+-- saw more than 80 write 81..105, and a caller that saw 100 finds 105. So each write also leaves
+-- its identity in the ring (a hash of RING fields, the counter mod RING -> '<counter>:<nonce>', the
+-- nonce the caller's, random per call), and the caller sends the nonce of the write at the counter
+-- it saw. In one history a counter is written once, with one nonce: the ring holding that counter
+-- with another nonce means the history the caller saw was lost and written over (refused as a
+-- rollback). A field that holds another counter (RING or more writes since, or a writer that
+-- does not keep the ring) or nothing tells nothing: the height check alone stands. One HMGET reads
+-- both the field of the caller's counter and that of the current one (a read answers its nonce);
+-- a write adds one HSET. The ring never holds more than RING fields: bounded, like the marker and
+-- the counter, which carry no TTL either.
+local RING = 64
+local function slot(c) return tostring(c % RING) end
+local function entry(v)
+  local c, n = string.match(v or '', '^(%d+):(.*)$')
+  return tonumber(c), n
+end
 local before = tonumber(redis.call('GET', counter)) or 0
-if before < seen and op ~= 'complete' then return redis.error_reply('STEADFAST_ROLLBACK ' .. before) end
+local fields = redis.call('HMGET', ring, slot(seen), slot(before))
+local diverged = false
+if seen > 0 and seenNonce ~= '' and before >= seen then
+  local c, n = entry(fields[1])
+  diverged = c == seen and n ~= seenNonce
+end
+if op ~= 'complete' then
+  if before < seen then return redis.error_reply('STEADFAST_ROLLBACK ' .. before) end
+  if diverged then return redis.error_reply('STEADFAST_ROLLBACK ' .. before .. ' diverged') end
+end
 local writes = op == 'begin' or op == 'complete' or op == 'reopen' or op == 'resolve'
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -418,7 +452,14 @@ end
 
 local reply = dispatch()
 if type(reply) == 'table' and reply.err then return reply end
-local after = before
-if writes then after = redis.call('INCR', counter) end
-return {before, after, reply}
+local after, afterNonce = before, ''
+if writes then
+  after = redis.call('INCR', counter)
+  afterNonce = nonce ~= '' and nonce or (t[1] .. '.' .. t[2])
+  redis.call('HSET', ring, slot(after), after .. ':' .. afterNonce)
+else
+  local c, n = entry(fields[2])
+  if c == before then afterNonce = n end
+end
+return {before, after, reply, afterNonce, diverged and 1 or 0}
 `;

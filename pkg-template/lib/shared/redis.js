@@ -254,8 +254,9 @@ export const REDIS_OPTIONS = [
  * single-slot layout of earlier versions: 'refuse' to start over them; 'ignore'), `onWarning(message)`.
  * Keys: `<prefix>:breaker:{<name length>:<name>}` (hash) + `:window` (list), both with a TTL and one
  * hash tag; per bucket b: `<prefix>:{idem:<b>}:r:<key>` (hash, with a TTL), `:unknown`, `:inflight`,
- * `:all` (sorted sets) and `:epoch` (the marker every script checks). Names cannot collide: a
- * breaker name is length-prefixed.
+ * `:all` (sorted sets), `:epoch` (the marker every script checks), `:seq` (the write counter) and
+ * `:ring` (a hash of at most 64 fields: the identities of the latest writes). Names cannot collide:
+ * a breaker name is length-prefixed.
  */
 export function redisStateStore(options) {
   const where = 'redisStateStore';
@@ -369,7 +370,8 @@ export function redisStateStore(options) {
     }
     // RDB snapshots alone are not durable: a crash restores the last snapshot, with its epoch
     // markers, and every record written since is gone. A process that saw a later write notices
-    // (the write counter went back); a process started after the crash cannot.
+    // (the write counter went back, or the write at the counter it saw was replaced by another); a
+    // process started after the crash cannot.
     if (snapshotOnly > 0) {
       judge(
         persistence,
@@ -388,25 +390,37 @@ export function redisStateStore(options) {
   // operator calls acknowledgeAmnesia(), which writes the next generation everywhere. A newer
   // generation than this process knows is such an acknowledgement: adopted.
   const epochKey = (b) => `${prefix}:{idem:${b}}:epoch`;
-  /** A bucket's keys for one script call: the record of `key`, the worklists, the marker, the write counter. */
+  /**
+   * A bucket's keys for one script call: the record of `key`, the worklists, the marker, the write
+   * counter and the ring of recent writes' identities (all under the bucket's hash tag: one slot).
+   */
   const keysOf = (b, key) => {
     const base = `${prefix}:{idem:${b}}:`;
-    return [`${base}r:${key}`, `${base}unknown`, `${base}inflight`, `${base}all`, `${base}epoch`, `${base}seq`];
+    return [`${base}r:${key}`, `${base}unknown`, `${base}inflight`, `${base}all`, `${base}epoch`, `${base}seq`, `${base}ring`];
   };
   const all = Array.from({ length: buckets }, (_, b) => b);
   let mark; // the marker text this process checks against, once learned
   let amnesia; // a latched StoreAmnesiaError
   let learning;
   let marking; // the amnesia marks being left in Redis (never rejects)
-  // Per bucket, the highest write counter this process has seen under the current marker: an
-  // answer below it means Redis went back in time. Not kept with waitReplicas: a write whose WAIT
-  // went out on a connection re-established to a promoted replica can read as acknowledged, and
-  // the store would halt after a failover that the durability mode is there to ride out.
+  // Per bucket, the highest write counter this process has seen under the current marker, with
+  // the nonce of the write that left it (`{ counter, nonce }`, nonce '' when the ring did not hold
+  // it): an answer below it, or a ring that holds that counter with another nonce (Redis went back
+  // and other processes wrote past it since), means Redis went back in time. Not kept with
+  // waitReplicas: a write whose WAIT went out on a connection re-established to a promoted replica
+  // can read as acknowledged, and the store would halt after a failover that the durability mode is
+  // there to ride out. (Writes still leave their nonce in the ring, for the processes without it.)
   const seen = new Map();
   const setMarkText = (text) => {
     if (text !== mark) seen.clear();
     mark = text;
   };
+  // The nonce a call leaves in its bucket's ring if it writes: this store's random id and a call
+  // number, so that no two writes anywhere share one (a counter written again after Redis went back
+  // is written with another nonce, whoever writes it).
+  const writer = randomId().replace(/-/g, '').slice(0, 12);
+  let calls = 0;
+  const nextNonce = () => `${writer}${(++calls).toString(36)}`;
   const readMarks = () => Promise.all(all.map((b) => bounded(Promise.resolve(send(['GET', epochKey(b)], epochKey(b))), timeoutMs, 'epoch')));
   /** A bucket's marker as GET answered it: null (or undefined from some clients) when it has none. */
   const hasMark = (m) => m !== null && m !== undefined;
@@ -420,7 +434,7 @@ export function redisStateStore(options) {
     const known = mark === undefined ? 0 : parseMark(mark).gen;
     const text = `amnesia:${randomId()}:${buckets}:${known}`;
     try {
-      await Promise.all(all.map((b) => bounded(idemScript(keysOf(b, ''), ['amnesia', '', '', '0', known, text]), timeoutMs, 'amnesia')));
+      await Promise.all(all.map((b) => bounded(idemScript(keysOf(b, ''), ['amnesia', '', '', '0', '', known, text]), timeoutMs, 'amnesia')));
     } catch {
       marking = undefined;
     }
@@ -483,7 +497,7 @@ export function redisStateStore(options) {
     if (chosen.gen === 0) {
       const [initialising, ready] = [`0:${chosen.id}:${buckets}`, `1:${chosen.id}:${buckets}`];
       await Promise.all(all.map((b) => setMark(b, initialising, 'NX')));
-      await Promise.all(all.map((b) => bounded(idemScript(keysOf(b, ''), ['initialize', '', '', '0', initialising, ready]), timeoutMs, 'epoch')));
+      await Promise.all(all.map((b) => bounded(idemScript(keysOf(b, ''), ['initialize', '', '', '0', '', initialising, ready]), timeoutMs, 'epoch')));
     }
     const marks = await readMarks();
     // Bucket 0 at generation 1 can be the first of another starter's second phase, still under
@@ -600,17 +614,27 @@ export function redisStateStore(options) {
       // Each bucket counts its own live records (one slot per script): the limit is shared evenly.
       const bucketMax = Math.ceil(maxRecords / buckets);
       const unknownTtlMs = options.unknownTtlMs ?? d.unknownTtlMs;
-      /** Bucket `b`'s write counter answered `counter`, below the `had` this process saw: Redis lost writes. */
-      const wentBack = (b, counter, had) =>
-        lost(`bucket ${b} went back in time: its write counter is ${counter}, this process had seen ${had} (the records written since are gone)`);
       /**
-       * The op's answer from the script's `[counter before, counter after, answer]`: the counter
-       * after is remembered (not with waitReplicas: see `seen`); a completion that
-       * found the counter below what this process saw reports the rollback (its own write is done).
+       * Bucket `b`'s write counter answered `counter`, below the `had` this process saw, or
+       * (`diverged`) the write at `had` is not the one this process saw: Redis lost writes.
        */
-      const unwrap = (b, op, sentSeen, [before, after, reply], acknowledged) => {
-        if (Number(before) < sentSeen) wentBack(b, before, sentSeen);
-        if (acknowledged && Number(after) > (seen.get(b) ?? 0)) seen.set(b, Number(after));
+      const wentBack = (b, counter, had, diverged = false) =>
+        lost(
+          diverged
+            ? `bucket ${b} went back in time: the write at its counter ${had} is not the one this process saw, ` +
+                `and its counter (${counter}) was written past it since (the records written before it went back are gone)`
+            : `bucket ${b} went back in time: its write counter is ${counter}, this process had seen ${had} (the records written since are gone)`,
+        );
+      /**
+       * The op's answer from the script's `[counter before, counter after, answer, nonce after,
+       * diverged]`: the counter after and its write's nonce are remembered (not with waitReplicas:
+       * see `seen`); a completion that found the counter below what this process saw, or the write
+       * it saw replaced, reports the rollback (its own write is done).
+       */
+      const unwrap = (b, op, sent, [before, after, reply, nonce, diverged], acknowledged) => {
+        if (Number(before) < sent.counter) wentBack(b, before, sent.counter);
+        if (Number(diverged) === 1) wentBack(b, before, sent.counter, true);
+        if (acknowledged && Number(after) > (seen.get(b)?.counter ?? 0)) seen.set(b, { counter: Number(after), nonce: String(nonce ?? '') });
         return reply;
       };
       /** One script call; `durable` ops WAIT for replicas on the record's connection before answering. */
@@ -629,10 +653,10 @@ export function redisStateStore(options) {
         const keys = keysOf(b, key);
         for (let attempt = 0; ; attempt++) {
           const expected = op === 'complete' ? '' : await epoch();
-          const sentSeen = seen.get(b) ?? 0;
-          const args = [op, key, expected, sentSeen, ...extra];
+          const sent = seen.get(b) ?? { counter: 0, nonce: '' };
+          const args = [op, key, expected, sent.nonce === '' ? sent.counter : `${sent.counter}:${sent.nonce}`, nextNonce(), ...extra];
           try {
-            if (!(durable && waitReplicas > 0)) return unwrap(b, op, sentSeen, await bounded(idemScript(keys, args), timeoutMs, op), waitReplicas === 0);
+            if (!(durable && waitReplicas > 0)) return unwrap(b, op, sent, await bounded(idemScript(keys, args), timeoutMs, op), waitReplicas === 0);
             return await bounded(
               (async () => {
                 const via = await sender.pin(keys[0]);
@@ -643,7 +667,7 @@ export function redisStateStore(options) {
                   e.reply = wrapped[2];
                   throw e;
                 }
-                return unwrap(b, op, sentSeen, wrapped, false);
+                return unwrap(b, op, sent, wrapped, false);
               })(),
               timeoutMs + waitTimeoutMs,
               op,
@@ -652,7 +676,11 @@ export function redisStateStore(options) {
             const text = String(e?.cause?.message ?? e?.message ?? '');
             const back = text.indexOf('STEADFAST_ROLLBACK');
             if (back >= 0) {
-              throw wentBack(b, text.slice(back + 'STEADFAST_ROLLBACK'.length).trim(), sentSeen);
+              const [counter, how] = text
+                .slice(back + 'STEADFAST_ROLLBACK'.length)
+                .trim()
+                .split(/\s+/);
+              throw wentBack(b, counter, sent.counter, how === 'diverged');
             }
             const at = text.indexOf('STEADFAST_EPOCH');
             if (at < 0) throw e;
