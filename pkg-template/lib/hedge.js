@@ -3,14 +3,14 @@
 // definitive answer. For a payment that is only legal when the server can recognise the copy: so a
 // hedge is refused unless the call is declared safe to repeat or carries an idempotency key (the same
 // key on every copy), it spends the same budget as a retry, and every copy's evidence (a cancelled
-// loser may have reached the gateway) feeds the call's history. When to start the next copy, how many,
+// loser may have reached the gateway) feeds the history of the call or store run that started it. When to start the next copy, how many,
 // how many at once: the Rust core's (HedgeCore.nextStep). This driver starts, races and aborts.
 
 import { HedgeCore } from '../steadfast_core.js';
 import { SteadfastError, named } from './errors.js';
 import { emit, listening } from './events.js';
 import { after } from './clock.js';
-import { ANSWER, answerOf, keepHedgeEvidence } from './classify.js';
+import { ANSWER, answerOf, reportHedge, reportingFor } from './classify.js';
 import * as o from './options.js';
 import { HEDGE_STEP, LAYOUT } from './wire.js';
 
@@ -147,8 +147,14 @@ export function checkHedgeSafe(hedge, where) {
  * error `isRetryable` does not accept (a definitive answer wins too), or, when every copy failed
  * retryably, with the last error (the retry policy decides). Losers are aborted through their
  * signals; an exhausted budget stops new copies and leaves running ones alone.
+ *
+ * `sink` is the record this attempt reports to (classify.newCall for a withRetry attempt,
+ * classify.newRun for a store run; the hedge() policy takes the one being started when it is
+ * called): when the attempt fails, the other copies' evidence (a copy let go unanswered may have
+ * been processed) is reported there (classify.reportHedge) before the rejection. Later copies
+ * start with `sink` as theirs too.
  */
-export function hedged(fn, ctx, r) {
+export function hedged(fn, ctx, r, sink) {
   const h = r.hedge;
   const core = h.core;
   const outer = ctx.signal;
@@ -179,7 +185,7 @@ export function hedged(fn, ctx, r) {
       }
       if (ok) resolve(value);
       else {
-        if (evidence.length > 0 && value !== null && typeof value === 'object') keepHedgeEvidence(value, evidence.slice());
+        if (evidence.length > 0) reportHedge(sink, value, evidence.slice());
         reject(value);
       }
     };
@@ -227,7 +233,8 @@ export function hedged(fn, ctx, r) {
       try {
         const copyCtx = { ...ctx, signal: controller.signal, hedge: index };
         if (h.idempotencyKey !== undefined) copyCtx.idempotencyKey = h.idempotencyKey;
-        p = fn(Object.freeze(copyCtx));
+        // A hedge started inside a copy reports to this attempt's record, whenever the copy starts.
+        p = sink === undefined ? fn(Object.freeze(copyCtx)) : reportingFor(sink, fn, Object.freeze(copyCtx));
       } catch (e) {
         p = Promise.reject(e);
       }
