@@ -150,9 +150,11 @@ export function checkHedgeSafe(hedge, where) {
  *
  * `sink` is the record this attempt reports to (classify.newCall for a withRetry attempt,
  * classify.newRun for a store run; the hedge() policy takes the one being started when it is
- * called): when the attempt fails, the other copies' evidence (a copy let go unanswered may have
- * been processed) is reported there (classify.reportHedge) before the rejection. Later copies
- * start with `sink` as theirs too.
+ * called): when the attempt fails, every copy other than the one whose error it fails with is
+ * reported there (classify.reportHedge) before the rejection — a copy let go unanswered as "no
+ * answer" (it may have been processed), one that failed as its answer, one whose classifier threw
+ * or had not answered yet as a failure another copy might still have beaten. Later copies start
+ * with `sink` as theirs too.
  */
 export function hedged(fn, ctx, r, sink) {
   const h = r.hedge;
@@ -167,29 +169,37 @@ export function hedged(fn, ctx, r, sink) {
     let settled = false;
     let budgetDry = false;
     let lastError;
+    let lastCopy;
     let cancelTimer;
-    const evidence = [];
-    const finish = (ok, value, winner) => {
+    // `ending`: the copy whose answer ends the attempt (its value is the call's), if any; `byCaller`:
+    // the caller's signal (or a deadline) ended it, and the copies are aborted with its reason.
+    const finish = (ok, value, ending, byCaller = false) => {
       if (settled) return;
       settled = true;
       if (cancelTimer !== undefined) cancelTimer();
       if (outer !== undefined) outer.removeEventListener('abort', onOuterAbort);
-      if (ok && started > 1 && listening.hedge) emit('hedge', Object.freeze({ kind: 'won', attempt: ctx.attempt, copy: winner.index, copies: started }));
+      if (ok && started > 1 && listening.hedge) emit('hedge', Object.freeze({ kind: 'won', attempt: ctx.attempt, copy: ending.index, copies: started }));
+      const evidence = ok ? undefined : [];
       for (const copy of copies) {
-        if (copy === winner || copy.done) continue;
+        if (copy === ending) continue;
+        if (copy.done) {
+          // Answered: failed retryably (its answer), or still being classified (a failure).
+          if (evidence !== undefined) evidence.push(copy.answer ?? answerOf(copy.failure, () => true));
+          continue;
+        }
         copy.done = true;
-        evidence.push(ANSWER.NO_ANSWER);
+        evidence?.push(ANSWER.NO_ANSWER);
         h.onCancel?.();
         if (listening.hedge) emit('hedge', Object.freeze({ kind: 'cancelled', attempt: ctx.attempt, copy: copy.index }));
-        copy.controller.abort(ok || winner !== undefined ? lostReason() : value);
+        copy.controller.abort(byCaller ? value : lostReason());
       }
       if (ok) resolve(value);
       else {
-        if (evidence.length > 0) reportHedge(sink, value, evidence.slice());
+        if (evidence.length > 0) reportHedge(sink, value, evidence);
         reject(value);
       }
     };
-    const onOuterAbort = () => finish(false, outer.reason, undefined);
+    const onOuterAbort = () => finish(false, outer.reason, undefined, true);
     if (outer !== undefined) outer.addEventListener('abort', onOuterAbort, { once: true });
 
     const answered = (copy, ok, value) => {
@@ -198,20 +208,24 @@ export function hedged(fn, ctx, r, sink) {
       inFlight -= 1;
       core.recordLatency(r.clock() - copy.startedAt);
       if (ok) return finish(true, value, copy);
+      copy.failure = value;
       let retryable;
       try {
         retryable = r.isRetryable(value);
       } catch (e) {
-        return finish(false, e, copy);
+        return finish(false, e, undefined); // the classifier's error ends it; the copy's failure is evidence
       }
       const judged = (yes) => {
         if (settled) return;
         if (yes !== true) return finish(false, value, copy); // a definitive failure is an answer
-        if (lastError !== undefined) evidence.push(answerOf(lastError, () => true));
+        copy.answer = answerOf(value, () => true);
         lastError = value;
+        lastCopy = copy;
         step();
       };
-      if (retryable !== null && typeof retryable === 'object' && typeof retryable.then === 'function') retryable.then(judged, (e) => finish(false, e, copy));
+      // A classifier that rejects ends it like one that throws.
+      const unread = (e) => finish(false, e, undefined);
+      if (retryable !== null && typeof retryable === 'object' && typeof retryable.then === 'function') retryable.then(judged, unread);
       else judged(retryable);
     };
 
@@ -223,7 +237,7 @@ export function hedged(fn, ctx, r, sink) {
         return;
       }
       const controller = new AbortController();
-      const copy = { index, controller, startedAt: r.clock(), done: false };
+      const copy = { index, controller, startedAt: r.clock(), done: false, failure: undefined, answer: undefined };
       copies.push(copy);
       started += 1;
       inFlight += 1;
@@ -263,7 +277,7 @@ export function hedged(fn, ctx, r, sink) {
           return;
         }
         if (next === HEDGE_STEP.AWAIT_ANSWER) return; // wait for an answer
-        return finish(false, lastError, undefined); // HEDGE_STEP.EXHAUSTED: every copy failed retryably
+        return finish(false, lastError, lastCopy); // HEDGE_STEP.EXHAUSTED: every copy failed retryably
       }
     };
     step();

@@ -21,6 +21,7 @@ import {
   createCheckoutClient,
   createSharedIdempotencyStore,
   isSteadfastError,
+  isTransientError,
   memoryStateStore,
 } from 'steadfast';
 import { startGateway } from '../support/gateway.mjs';
@@ -433,6 +434,7 @@ function heldGateway() {
 
 const tick = (ms) => new Promise((ok) => setTimeout(ok, ms));
 const status = (s) => Object.assign(new Error(`HTTP ${s}`), { status: s });
+const timedOut = () => Object.assign(new Error('socket hang up'), { code: 'ETIMEDOUT' });
 
 describe('a store run hedged without a retry around the hedge', () => {
   const copies = { delayMs: 5 };
@@ -472,6 +474,82 @@ describe('a store run hedged without a retry around the hedge', () => {
           [key, key],
           'one key on every copy',
         );
+      });
+    }
+  }
+});
+
+describe("every copy's answer reaches the history, whatever ends the race", () => {
+  // Copy 0 fails in a way that may have charged, after copy 1 has started; then copy 1 ends the
+  // race with a definitive answer. The charge is judged by both copies, never by copy 1 alone.
+  const onlyOnce = { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 };
+  const copies = { delayMs: 5 };
+  const classifiers = {
+    // copy 0 timed out (retryable) before copy 1 was declined
+    'a copy that timed out before another was declined': {
+      isRetryable: isTransientError,
+      script: async (gw) => {
+        gw.answer(0, timedOut());
+        await tick(5);
+        gw.answer(1, status(402));
+      },
+    },
+    // copy 0 was throttled, then the classifier threw on copy 1's timeout
+    "a copy whose classifier threw on its timeout, after another's 429": {
+      isRetryable: (e) => {
+        if (e?.code === 'ETIMEDOUT') throw new Error('classifier bug');
+        return isTransientError(e);
+      },
+      script: async (gw) => {
+        gw.answer(0, status(429));
+        await tick(5);
+        gw.answer(1, timedOut());
+      },
+    },
+    // copy 0's timeout is still being classified (asynchronously) when copy 1's decline ends the race
+    "a copy still being classified when another's decline ends the race": {
+      isRetryable: async (e) => {
+        if (e?.code === 'ETIMEDOUT') await tick(40);
+        return isTransientError(e);
+      },
+      script: async (gw) => {
+        gw.answer(0, timedOut());
+        await tick(5);
+        gw.answer(1, status(402));
+      },
+    },
+  };
+  for (const [name, { isRetryable, script }] of Object.entries(classifiers)) {
+    const ways = {
+      'withRetry(fn, { hedge })': (store, key, fn) =>
+        store.run(key, () =>
+          withRetry(fn, {
+            ...onlyOnce,
+            isRetryable,
+            hedge: { ...copies, idempotencyKey: key },
+          }),
+        ),
+      'hedge().execute(fn)': (store, key, fn) =>
+        store.run(key, () =>
+          hedge({ ...copies, isRetryable }).execute(fn, {
+            idempotencyKey: key,
+          }),
+        ),
+    };
+    for (const [way, run] of Object.entries(ways)) {
+      test(`${way}: ${name}: parked`, async () => {
+        const store = new IdempotencyStore();
+        const gw = heldGateway();
+        const out = run(store, 'k', (ctx) => gw.call(ctx, ctx.idempotencyKey)).then(
+          () => assert.fail('resolved'),
+          (e) => e,
+        );
+        await tick(20);
+        assert.equal(gw.debits(), 2);
+        await script(gw);
+        const e = await out;
+        assert.equal(e.code, 'OUTCOME_UNKNOWN', `copy 0 may have charged (${e})`);
+        assert.deepEqual(store.unknownKeys(), ['k']);
       });
     }
   }
