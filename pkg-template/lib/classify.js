@@ -257,7 +257,9 @@ export { ANSWER, VERDICT };
  * The histories of the errors `withRetry` gave up with: error -> the core's folded history of
  * every attempt of that call. Why a side channel: `store.run(key, () => withRetry(...))` (and
  * chargeCustomer, and pipeline) must judge the charge by all its attempts, and the store sees only
- * the last error. A WeakMap keeps the caller's error untouched and holds nothing alive.
+ * the last error. A WeakMap keeps the caller's error untouched and holds nothing alive. It is read
+ * only for a run that has no record of its own (a retry started after an await); see STAINS for
+ * why its last-writer-wins entry cannot free a key.
  */
 const HISTORIES = new WeakMap();
 
@@ -349,14 +351,19 @@ export function currentSinkOf() {
 
 /**
  * @internal Remember the history of the call that ended with `error`: in `run` (the store's record
- * of the run it belongs to) when there is one, and by the error (objects only).
+ * of the run it belongs to) when there is one, and by the error (objects only). A call with no run
+ * (a retry started after an await) that may have been processed also stains its error: another
+ * call ending with the same object may overwrite its entry here before its run reads it (STAINS).
  */
 export function rememberHistory(error, history, run) {
   if (run !== undefined) {
     run.error = error;
     run.history = history;
   }
-  if (error !== null && (typeof error === 'object' || typeof error === 'function')) HISTORIES.set(error, history);
+  if (error !== null && (typeof error === 'object' || typeof error === 'function')) {
+    HISTORIES.set(error, history);
+    if (run === undefined && historyVerdict(history) === VERDICT.UNKNOWN) STAINS.set(error, ++epoch);
+  }
 }
 
 /** @internal The history remembered for `error`, or undefined. */
@@ -365,9 +372,9 @@ export function historyOf(error) {
 }
 
 /**
- * Errors that ended a hedged attempt with no record to report to (a hedge started after an await,
- * when no run or attempt is being started) while a copy may have been processed -> the epoch of
- * the latest such end. The one path keyed by the error; why it cannot free a key:
+ * Errors that ended a call with no record to report to (a hedge or a retry started after an await,
+ * when no run or attempt is being started) while it may have been processed -> the epoch of the
+ * latest such end. With HISTORIES, the one path keyed by the error; why it cannot free a key:
  * - a stain only ever adds "no answer" (may have been processed) to a history, and the core's flags
  *   only accumulate: folded in, it can make a verdict unknown, never free one;
  * - a stain is never removed or lowered (a later one only raises its epoch), so no other call
