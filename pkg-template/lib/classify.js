@@ -327,7 +327,9 @@ export { ANSWER, VERDICT };
  * The histories of the errors `withRetry` gave up with: error -> the core's folded history of
  * every attempt of that call. Why a side channel: `store.run(key, () => withRetry(...))` (and
  * chargeCustomer, and pipeline) must judge the charge by all its attempts, and the store sees only
- * the last error. A WeakMap keeps the caller's error untouched and holds nothing alive.
+ * the last error. A WeakMap keeps the caller's error untouched and holds nothing alive. It is read
+ * only for a run that has no record of its own (a retry started after an await); see STAINS for
+ * why its last-writer-wins entry cannot free a key.
  */
 const HISTORIES = new WeakMap();
 
@@ -336,22 +338,74 @@ const HISTORIES = new WeakMap();
  * checkout attempt) called then reports to it. Why: the WeakMap above is keyed by the error, and
  * two charges may end with one error object (a gateway that rejects with a shared constant): the
  * second would overwrite the first's history, and a charge that may have been processed would be
- * judged by the other's clean decline. A run's own record, `{ error, history }`, cannot be shared.
+ * judged by the other's clean decline. A run's own record (see newRun) cannot be shared.
  */
 let currentRun;
 
 /**
- * @internal Call `fn` with `run` (a store's record of one run, `{ error, history }`) as the run
- * being started; layers that await before calling on (a shared breaker, a bulkhead) pass it on
- * with `currentRunOf()` and this.
+ * Where a hedge started now reports the copies it lets go (see reportHedge): the innermost record
+ * being started, a store's run (runningFor) or a `withRetry` call's attempt (reportingFor). Why a
+ * record and not the error: see currentRun.
+ */
+let currentSink;
+
+/**
+ * A counter that orders records and stains (see STAINS): a record's `since` is taken when it is
+ * made, before its call starts anything.
+ */
+let epoch = 0;
+
+/**
+ * @internal A store's record of one run: how its retry ended (`error`, `history`: rememberHistory),
+ * the answers of the hedged copies it let go (`answers`: reportHedge), and `since` (see STAINS).
+ */
+export function newRun() {
+  return { error: undefined, history: undefined, answers: undefined, since: ++epoch };
+}
+
+/**
+ * @internal A `withRetry` call's record: the store run it belongs to (`run`, captured at its
+ * synchronous start), the answers of the hedged copies its attempts let go since the last failure
+ * was folded (`answers`), and `since`.
+ */
+export function newCall(run) {
+  return { run, answers: undefined, since: ++epoch };
+}
+
+/**
+ * @internal Call `fn` with `run` (newRun) as the run being started, and as where a hedge started
+ * now reports.
  */
 export function runningFor(run, fn) {
-  const outer = currentRun;
+  return resumingFor(run, run, fn);
+}
+
+/**
+ * @internal Call `fn` with `run` and `sink` as the run being started and where a hedge reports:
+ * layers that await before calling on (a shared breaker, a bulkhead) capture both with
+ * currentRunOf() and currentSinkOf() at their start, and resume them with this.
+ */
+export function resumingFor(run, sink, fn) {
+  const outerRun = currentRun;
+  const outerSink = currentSink;
   currentRun = run;
+  currentSink = sink;
   try {
     return fn();
   } finally {
-    currentRun = outer;
+    currentRun = outerRun;
+    currentSink = outerSink;
+  }
+}
+
+/** @internal `fn(arg)` with `sink` (a newCall or newRun record) as where a hedge started now reports. */
+export function reportingFor(sink, fn, arg) {
+  const outer = currentSink;
+  currentSink = sink;
+  try {
+    return fn(arg);
+  } finally {
+    currentSink = outer;
   }
 }
 
@@ -360,16 +414,26 @@ export function currentRunOf() {
   return currentRun;
 }
 
+/** @internal Where a hedge started now reports (see currentSink), or undefined. Read it synchronously. */
+export function currentSinkOf() {
+  return currentSink;
+}
+
 /**
  * @internal Remember the history of the call that ended with `error`: in `run` (the store's record
- * of the run it belongs to) when there is one, and by the error (objects only).
+ * of the run it belongs to) when there is one, and by the error (objects only). A call with no run
+ * (a retry started after an await) that may have been processed also stains its error: another
+ * call ending with the same object may overwrite its entry here before its run reads it (STAINS).
  */
 export function rememberHistory(error, history, run) {
   if (run !== undefined) {
     run.error = error;
     run.history = history;
   }
-  if (error !== null && (typeof error === 'object' || typeof error === 'function')) HISTORIES.set(error, history);
+  if (error !== null && (typeof error === 'object' || typeof error === 'function')) {
+    HISTORIES.set(error, history);
+    if (run === undefined && historyVerdict(history) === VERDICT.UNKNOWN) STAINS.set(error, ++epoch);
+  }
 }
 
 /** @internal The history remembered for `error`, or undefined. */
@@ -378,23 +442,52 @@ export function historyOf(error) {
 }
 
 /**
- * Evidence of the copies of a failed hedged attempt other than the one whose error ends it: error ->
- * answer codes (core::history), so withRetry folds every copy into the call's history, a cancelled
- * loser (NO_ANSWER: it may have been processed) included. Here, not in lib/hedge.js, because a
- * retry loop without a hedge of its own still folds the evidence of a hedge() inside it.
+ * Errors that ended a call with no record to report to (a hedge or a retry started after an await,
+ * when no run or attempt is being started) while it may have been processed -> the epoch of the
+ * latest such end. With HISTORIES, the one path keyed by the error; why it cannot free a key:
+ * - a stain only ever adds "no answer" (may have been processed) to a history, and the core's flags
+ *   only accumulate: folded in, it can make a verdict unknown, never free one;
+ * - a stain is never removed or lowered (a later one only raises its epoch), so no other call
+ *   ending with the same object can erase it before the call it belongs to is judged;
+ * - that call's record (its store run, its withRetry) was made before the call started anything,
+ *   so its `since` is below the stain's epoch, and it reads the stain.
+ * What it costs: another record open at that time that ends with the very same object (a shared
+ * constant) is parked too, the safe side. A record made after the stain never reads it.
  */
-const EVIDENCE = new WeakMap();
+const STAINS = new WeakMap();
 
-/** @internal Keep the answers of the other copies of the hedged attempt that failed with `error` (an object). */
-export function keepHedgeEvidence(error, answers) {
-  EVIDENCE.set(error, answers);
+/**
+ * @internal A hedged attempt that failed with `error` let go or saw these other copies (answer
+ * codes, core::history): fold them into `sink` (the newRun or newCall record that started the
+ * hedge), or, with none, stain the error when they may have been processed.
+ */
+export function reportHedge(sink, error, answers) {
+  if (sink !== undefined) {
+    if (sink.answers === undefined) sink.answers = answers;
+    else sink.answers.push(...answers);
+    return;
+  }
+  if (error === null || (typeof error !== 'object' && typeof error !== 'function')) return;
+  let h = 0;
+  for (const a of answers) h = historyRecord(h, a);
+  if (historyVerdict(h) === VERDICT.UNKNOWN) STAINS.set(error, ++epoch);
 }
 
-/** @internal Fold the other copies of the attempt that failed with `error` into `history`. */
-export function foldHedgeEvidence(history, error) {
-  const answers = error !== null && typeof error === 'object' ? EVIDENCE.get(error) : undefined;
-  if (answers === undefined) return history;
-  for (const a of answers) history = historyRecord(history, a);
+/**
+ * @internal Fold into `history` what `record` (newRun or newCall) holds for a failure with `error`:
+ * the hedged copies reported to it since the last fold (taken out), and a stain on the error made
+ * while the record was open.
+ */
+export function foldReported(history, record, error) {
+  const answers = record.answers;
+  if (answers !== undefined) {
+    record.answers = undefined;
+    for (const a of answers) history = historyRecord(history, a);
+  }
+  if (error !== null && (typeof error === 'object' || typeof error === 'function')) {
+    const stained = STAINS.get(error);
+    if (stained !== undefined && stained > record.since) history = historyRecord(history, ANSWER.NO_ANSWER);
+  }
   return history;
 }
 
@@ -408,7 +501,8 @@ export { historyVerdict };
 /**
  * @internal How a failed run ends, by its whole history (VERDICT): the history reported to the
  * run's own record (`run`, see runningFor) for this error, else the one `withRetry` remembered for
- * the error, else the error judged as one attempt. A classifier the caller gave the store
+ * the error, else the error judged as one attempt; with the copies a hedge started by the run
+ * itself let go, and a stain on the error (see STAINS). A classifier the caller gave the store
  * (`isTransient`) may only make it more careful: if it calls the error transient, the key is
  * parked whatever the shape says.
  */
@@ -417,7 +511,8 @@ export function failedRunVerdict(error, isTransient, userClassifier, run) {
   let transient;
   const classified = () => (transient ??= leavesOutcomeUnknown(isTransient, error));
   const own = run !== undefined && run.history !== undefined && run.error === error ? run.history : undefined;
-  const history = own ?? historyOf(error) ?? recordAttempt(0, error, classified);
+  let history = own ?? historyOf(error) ?? recordAttempt(0, error, classified);
+  if (run !== undefined) history = foldReported(history, run, error);
   const verdict = historyVerdict(history);
   if (verdict !== VERDICT.UNKNOWN && userClassifier && classified()) return VERDICT.UNKNOWN;
   return verdict;

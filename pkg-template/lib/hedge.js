@@ -3,14 +3,14 @@
 // definitive answer. For a payment that is only legal when the server can recognise the copy: so a
 // hedge is refused unless the call is declared safe to repeat or carries an idempotency key (the same
 // key on every copy), it spends the same budget as a retry, and every copy's evidence (a cancelled
-// loser may have reached the gateway) feeds the call's history. When to start the next copy, how many,
+// loser may have reached the gateway) feeds the history of the call or store run that started it. When to start the next copy, how many,
 // how many at once: the Rust core's (HedgeCore.nextStep). This driver starts, races and aborts.
 
 import { HedgeCore } from '../steadfast_core.js';
 import { SteadfastError, named } from './errors.js';
 import { emit, listening } from './events.js';
 import { after } from './clock.js';
-import { ANSWER, answerOf, keepHedgeEvidence } from './classify.js';
+import { ANSWER, answerOf, reportHedge, reportingFor } from './classify.js';
 import * as o from './options.js';
 import { HEDGE_STEP, LAYOUT } from './wire.js';
 
@@ -147,8 +147,16 @@ export function checkHedgeSafe(hedge, where) {
  * error `isRetryable` does not accept (a definitive answer wins too), or, when every copy failed
  * retryably, with the last error (the retry policy decides). Losers are aborted through their
  * signals; an exhausted budget stops new copies and leaves running ones alone.
+ *
+ * `sink` is the record this attempt reports to (classify.newCall for a withRetry attempt,
+ * classify.newRun for a store run; the hedge() policy takes the one being started when it is
+ * called): when the attempt fails, every copy other than the one whose error it fails with is
+ * reported there (classify.reportHedge) before the rejection — a copy let go unanswered as "no
+ * answer" (it may have been processed), one that failed as its answer, one whose classifier threw
+ * or had not answered yet as a failure another copy might still have beaten. Later copies start
+ * with `sink` as theirs too.
  */
-export function hedged(fn, ctx, r) {
+export function hedged(fn, ctx, r, sink) {
   const h = r.hedge;
   const core = h.core;
   const outer = ctx.signal;
@@ -161,29 +169,37 @@ export function hedged(fn, ctx, r) {
     let settled = false;
     let budgetDry = false;
     let lastError;
+    let lastCopy;
     let cancelTimer;
-    const evidence = [];
-    const finish = (ok, value, winner) => {
+    // `ending`: the copy whose answer ends the attempt (its value is the call's), if any; `byCaller`:
+    // the caller's signal (or a deadline) ended it, and the copies are aborted with its reason.
+    const finish = (ok, value, ending, byCaller = false) => {
       if (settled) return;
       settled = true;
       if (cancelTimer !== undefined) cancelTimer();
       if (outer !== undefined) outer.removeEventListener('abort', onOuterAbort);
-      if (ok && started > 1 && listening.hedge) emit('hedge', Object.freeze({ kind: 'won', attempt: ctx.attempt, copy: winner.index, copies: started }));
+      if (ok && started > 1 && listening.hedge) emit('hedge', Object.freeze({ kind: 'won', attempt: ctx.attempt, copy: ending.index, copies: started }));
+      const evidence = ok ? undefined : [];
       for (const copy of copies) {
-        if (copy === winner || copy.done) continue;
+        if (copy === ending) continue;
+        if (copy.done) {
+          // Answered: failed retryably (its answer), or still being classified (a failure).
+          if (evidence !== undefined) evidence.push(copy.answer ?? answerOf(copy.failure, () => true));
+          continue;
+        }
         copy.done = true;
-        evidence.push(ANSWER.NO_ANSWER);
+        evidence?.push(ANSWER.NO_ANSWER);
         h.onCancel?.();
         if (listening.hedge) emit('hedge', Object.freeze({ kind: 'cancelled', attempt: ctx.attempt, copy: copy.index }));
-        copy.controller.abort(ok || winner !== undefined ? lostReason() : value);
+        copy.controller.abort(byCaller ? value : lostReason());
       }
       if (ok) resolve(value);
       else {
-        if (evidence.length > 0 && value !== null && typeof value === 'object') keepHedgeEvidence(value, evidence.slice());
+        if (evidence.length > 0) reportHedge(sink, value, evidence);
         reject(value);
       }
     };
-    const onOuterAbort = () => finish(false, outer.reason, undefined);
+    const onOuterAbort = () => finish(false, outer.reason, undefined, true);
     if (outer !== undefined) outer.addEventListener('abort', onOuterAbort, { once: true });
 
     const answered = (copy, ok, value) => {
@@ -192,20 +208,24 @@ export function hedged(fn, ctx, r) {
       inFlight -= 1;
       core.recordLatency(r.clock() - copy.startedAt);
       if (ok) return finish(true, value, copy);
+      copy.failure = value;
       let retryable;
       try {
         retryable = r.isRetryable(value);
       } catch (e) {
-        return finish(false, e, copy);
+        return finish(false, e, undefined); // the classifier's error ends it; the copy's failure is evidence
       }
       const judged = (yes) => {
         if (settled) return;
         if (yes !== true) return finish(false, value, copy); // a definitive failure is an answer
-        if (lastError !== undefined) evidence.push(answerOf(lastError, () => true));
+        copy.answer = answerOf(value, () => true);
         lastError = value;
+        lastCopy = copy;
         step();
       };
-      if (retryable !== null && typeof retryable === 'object' && typeof retryable.then === 'function') retryable.then(judged, (e) => finish(false, e, copy));
+      // A classifier that rejects ends it like one that throws.
+      const unread = (e) => finish(false, e, undefined);
+      if (retryable !== null && typeof retryable === 'object' && typeof retryable.then === 'function') retryable.then(judged, unread);
       else judged(retryable);
     };
 
@@ -217,7 +237,7 @@ export function hedged(fn, ctx, r) {
         return;
       }
       const controller = new AbortController();
-      const copy = { index, controller, startedAt: r.clock(), done: false };
+      const copy = { index, controller, startedAt: r.clock(), done: false, failure: undefined, answer: undefined };
       copies.push(copy);
       started += 1;
       inFlight += 1;
@@ -227,7 +247,8 @@ export function hedged(fn, ctx, r) {
       try {
         const copyCtx = { ...ctx, signal: controller.signal, hedge: index };
         if (h.idempotencyKey !== undefined) copyCtx.idempotencyKey = h.idempotencyKey;
-        p = fn(Object.freeze(copyCtx));
+        // A hedge started inside a copy reports to this attempt's record, whenever the copy starts.
+        p = sink === undefined ? fn(Object.freeze(copyCtx)) : reportingFor(sink, fn, Object.freeze(copyCtx));
       } catch (e) {
         p = Promise.reject(e);
       }
@@ -256,7 +277,7 @@ export function hedged(fn, ctx, r) {
           return;
         }
         if (next === HEDGE_STEP.AWAIT_ANSWER) return; // wait for an answer
-        return finish(false, lastError, undefined); // HEDGE_STEP.EXHAUSTED: every copy failed retryably
+        return finish(false, lastError, lastCopy); // HEDGE_STEP.EXHAUSTED: every copy failed retryably
       }
     };
     step();

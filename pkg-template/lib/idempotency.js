@@ -10,7 +10,7 @@ import { StoreCore, failedVerdictWaitMs, newIdempotencyKey as coreKey, settleAft
 import { brand, DuplicateRequestError, IdempotencyKeyReuseError, IdempotencyStateError, OutcomeUnknownError, StoreFullError } from './errors.js';
 import * as o from './options.js';
 import { deferred } from './deferred.js';
-import { VERDICT, failedRunVerdict, isTransientError, runningFor } from './classify.js';
+import { VERDICT, failedRunVerdict, isTransientError, newRun, runningFor } from './classify.js';
 import { BEGIN, BEGIN_OUTCOMES as BEGIN_OUTCOME, COMPLETION, LAYOUT, RESOLVE, STATUS, namedSlots } from './wire.js';
 import { checkKey, invalidKey } from './idempotency-key.js';
 import { RESUBMIT_OPTIONS, RUN_OPTIONS, fingerprintText } from './fingerprint.js';
@@ -332,8 +332,8 @@ export class IdempotencyStore {
   }
 
   async #execute(key, slot, fn, startedAt, options, refutes) {
-    // This run's own record of how its retries ended (see classify.runningFor).
-    const run = { error: undefined, history: undefined };
+    // This run's own record of how its retries ended and what its hedges let go (see classify.runningFor).
+    const run = newRun();
     let result;
     try {
       result = await runningFor(run, fn);

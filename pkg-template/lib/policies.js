@@ -13,7 +13,7 @@ import * as o from './options.js';
 import { coreUnavailable } from './loader.js';
 import { HEDGE_DOOR, compileHedge, hedged, HedgeNotSafeError } from './hedge.js';
 import { budgetCore } from './budget.js';
-import { currentRunOf, isTransientError, runningFor } from './classify.js';
+import { currentRunOf, currentSinkOf, isTransientError, resumingFor } from './classify.js';
 import { isPermanent } from './errors.js';
 
 // Here, not in errors.js: an app that uses no policy does not ship them.
@@ -154,7 +154,8 @@ export function retry(policy) {
  * Race copies of each call (see HedgeOptions): after a delay another copy starts, the first
  * definitive answer wins and the others are aborted through their signals. Refused with
  * HedgeNotSafeError unless `safe: true`, `idempotencyKey`, or an `idempotencyKey` given to
- * `execute`. `budget` (a RetryBudget or RetryQuota, the retry policy's own to share it) pays for
+ * `execute`. The copies it lets go count in the history of the withRetry attempt or store run
+ * that starts it. `budget` (a RetryBudget or RetryQuota, the retry policy's own to share it) pays for
  * each copy beyond the first; `isRetryable` (default isTransientError) tells a failure another copy
  * may still beat from a definitive one.
  */
@@ -171,7 +172,8 @@ export function hedge(options) {
     if (!driver.hedge.safe && driver.hedge.idempotencyKey === undefined && typeof ctx.idempotencyKey !== 'string') {
       throw new HedgeNotSafeError(where, undefined);
     }
-    return hedged(fn, ctx, driver);
+    // The copies it lets go are reported to the withRetry attempt or store run starting it now.
+    return hedged(fn, ctx, driver, currentSinkOf());
   });
 }
 
@@ -300,7 +302,9 @@ export function bulkhead(limit, queue = 0) {
     if (signal !== undefined && signal.aborted) return Promise.reject(signal.reason);
     if (running < limit) return admit(fn, ctx);
     if (queued >= queue) return Promise.reject(new BulkheadRejectedError(limit, queue));
-    const owner = currentRunOf(); // a store run starting this call: the call, started later, still reports to it
+    // A store run or a retry attempt starting this call: the call, started later, still reports to it.
+    const owner = currentRunOf();
+    const sink = currentSinkOf();
     return new Promise((resolve, reject) => {
       const onAbort = () => {
         entry.cancelled = true;
@@ -311,7 +315,7 @@ export function bulkhead(limit, queue = 0) {
         cancelled: false,
         start: () => {
           if (signal !== undefined) signal.removeEventListener('abort', onAbort);
-          runningFor(owner, () => admit(fn, ctx)).then(resolve, reject);
+          resumingFor(owner, sink, () => admit(fn, ctx)).then(resolve, reject);
         },
       };
       waiting.push(entry);

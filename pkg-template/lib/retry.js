@@ -7,7 +7,7 @@ import { RetryCore, jitterDelay } from '../steadfast_core.js';
 import { ANSWERED_BEFORE, DeadlineExceededError, RetryBudgetExhaustedError, PermanentError, isPermanent, neverRan } from './errors.js';
 import { emit, listening } from './events.js';
 import * as o from './options.js';
-import { ANSWER, currentRunOf, foldHedgeEvidence, isTransientError, recordAttempt, rememberHistory, retryAfterMsOf } from './classify.js';
+import { ANSWER, currentRunOf, foldReported, isTransientError, newCall, recordAttempt, rememberHistory, reportingFor, retryAfterMsOf } from './classify.js';
 import { historyRecord } from '../steadfast_core.js';
 import { sleep, raceAbort, after } from './clock.js';
 import { budgetCore } from './budget.js';
@@ -160,7 +160,7 @@ function unwrapResult(e) {
 }
 
 /** `fn` with its results checked by `retryOnResult`; a retried result that is final is returned. */
-function checkingResults(fn, c, signal, owner) {
+function checkingResults(fn, c, signal, call) {
   // The checker is made once per compiled policy, not per call.
   c.checkResult ??= (value) => {
     if (c.retryOnResult(value) === true) throw new ResultRetry(value);
@@ -180,15 +180,15 @@ function checkingResults(fn, c, signal, owner) {
     c.firstOk !== undefined ||
     c.hedge !== undefined
   ) {
-    return run(checked, c, signal, owner).catch(unwrapResult);
+    return run(checked, c, signal, call).catch(unwrapResult);
   }
   // No signal, no deadline: the first attempt's result is checked in the same reaction that
   // receives it, and the loop (the core's decisions) is entered only on a retry.
   if (c.budget !== undefined) c.budget.countRequest();
-  const retryAfter = (error) => loop(checked, c, error, 0, undefined, undefined, owner).catch(unwrapResult);
+  const retryAfter = (error) => loop(checked, c, error, 0, undefined, undefined, call).catch(unwrapResult);
   let p;
   try {
-    p = fn(c.first);
+    p = reportingFor(call, fn, c.first);
   } catch (e) {
     return retryAfter(e);
   }
@@ -216,37 +216,45 @@ export function retryWith(fn, policy, signal, extras) {
   } catch (e) {
     return Promise.reject(e); // an async API reports bad input as a rejection, never a sync throw
   }
-  // The store run this call belongs to, if one is starting it now: its history is reported there.
-  const owner = currentRunOf();
-  if (c.checking !== undefined) return c.checking(fn, c, signal, owner);
-  return run(fn, c, signal, owner);
+  // This call's record: the store run it belongs to, if one is starting it now (its history is
+  // reported there), and where the hedges its attempts start report the copies they let go.
+  const call = newCall(currentRunOf());
+  if (c.checking !== undefined) return c.checking(fn, c, signal, call);
+  return run(fn, c, signal, call);
 }
 
-function run(fn, c, outerSignal, owner) {
+/**
+ * The attempts of one call (`call`: classify.newCall). Each is started with `call` as where a
+ * hedge reports (classify.reportingFor), its own `hedge` included, so that the copies an attempt
+ * lets go are folded into this call's history: never looked up by the error they ended with.
+ */
+function run(fn, c, outerSignal, call) {
   if (c.budget !== undefined) c.budget.countRequest();
   if (c.limiter !== undefined) {
-    // Every attempt, the first included, waits for the limiter and reports its outcome to it.
+    // Every attempt, the first included, waits for the limiter and reports its outcome to it; `fn`,
+    // called after that wait, still has this call as where its hedges report.
     const user = fn;
-    fn = (ctx) => c.limiter.run(user, ctx);
+    const resumed = (ctx) => reportingFor(call, user, ctx);
+    fn = (ctx) => c.limiter.run(resumed, ctx);
   }
   if (c.hedge !== undefined) {
     const single = fn;
-    fn = (ctx) => c.hedged(single, ctx, c);
+    fn = (ctx) => c.hedged(single, ctx, c, call);
   }
   if (outerSignal === undefined && c.signal === undefined && c.maxElapsedMs === undefined) {
     let p;
     try {
-      p = fn(c.first);
+      p = reportingFor(call, fn, c.first);
     } catch (e) {
-      return loop(fn, c, e, 0, undefined, undefined, owner);
+      return loop(fn, c, e, 0, undefined, undefined, call);
     }
-    return Promise.resolve(p).then(c.firstOk, (e) => loop(fn, c, e, 0, undefined, undefined, owner));
+    return Promise.resolve(p).then(c.firstOk, (e) => loop(fn, c, e, 0, undefined, undefined, call));
   }
-  return guarded(fn, c, outerSignal, owner);
+  return guarded(fn, c, outerSignal, call);
 }
 
 /** With a caller signal and/or a deadline: one combined signal, cleaned up on every exit. */
-async function guarded(fn, c, outerSignal, owner) {
+async function guarded(fn, c, outerSignal, call) {
   const start = c.clock();
   const controller = new AbortController();
   const signal = controller.signal;
@@ -270,16 +278,16 @@ async function guarded(fn, c, outerSignal, owner) {
   }
   try {
     try {
-      const value = await raceAbort(fn, Object.freeze({ attempt: 1, signal }), signal);
+      const value = await raceAbort((ctx) => reportingFor(call, fn, ctx), Object.freeze({ attempt: 1, signal }), signal);
       c.budget?.recordSuccess?.(undefined);
       return value;
     } catch (e) {
       if (signal.aborted && e === signal.reason) {
         // Aborted mid-attempt (deadline or caller): that attempt may have reached the server.
-        rememberHistory(e, historyRecord(0, ANSWER.NO_ANSWER), owner);
+        rememberHistory(e, historyRecord(0, ANSWER.NO_ANSWER), call.run);
         throw e;
       }
-      return await loop(fn, c, e, start, signal, state, owner);
+      return await loop(fn, c, e, start, signal, state, call);
     }
   } finally {
     if (cancelTimer !== undefined) cancelTimer();
@@ -290,17 +298,18 @@ async function guarded(fn, c, outerSignal, owner) {
 
 /**
  * After a failure: ask the core, consult the budget, sleep, try again. `state` (when guarded)
- * mirrors the last error and attempt for the deadline timer's error; `owner` is the store run the
- * call belongs to (see retryWith).
+ * mirrors the last error and attempt for the deadline timer's error; `call` is this call's record
+ * (see retryWith): the store run it belongs to, and the copies its hedges let go.
  */
-async function loop(fn, c, error, start, signal, state, owner) {
-  // The call's history (core::history): every failed attempt is folded in, and whatever this
-  // call ends with carries it (rememberHistory), so a store judges the charge by all attempts.
+async function loop(fn, c, error, start, signal, state, call) {
+  // The call's history (core::history): every failed attempt is folded in, with the hedged copies
+  // it let go, and whatever this call ends with carries it (rememberHistory), so a store judges
+  // the charge by all attempts.
   let history = 0;
   try {
-    return await attempts(fn, c, error, start, signal, state, (h) => (history = h));
+    return await attempts(fn, c, error, start, signal, state, call, (h) => (history = h));
   } catch (e) {
-    rememberHistory(e, history, owner);
+    rememberHistory(e, history, call.run);
     throw e;
   }
 }
@@ -317,7 +326,7 @@ export function errorBefore(ctx) {
   return BEFORE.get(ctx);
 }
 
-async function attempts(fn, c, error, start, signal, state, setHistory) {
+async function attempts(fn, c, error, start, signal, state, call, setHistory) {
   let previous = c.core.baseDelayMs;
   let history = 0;
   let answered; // the last attempt's error that was not a refusal which never ran
@@ -333,7 +342,7 @@ async function attempts(fn, c, error, start, signal, state, setHistory) {
       // An async classifier is awaited (never read as "no"); the deadline and signal still apply.
       retryable = await (signal === undefined ? retryable : raceAbort(() => retryable, undefined, signal));
     }
-    history = recordAttempt(foldHedgeEvidence(history, error), error instanceof ResultRetry ? undefined : error, () => retryable === true);
+    history = recordAttempt(foldReported(history, call, error), error instanceof ResultRetry ? undefined : error, () => retryable === true);
     setHistory(history);
     const now = c.clock();
     const unit = c.random === undefined ? NaN : c.random();
@@ -379,7 +388,7 @@ async function attempts(fn, c, error, start, signal, state, setHistory) {
     const ctx = Object.freeze({ attempt: attempt + 1, signal });
     BEFORE.set(ctx, error);
     try {
-      const value = await (signal === undefined ? fn(ctx) : raceAbort(fn, ctx, signal));
+      const value = await (signal === undefined ? reportingFor(call, fn, ctx) : raceAbort((x) => reportingFor(call, fn, x), ctx, signal));
       c.budget?.recordSuccess?.(receipt);
       return value;
     } catch (e) {

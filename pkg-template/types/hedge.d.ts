@@ -65,7 +65,9 @@ export interface HedgePolicyOptions extends CallHedgeOptions {
  * Race copies of each call: after the hedge delay another copy starts (at most `maxHedges` more,
  * `maxInFlight` at once); the first success or definitive failure wins and the others are aborted
  * through their signals. A copy refused by the budget is not sent; the running ones go on. When every
- * copy fails retryably, the last error is the call's (a retry stage outside decides).
+ * copy fails retryably, the last error is the call's (a retry stage outside decides). A copy aborted
+ * unanswered may have been processed: it counts in the history of the `withRetry` attempt or
+ * `IdempotencyStore` run that starts the hedge, so a key is never freed by the winner's decline.
  */
 export function hedge(options: HedgePolicyOptions): Policy;
 

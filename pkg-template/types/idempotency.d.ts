@@ -56,9 +56,9 @@ export interface IdempotencyStoreOptions {
   /**
    * Which failures of an unknown shape park a key as unknown. Default `isTransientError`. A failure
    * whose shape the core knows (an HTTP status, a network code, a timeout, steadfast's own errors)
-   * is judged by the core's rule — and by the whole history `withRetry` recorded for it, not by the
-   * last answer — and this option can only make the store more careful: an error it calls transient
-   * is parked whatever its shape says.
+   * is judged by the core's rule — and by the whole history `withRetry` recorded for it (with every
+   * hedged copy the run's retry or hedge let go), not by the last answer — and this option can only
+   * make the store more careful: an error it calls transient is parked whatever its shape says.
    */
   readonly isTransient?: (error: unknown) => boolean;
 }

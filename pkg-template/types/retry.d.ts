@@ -117,7 +117,8 @@ export interface RetryPolicy {
   /**
    * Race copies of each attempt when it is slow (see `CallHedgeOptions`: it must say `safe: true` or
    * carry an `idempotencyKey`, else `HedgeNotSafeError`). Each copy beyond the first is paid from
-   * `budget`, like a retry. Default: none.
+   * `budget`, like a retry; a copy aborted unanswered counts in this call's history as possibly
+   * processed. Default: none.
    */
   readonly hedge?: CallHedgeOptions;
 }

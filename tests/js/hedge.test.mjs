@@ -6,7 +6,24 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { getEventListeners } from 'node:events';
-import { resilientFetch, withRetry, pipeline, hedge, events, RetryBudget, IdempotencyStore, HedgeNotSafeError, isSteadfastError } from 'steadfast';
+import {
+  resilientFetch,
+  withRetry,
+  pipeline,
+  hedge,
+  wrap,
+  events,
+  RetryBudget,
+  IdempotencyStore,
+  CircuitBreaker,
+  HedgeNotSafeError,
+  chargeCustomer,
+  createCheckoutClient,
+  createSharedIdempotencyStore,
+  isSteadfastError,
+  isTransientError,
+  memoryStateStore,
+} from 'steadfast';
 import { startGateway } from '../support/gateway.mjs';
 
 /**
@@ -381,4 +398,278 @@ test('property: bounded copies and concurrency, a definitive answer wins, every 
     ),
     { numRuns: 60 },
   );
+});
+
+/**
+ * A gateway driven by the test: each call (a copy) is recorded with its key and held open until the
+ * test settles it (`answer(i, error)`, `succeed(i, value)`), or rejects with its signal's reason
+ * when the copy is let go. `debits` counts the calls that reached it: any of them may have charged.
+ */
+function heldGateway() {
+  const calls = [];
+  const call = (ctx, key) =>
+    new Promise((resolve, reject) => {
+      const entry = { key, copy: ctx.hedge, resolve, reject, settled: false, aborted: false };
+      calls.push(entry);
+      // A copy nobody settles still ends by itself, so a failing test cannot hang the suite.
+      const t = setTimeout(() => reject(new Error('held too long')), 3_000);
+      ctx.signal?.addEventListener(
+        'abort',
+        () => {
+          clearTimeout(t);
+          entry.aborted = true;
+          reject(ctx.signal.reason);
+        },
+        { once: true },
+      );
+    });
+  return {
+    calls,
+    call,
+    debits: () => calls.length,
+    answer: (i, error) => calls[i].reject(error),
+    succeed: (i, value) => calls[i].resolve(value),
+  };
+}
+
+const tick = (ms) => new Promise((ok) => setTimeout(ok, ms));
+const status = (s) => Object.assign(new Error(`HTTP ${s}`), { status: s });
+const timedOut = () => Object.assign(new Error('socket hang up'), { code: 'ETIMEDOUT' });
+
+describe('a store run hedged without a retry around the hedge', () => {
+  const copies = { delayMs: 5 };
+  const ways = {
+    'store.run(() => hedge().execute(fn))': (store, key, fn) => store.run(key, () => hedge(copies).execute(fn, { idempotencyKey: key })),
+    'pipeline({ idempotency, hedge })': (store, key, fn) => pipeline({ idempotency: store, hedge: copies }).execute(fn, { idempotencyKey: key }),
+  };
+  const stores = {
+    IdempotencyStore: () => new IdempotencyStore(),
+    'a shared store': () => createSharedIdempotencyStore({ store: memoryStateStore() }),
+  };
+  for (const [way, run] of Object.entries(ways)) {
+    for (const [storeName, makeStore] of Object.entries(stores)) {
+      test(`${way}, ${storeName}: the first copy let go unanswered, the hedge declined: parked, never sent blind`, async () => {
+        const store = makeStore();
+        const gw = heldGateway();
+        const key = 'solo-1';
+        const out = run(store, key, (ctx) => gw.call(ctx, ctx.idempotencyKey)).then(
+          () => assert.fail('resolved'),
+          (e) => e,
+        );
+        await tick(20); // both copies are at the gateway
+        assert.equal(gw.debits(), 2);
+        gw.answer(1, status(402)); // the hedge is declined; the first copy, maybe debiting, is let go
+        const e = await out;
+        assert.ok(gw.calls[0].aborted, 'the first copy was let go');
+        assert.equal(e.code, 'OUTCOME_UNKNOWN', `the first copy may have charged (${e})`);
+        assert.equal(e.cause?.status, 402);
+        assert.deepEqual(await store.unknownKeys(), [key]);
+        await assert.rejects(
+          run(store, key, (ctx) => gw.call(ctx, ctx.idempotencyKey)),
+          { code: 'OUTCOME_UNKNOWN' },
+        );
+        assert.equal(gw.debits(), 2, 'nothing was sent again');
+        assert.deepEqual(
+          gw.calls.map((c) => c.key),
+          [key, key],
+          'one key on every copy',
+        );
+      });
+    }
+  }
+});
+
+describe("every copy's answer reaches the history, whatever ends the race", () => {
+  // Copy 0 fails in a way that may have charged, after copy 1 has started; then copy 1 ends the
+  // race with a definitive answer. The charge is judged by both copies, never by copy 1 alone.
+  const onlyOnce = { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 };
+  const copies = { delayMs: 5 };
+  const classifiers = {
+    // copy 0 timed out (retryable) before copy 1 was declined
+    'a copy that timed out before another was declined': {
+      isRetryable: isTransientError,
+      script: async (gw) => {
+        gw.answer(0, timedOut());
+        await tick(5);
+        gw.answer(1, status(402));
+      },
+    },
+    // copy 0 was throttled, then the classifier threw on copy 1's timeout
+    "a copy whose classifier threw on its timeout, after another's 429": {
+      isRetryable: (e) => {
+        if (e?.code === 'ETIMEDOUT') throw new Error('classifier bug');
+        return isTransientError(e);
+      },
+      script: async (gw) => {
+        gw.answer(0, status(429));
+        await tick(5);
+        gw.answer(1, timedOut());
+      },
+    },
+    // copy 0's timeout is still being classified (asynchronously) when copy 1's decline ends the race
+    "a copy still being classified when another's decline ends the race": {
+      isRetryable: async (e) => {
+        if (e?.code === 'ETIMEDOUT') await tick(40);
+        return isTransientError(e);
+      },
+      script: async (gw) => {
+        gw.answer(0, timedOut());
+        await tick(5);
+        gw.answer(1, status(402));
+      },
+    },
+  };
+  for (const [name, { isRetryable, script }] of Object.entries(classifiers)) {
+    const ways = {
+      'withRetry(fn, { hedge })': (store, key, fn) =>
+        store.run(key, () =>
+          withRetry(fn, {
+            ...onlyOnce,
+            isRetryable,
+            hedge: { ...copies, idempotencyKey: key },
+          }),
+        ),
+      'hedge().execute(fn)': (store, key, fn) =>
+        store.run(key, () =>
+          hedge({ ...copies, isRetryable }).execute(fn, {
+            idempotencyKey: key,
+          }),
+        ),
+    };
+    for (const [way, run] of Object.entries(ways)) {
+      test(`${way}: ${name}: parked`, async () => {
+        const store = new IdempotencyStore();
+        const gw = heldGateway();
+        const out = run(store, 'k', (ctx) => gw.call(ctx, ctx.idempotencyKey)).then(
+          () => assert.fail('resolved'),
+          (e) => e,
+        );
+        await tick(20);
+        assert.equal(gw.debits(), 2);
+        await script(gw);
+        const e = await out;
+        assert.equal(e.code, 'OUTCOME_UNKNOWN', `copy 0 may have charged (${e})`);
+        assert.deepEqual(store.unknownKeys(), ['k']);
+      });
+    }
+  }
+});
+
+describe('what a hedged copy is evidence of: refused copies never ran, cancelled ones may have', () => {
+  const gatewayOf = (gw) => (charge, ctx) => gw.call(ctx, charge.idempotencyKey);
+  const breaker = () => new CircuitBreaker({ failureThreshold: 100, openDurationMs: 1000 });
+
+  test('chargeCustomer: every copy sends the charge key; the first let go, the hedge declined: parked', async () => {
+    const gw = heldGateway();
+    const store = new IdempotencyStore();
+    const policy = { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1, hedge: { delayMs: 5, safe: true } };
+    const charge = { idempotencyKey: 'cc-h-1', amountCents: 500, currency: 'usd' };
+    const out = chargeCustomer(charge, { store, breaker: breaker(), gateway: gatewayOf(gw), policy }).then(
+      () => assert.fail('resolved'),
+      (e) => e,
+    );
+    await tick(20);
+    gw.answer(1, status(402));
+    assert.equal((await out).code, 'OUTCOME_UNKNOWN');
+    assert.deepEqual(
+      gw.calls.map((c) => c.key),
+      ['cc-h-1', 'cc-h-1'],
+    );
+    assert.deepEqual(store.unknownKeys(), ['cc-h-1']);
+  });
+
+  test('chargeCustomer: a hedge the budget refused was never sent; the one copy declined frees the key', async () => {
+    const gw = heldGateway();
+    const store = new IdempotencyStore();
+    const budget = new RetryBudget({ capacity: 1, refillPerSec: 0.001 });
+    assert.equal(budget.tryConsume(), true); // the budget is dry: the hedge will be refused
+    const policy = { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1, budget, hedge: { delayMs: 5, safe: true } };
+    const charge = { idempotencyKey: 'cc-h-2', amountCents: 500, currency: 'usd' };
+    const { value: e, seen } = await hedgeEvents(async () => {
+      const out = chargeCustomer(charge, { store, breaker: breaker(), gateway: gatewayOf(gw), policy }).then(
+        () => assert.fail('resolved'),
+        (err) => err,
+      );
+      await tick(20);
+      gw.answer(0, status(402));
+      return out;
+    });
+    assert.deepEqual(
+      seen.map((x) => x.kind),
+      ['refused'],
+    );
+    assert.equal(gw.debits(), 1, 'the refused hedge was never sent');
+    assert.equal(e.status, 402, 'declined');
+    assert.equal(store.peek('cc-h-2'), undefined, 'the key is free: nothing may have been processed');
+  });
+
+  test('a copy refused by an open breaker was never sent; the copy it let go may have charged: parked', async () => {
+    const gw = heldGateway();
+    const store = new IdempotencyStore();
+    const b = breaker();
+    const policy = wrap(hedge({ delayMs: 15 }), b); // a breaker per copy
+    const out = store
+      .run('br', () => policy.execute((ctx) => gw.call(ctx, ctx.idempotencyKey), { idempotencyKey: 'br' }))
+      .then(
+        () => assert.fail('resolved'),
+        (e) => e,
+      );
+    await tick(5);
+    b.isolate(); // the circuit opens before the hedge starts: the hedge is refused, never sent
+    const e = await out;
+    assert.equal(gw.debits(), 1, 'the refused copy was never sent');
+    assert.ok(gw.calls[0].aborted, 'the refusal ended the race: the first copy was let go');
+    assert.equal(e.code, 'OUTCOME_UNKNOWN', `the copy let go may have charged (${e})`);
+    assert.equal(e.cause?.code, 'CIRCUIT_OPEN');
+    assert.deepEqual(store.unknownKeys(), ['br']);
+  });
+
+  test('resilientFetch: a copy that dropped before the hedge was declined leaves the POST unknown; a refused hedge does not', async () => {
+    const reply = (ms, make) => (url, init) =>
+      new Promise((resolve, reject) => {
+        const t = setTimeout(() => make(resolve, reject), ms);
+        init.signal.addEventListener('abort', () => (clearTimeout(t), reject(init.signal.reason)), { once: true });
+      });
+    const keys = [];
+    let n = 0;
+    const copiesOf = (plan) => (url, init) => {
+      keys.push(new Headers(init.headers).get('idempotency-key'));
+      return plan[n++](url, init);
+    };
+    const post = (fetch, budget) =>
+      resilientFetch(
+        'http://127.0.0.1:9/charges',
+        { method: 'POST', headers: { 'Idempotency-Key': 'rf-h' }, body: '{}' },
+        { fetch, hedge: { delayMs: 5 }, breaker: false, budget, retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 } },
+      );
+    const dropped = reply(15, (_, reject) => reject(new TypeError('fetch failed')));
+    const declined = reply(30, (resolve) => resolve(new Response('declined', { status: 402 })));
+    await assert.rejects(post(copiesOf([dropped, declined]), false), (e) => isSteadfastError(e, 'OUTCOME_UNKNOWN') && e.attempts === 2);
+    assert.deepEqual(keys, ['rf-h', 'rf-h']);
+    // The budget refuses the hedge: one copy, declined; nothing else was sent, the 402 is the answer.
+    n = 0;
+    keys.length = 0;
+    const dry = new RetryBudget({ capacity: 1, refillPerSec: 0.001 });
+    assert.equal(dry.tryConsume(), true);
+    const res = await post(copiesOf([reply(15, (resolve) => resolve(new Response('declined', { status: 402 })))]), dry);
+    assert.equal(res.status, 402);
+    assert.deepEqual(keys, ['rf-h']);
+  });
+
+  test('the checkout client never hedges: a hedge in its retry is a TypeError, and each charge is one request', async () => {
+    assert.throws(
+      () => createCheckoutClient({ endpoint: 'http://127.0.0.1:9/charges', retry: { maxAttempts: 1, hedge: { delayMs: 5 } } }),
+      (e) => e instanceof TypeError && /hedge/.test(e.message),
+    );
+    const sent = [];
+    const fetch = (url, init) =>
+      new Promise((resolve) => {
+        sent.push(new Headers(init.headers).get('idempotency-key'));
+        setTimeout(() => resolve(new Response(JSON.stringify({ reference: 'ch_1' }), { status: 200, headers: { 'content-type': 'application/json' } })), 40);
+      });
+    const client = createCheckoutClient({ endpoint: 'http://127.0.0.1:9/charges', fetch, breaker: false, retry: { maxAttempts: 1 } });
+    const out = await client.charge({ amountCents: 5, currency: 'usd' }, { idempotencyKey: 'co-h' });
+    assert.equal(out.status, 'succeeded');
+    assert.deepEqual(sent, ['co-h']);
+  });
 });

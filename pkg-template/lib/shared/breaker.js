@@ -5,7 +5,7 @@
 
 import { CircuitBreaker, verdictOf } from '../breaker.js';
 import { CircuitOpenError } from '../errors.js';
-import { currentRunOf, runningFor } from '../classify.js';
+import { currentRunOf, currentSinkOf, resumingFor } from '../classify.js';
 import * as o from '../options.js';
 import { deferred } from '../deferred.js';
 import { StateStoreUnavailableError } from './errors.js';
@@ -132,8 +132,10 @@ export class SharedCircuitBreaker {
   async execute(fn, fallback) {
     if (typeof fn !== 'function') throw o.typeError('execute', 'fn', 'a function', fn);
     if (fallback !== undefined && typeof fallback !== 'function') throw o.typeError('execute', 'fallback', 'a function', fallback);
-    // A store run starting this call (classify.runningFor): `fn`, called after the store's answer, still reports to it.
+    // A store run or a retry attempt starting this call (classify.runningFor, reportingFor): `fn`,
+    // called after the store's answer, still reports to it.
     const owner = currentRunOf();
+    const sink = currentSinkOf();
     const now = monotonic();
     if (now < this.#failFastUntil) return this.#rejected(fallback, this.#failFastUntil - now);
     let ticket;
@@ -141,7 +143,7 @@ export class SharedCircuitBreaker {
       ticket = await this.#guard('acquire', () => this.#handle.acquire());
     } catch (error) {
       if (this.#whenUnavailable === 'reject') throw error;
-      return this.#local.execute(() => runningFor(owner, fn), fallback);
+      return this.#local.execute(() => resumingFor(owner, sink, fn), fallback);
     }
     this.#observe(ticket.state, ticket.transition);
     if (!ticket.granted) {
@@ -151,7 +153,7 @@ export class SharedCircuitBreaker {
     const started = this.#judge === undefined ? 0 : monotonic();
     let value;
     try {
-      value = await runningFor(owner, fn);
+      value = await resumingFor(owner, sink, fn);
     } catch (error) {
       let verdict;
       try {

@@ -4,7 +4,7 @@
 // state store, and refuses to start a charge it cannot record.
 
 import { DuplicateRequestError, IdempotencyKeyReuseError, OutcomeUnknownError } from '../errors.js';
-import { isTransientError, runningFor } from '../classify.js';
+import { isTransientError, newRun, runningFor } from '../classify.js';
 import { checkResolution, completionOf, newIdempotencyKey, parkedError, resolveError } from '../idempotency.js';
 import { OUTCOMES, RESOLUTIONS, RESOLVE } from '../wire.js';
 import { checkKey } from '../idempotency-key.js';
@@ -123,8 +123,8 @@ export class SharedIdempotencyStore {
 
   /** `fn` after a begin or a reopen: settle the record by how it ends (see run and resubmit). */
   async #execute(key, token, startedAt, fn, options, refutes) {
-    // This run's own record of how its retries ended (see classify.runningFor).
-    const run = { error: undefined, history: undefined };
+    // This run's own record of how its retries ended and what its hedges let go (see classify.runningFor).
+    const run = newRun();
     let result;
     try {
       result = await runningFor(run, fn);
