@@ -464,6 +464,7 @@ proptest! {
             let consecutive = matches!(config.trip(), Trip::Consecutive { .. });
             let empty_run = b.snapshot().consecutive_failures == 0;
             prop_assert_eq!(b.quiet_success().is_some(), consecutive && b.state(now) == State::Closed && empty_run);
+            prop_assert_eq!(b.ever_quiet(), consecutive);
             let Some(permit) = b.quiet_success() else { continue };
             let mut reported = b.clone();
             prop_assert_eq!(reported.record(permit, Outcome::Success, now), None);

@@ -10,8 +10,14 @@ import { LAYOUT, NOT_CLOSED, STATE, STATES, TRANSITION, TRANSITION_CODE, TRANSIT
 import { deferred } from './deferred.js';
 import { wasmMemory } from '../steadfast_core.js';
 
-/** A view of the core's quiet cell (see BreakerCore.quietCell): the permit whose success changes nothing, or NaN. */
-const quietView = (core) => new Float64Array(wasmMemory().buffer, core.quietCell(), 1);
+/**
+ * A view of the core's quiet cell (see BreakerCore.quietCell): the permit whose success changes
+ * nothing, or NaN; undefined for a breaker that never has one (nothing to read per call).
+ */
+function quietView(core) {
+  const at = core.quietCell();
+  return at === 0 ? undefined : new Float64Array(wasmMemory().buffer, at, 1);
+}
 
 const always = () => true;
 const never = () => false;
@@ -64,7 +70,7 @@ export class CircuitBreaker {
   #permit = -1;
   #onValue;
   #onError;
-  /** The core's quiet cell (quietView). */
+  /** The core's quiet cell (quietView), or undefined. */
   #quiet;
 
   /**
@@ -176,8 +182,11 @@ export class CircuitBreaker {
         // closed consecutive breaker with no failure in its run): that report is skipped, no
         // crossing. A view detached by memory growth reads undefined, never a permit: the report
         // is made, and the view remade.
-        if (this.#quiet[0] === permit) return value;
-        if (this.#quiet.length === 0) this.#quiet = quietView(this.#core);
+        const quiet = this.#quiet;
+        if (quiet !== undefined) {
+          if (quiet[0] === permit) return value;
+          if (quiet.length === 0) this.#quiet = quietView(this.#core);
+        }
         const t = this.#core.recordSuccess(permit);
         if (t !== TRANSITION_CODE.NONE) this.#emit(t);
         return value;

@@ -398,6 +398,17 @@ export function resumingFor(run, sink, fn) {
   }
 }
 
+/**
+ * @internal Make `sink` where a hedge started now reports; returns the one it replaces, which the
+ * caller puts back (in a `finally`) once its synchronous call returned. reportingFor as two small
+ * calls, for a hot path: a wrapper around the call itself costs more than the call of a success.
+ */
+export function swapSink(sink) {
+  const outer = currentSink;
+  currentSink = sink;
+  return outer;
+}
+
 /** @internal `fn(arg)` with `sink` (a newCall or newRun record) as where a hedge started now reports. */
 export function reportingFor(sink, fn, arg) {
   const outer = currentSink;

@@ -7,7 +7,18 @@ import { RetryCore, jitterDelay } from '../steadfast_core.js';
 import { ANSWERED_BEFORE, DeadlineExceededError, RetryBudgetExhaustedError, PermanentError, isPermanent, neverRan } from './errors.js';
 import { emit, listening } from './events.js';
 import * as o from './options.js';
-import { ANSWER, currentRunOf, foldReported, isTransientError, newCall, recordAttempt, rememberHistory, reportingFor, retryAfterMsOf } from './classify.js';
+import {
+  ANSWER,
+  currentRunOf,
+  foldReported,
+  isTransientError,
+  newCall,
+  recordAttempt,
+  rememberHistory,
+  reportingFor,
+  retryAfterMsOf,
+  swapSink,
+} from './classify.js';
 import { historyRecord } from '../steadfast_core.js';
 import { sleep, raceAbort, after } from './clock.js';
 import { budgetCore } from './budget.js';
@@ -187,11 +198,14 @@ function checkingResults(fn, c, signal, call) {
   if (c.budget !== undefined) c.budget.countRequest();
   const retryAfter = (error) => loop(checked, c, error, 0, undefined, undefined, call).catch(unwrapResult);
   let p;
+  const outer = swapSink(call);
   try {
-    p = reportingFor(call, fn, c.first);
+    p = fn(c.first);
   } catch (e) {
+    swapSink(outer);
     return retryAfter(e);
   }
+  swapSink(outer);
   return Promise.resolve(p).then((value) => (c.retryOnResult(value) === true ? retryAfter(new ResultRetry(value)) : value), retryAfter);
 }
 
@@ -243,11 +257,14 @@ function run(fn, c, outerSignal, call) {
   }
   if (outerSignal === undefined && c.signal === undefined && c.maxElapsedMs === undefined) {
     let p;
+    const outer = swapSink(call); // (reportingFor, unwrapped: this is the success path)
     try {
-      p = reportingFor(call, fn, c.first);
+      p = fn(c.first);
     } catch (e) {
+      swapSink(outer);
       return loop(fn, c, e, 0, undefined, undefined, call);
     }
+    swapSink(outer);
     return Promise.resolve(p).then(c.firstOk, (e) => loop(fn, c, e, 0, undefined, undefined, call));
   }
   return guarded(fn, c, outerSignal, call);

@@ -289,11 +289,15 @@ impl BreakerCore {
     }
 
     /// The address in wasm memory of the f64 that names the permit whose success report changes
-    /// nothing (NaN: none; [`Breaker::quiet_success`]). It stays at this address while the
-    /// breaker lives; a view of it is detached when memory grows (its reads are then undefined,
-    /// which names no permit, and the JS side makes a new view).
+    /// nothing (NaN: none; [`Breaker::quiet_success`]), or 0 for a breaker that never has one
+    /// ([`Breaker::ever_quiet`]: nothing to read). It stays at this address while the breaker
+    /// lives; a view of it is detached when memory grows (its reads are then undefined, which
+    /// names no permit, and the JS side makes a new view).
     #[wasm_bindgen(js_name = quietCell)]
     pub fn quiet_cell(&self) -> u32 {
+        if !self.breaker.ever_quiet() {
+            return 0;
+        }
         // A wasm32 address fits in u32; natively (boundary tests) this is only an identifier.
         (&raw const self.quiet) as usize as u32
     }

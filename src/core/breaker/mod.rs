@@ -393,9 +393,14 @@ impl Breaker {
     /// breaker reads it from wasm memory instead of crossing). A rate breaker counts every
     /// success in its window: never quiet.
     pub fn quiet_success(&self) -> Option<Permit> {
-        let consecutive = matches!(self.config.trip, Trip::Consecutive { .. });
-        (consecutive && self.inner == Inner::Closed && self.consecutive_failures == 0)
+        (self.ever_quiet() && self.inner == Inner::Closed && self.consecutive_failures == 0)
             .then(|| self.permit(false))
+    }
+
+    /// Whether [`Breaker::quiet_success`] can ever name a permit for this breaker: only a
+    /// consecutive-failures one (a shell need not look for a quiet permit of any other).
+    pub fn ever_quiet(&self) -> bool {
+        matches!(self.config.trip, Trip::Consecutive { .. })
     }
 
     /// The latest deadline accepted from outside at `now_ms`: `now + openDurationMs` (a peer or a
