@@ -64,6 +64,8 @@ const CLIENT_OPTIONS = [
   'onAttempt',
 ];
 /** charge()'s option names. */
+/** Options of resilientFetch that a checkout client does not take, with what to use instead. */
+const NOT_CLIENT_OPTIONS = Object.freeze({ hedge: 'nothing: a checkout client does not hedge' });
 const CHARGE_OPTIONS = ['idempotencyKey', 'signal', 'maybeProcessed'];
 /**
  * @internal A charge option (persistentCheckoutKey's): `(url) => void`, called with the endpoint
@@ -154,7 +156,8 @@ export function createCheckoutClient(options) {
  */
 function clientState(options) {
   const where = 'createCheckoutClient';
-  const opts = o.misspelt(o.object(options, where), CLIENT_OPTIONS, where);
+  // `hedge` is resilientFetch's and withRetry's: here it would be ignored, so it is refused.
+  const opts = o.misspelt(o.object(options, where), CLIENT_OPTIONS, where, NOT_CLIENT_OPTIONS);
   const endpoint = href(opts.endpoint);
   if (endpoint === undefined) throw o.typeError(where, 'endpoint', 'a URL string or URL', opts.endpoint);
   const secondary = opts.secondaryEndpoint === undefined ? undefined : href(opts.secondaryEndpoint);

@@ -661,6 +661,11 @@ describe('what a hedged copy is evidence of: refused copies never ran, cancelled
       () => createCheckoutClient({ endpoint: 'http://127.0.0.1:9/charges', retry: { maxAttempts: 1, hedge: { delayMs: 5 } } }),
       (e) => e instanceof TypeError && /hedge/.test(e.message),
     );
+    // So is one at the top level (resilientFetch's place for it): it would be ignored.
+    assert.throws(
+      () => createCheckoutClient({ endpoint: 'http://127.0.0.1:9/charges', hedge: { delayMs: 5 } }),
+      (e) => e instanceof TypeError && e.code === 'INVALID_OPTION' && /option hedge .*does not hedge/.test(e.message),
+    );
     const sent = [];
     const fetch = (url, init) =>
       new Promise((resolve) => {
