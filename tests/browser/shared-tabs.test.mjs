@@ -1,8 +1,11 @@
 // engines: chromium firefox webkit
 // Shared state across tabs of one origin, in each engine: (1) a breaker trip in one tab opens it in
 // the others (BroadcastChannel), including a tab opened later; (2) a checkout's key survives a
-// reload during the charge and a second tab sees it in flight; no double charge at the gateway.
-// Pages come from one server (static + /v1 proxied to tests/support/gateway.mjs: same origin).
+// reload during the charge and a second tab sees it in flight; no double charge at the gateway;
+// (3) a charge failed over to the secondary gateway (the primary's circuit held open) and cut short
+// there by a reload is resumed at the secondary only, never at the primary (a second debit).
+// Pages come from one server (static, /v1 proxied to tests/support/gateway.mjs, /v2 to a second
+// gateway, the secondary: same origin).
 // Tabs are pages of one browser (Playwright pages of one context; WebDriver windows of one session).
 /* global __tabs */ // the page-side object the fixture defines (read inside page.evaluate)
 import { test, before, after } from 'node:test';
@@ -18,20 +21,27 @@ const HTML = `<!doctype html><meta charset="utf-8"><title>tabs</title>
 <script type="importmap">{ "imports": { "steadfast": "/node_modules/steadfast/index.browser.js" } }</script>
 <script type="module" src="/tabs-page.js"></script><body></body>`;
 let gateway;
+let secondary;
 let server;
 let browser;
 
 before(async () => {
   const app = await makeConsumer('shared-tabs', { files: { 'index.html': HTML, 'tabs-page.js': PAGE } });
   gateway = await startGateway({ seed: 5, faults: { slowMs: 1500 } });
-  server = await serveOrigin(app, gateway.url);
+  secondary = await startGateway({ seed: 6, faults: { slowMs: 1500 } });
+  server = await serveOrigin(app, gateway.url, { '/v2/': secondary.url });
   browser = await launchBrowser();
 });
 after(async () => {
   await browser?.close();
   await server?.close();
   await gateway?.close();
+  await secondary?.close();
 });
+
+const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
+// The reload aborts the in-flight charge: the engines' network-error messages for it are expected.
+const ABORTED = /Failed to fetch|net::|NetworkError when attempting to fetch resource|Load failed/;
 
 async function open(page) {
   await page.goto(`${server.url}/index.html`, { waitUntil: 'load' });
@@ -110,10 +120,78 @@ test(`${ENGINE_LABEL}: reload during a charge keeps the key; a second tab sees i
   assert.equal(s.debits, 1);
   assert.equal(s.replays, 1);
   await b.close();
-  // The reload aborts the in-flight charge: the engines' network-error messages for it are expected.
-  const aborted = /Failed to fetch|net::|NetworkError when attempting to fetch resource|Load failed/;
   assert.deepEqual(
-    browser.problems.filter((p) => !aborted.test(p)),
+    browser.problems.filter((p) => !ABORTED.test(p)),
     [],
   );
 });
+
+test(
+  `${ENGINE_LABEL}: a charge failed over to the secondary and cut short there by a reload is resumed at the secondary only; one debit`,
+  { timeout: 60_000 },
+  async (t) => {
+    browser.problems.length = 0;
+    const a = await open(browser.page); // on the origin first: it also runs alone (--test-name-pattern)
+    await a.evaluate(() => localStorage.clear());
+    gateway.reset();
+    secondary.reset();
+    await open(a);
+    const { key, primaryUrl, secondaryUrl } = await a.evaluate(() => ({
+      key: __tabs.failover.key,
+      primaryUrl: __tabs.failover.primary,
+      secondaryUrl: __tabs.failover.secondary,
+    }));
+
+    // The primary's circuit is held open (isolate()): the charge fails over to the secondary, which
+    // takes 1.5 s. Started, not awaited (see above): the page is reloaded under it.
+    secondary.forceNext('slow');
+    const t0 = Date.now();
+    await a.evaluate(() => {
+      __tabs.failover.pay({ primaryOpen: true }).catch(() => {});
+    });
+    await a.waitForFunction(() => __tabs.failover.calls.length === 1);
+    assert.deepEqual(await a.evaluate(() => __tabs.failover.calls.map((c) => c.url)), [secondaryUrl], 'the open circuit sent it to the secondary');
+    for (let i = 0; i < 100 && secondary.requests() === 0; i += 1) await sleep(20);
+    assert.equal(secondary.requests(), 1, 'the request reached the secondary before the reload');
+    const sending = await a.evaluate(() => __tabs.failover.stored());
+    assert.equal(sending.status, 'in-flight');
+    assert.equal(sending.sendingTo, secondaryUrl, 'before the reload the entry names the secondary');
+
+    const reloadedAfter = Date.now() - t0; // into the secondary's 1.5 s
+    await a.reload({ waitUntil: 'load' }); // mid-request at the secondary
+    await a.waitForSelector('body[data-ready="true"]', { state: 'attached' });
+    assert.equal(await a.evaluate(() => __tabs.failover.key), key, 'the reload kept the key');
+    const stored = await a.evaluate(() => __tabs.failover.stored());
+    assert.equal(stored.status, 'in-flight', 'the unload did not record its own abort as an outcome');
+    assert.equal(stored.sendingTo, secondaryUrl, 'the entry that survived the reload still names the secondary');
+    const after = await a.evaluate(() => __tabs.failover.state());
+    assert.equal(after.status, 'unknown', 'the interrupted charge reads unknown');
+    assert.equal(after.interrupted, true);
+    assert.deepEqual(await a.evaluate(() => __tabs.failover.pay()), { status: 'unknown', key }, 'a plain retry is refused');
+    assert.equal(await a.evaluate(() => __tabs.failover.calls.length), 0);
+
+    // The secondary finishes the original charge; the resume (a fresh breaker: the primary is
+    // healthy now) sends the SAME key to the secondary, where it may have been processed.
+    for (let i = 0; i < 100 && secondary.ledger().length === 0; i += 1) await sleep(50);
+    const resumed = await a.evaluate(() => __tabs.failover.pay({ resume: true }));
+    assert.equal(resumed.status, 'succeeded');
+    assert.equal(resumed.key, key);
+    assert.equal(resumed.reference, secondary.ledger()[0].id, "the replayed reference is the first charge's");
+    assert.deepEqual(await a.evaluate(() => __tabs.failover.calls.map((c) => c.url)), [secondaryUrl], 'the resume went to the secondary only');
+    assert.notEqual(primaryUrl, secondaryUrl);
+    assert.equal(gateway.requests(), 0, 'the primary saw no request at all');
+    assert.deepEqual(gateway.ledger(), [], 'no debit at the primary');
+    assert.deepEqual([...secondary.chargesByKey()], [[key, 1]], 'exactly one debit, at the secondary');
+    const s = secondary.stats();
+    assert.equal(s.requests, 2, 'the original request and the resume');
+    assert.equal(s.debits, 1);
+    assert.equal(s.replays, 1);
+    t.diagnostic(
+      `secondary: ${s.requests} POSTs (the original, cut short by the reload ${reloadedAfter} ms in, + one resume, replayed: ${s.replays}), ${s.debits} debit; primary: ${gateway.requests()} requests`,
+    );
+    assert.deepEqual(
+      browser.problems.filter((p) => !ABORTED.test(p)),
+      [],
+    );
+  },
+);

@@ -1,6 +1,8 @@
 // One origin for the browser tests of shared state: static files from `root` (the consumer project
 // with the packed package in node_modules) and /v1/* proxied to the test gateway, so the page's
-// fetches are same-origin (no CORS) and the gateway still sees every request.
+// fetches are same-origin (no CORS) and the gateway still sees every request. `more` adds other
+// gateways under other prefixes ({ '/v2/': url }): /v2/charges goes to that gateway's /v1/charges
+// (a second gateway, e.g. a checkout client's secondaryEndpoint, on the same origin).
 import { createServer, request } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import { extname, join, normalize, resolve, sep } from 'node:path';
@@ -13,13 +15,16 @@ const MIME = {
   '.json': 'application/json',
 };
 
-export async function serveOrigin(root, gatewayUrl) {
+export async function serveOrigin(root, gatewayUrl, more = {}) {
   const base = resolve(root);
-  const gw = new URL(gatewayUrl);
+  const proxies = [['/v1/', new URL(gatewayUrl)], ...Object.entries(more).map(([prefix, u]) => [prefix, new URL(u)])];
   const server = createServer(async (req, res) => {
     const url = new URL(req.url, 'http://x');
-    if (url.pathname.startsWith('/v1/')) {
-      const up = request({ host: gw.hostname, port: gw.port, method: req.method, path: req.url, headers: req.headers }, (r) => {
+    const proxy = proxies.find(([prefix]) => url.pathname.startsWith(prefix));
+    if (proxy !== undefined) {
+      const [prefix, gw] = proxy;
+      const path = `/v1/${req.url.slice(prefix.length)}`; // every gateway serves /v1/
+      const up = request({ host: gw.hostname, port: gw.port, method: req.method, path, headers: req.headers }, (r) => {
         res.writeHead(r.statusCode, r.headers);
         r.pipe(res);
       });
