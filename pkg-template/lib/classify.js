@@ -365,11 +365,27 @@ export function newRun() {
 
 /**
  * @internal A `withRetry` call's record: the store run it belongs to (`run`, captured at its
- * synchronous start), the answers of the hedged copies its attempts let go since the last failure
- * was folded (`answers`), and `since`.
+ * synchronous start), the record it was started in (`parent`: an enclosing withRetry attempt, a
+ * hedge's, a store run; see callFailed), the answers of the hedged copies its attempts let go
+ * since the last failure was folded (`answers`), and `since`.
  */
-export function newCall(run) {
-  return { run, answers: undefined, since: ++epoch };
+export function newCall(run, parent) {
+  return { run, parent, answers: undefined, since: ++epoch };
+}
+
+/**
+ * @internal A `withRetry` call (newCall) gave up with `error` after `history`: remember it
+ * (rememberHistory), and, when some attempt may have been processed, report that to the record it
+ * was started in (`call.parent`) as one attempt that got no answer. Why: the enclosing layer (an
+ * outer withRetry, a hedge racing this call as one copy, a resilientFetch inside a retried
+ * function) judges this call by the error it ended with, one answer; a timeout before a final
+ * decline would be forgotten, and a key that may have been charged freed. Only ever adds "may have
+ * been processed".
+ */
+export function callFailed(call, error, history) {
+  rememberHistory(error, history, call.run);
+  const verdict = historyVerdict(history);
+  if (call.parent !== undefined && (verdict === VERDICT.UNKNOWN || verdict === VERDICT.DONE)) reportHedge(call.parent, error, [ANSWER.NO_ANSWER]);
 }
 
 /**

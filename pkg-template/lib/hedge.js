@@ -10,7 +10,7 @@ import { HedgeCore } from '../steadfast_core.js';
 import { SteadfastError, named } from './errors.js';
 import { emit, listening } from './events.js';
 import { after } from './clock.js';
-import { ANSWER, answerOf, reportHedge, reportingFor } from './classify.js';
+import { ANSWER, answerOf, newCall, reportHedge, reportingFor } from './classify.js';
 import * as o from './options.js';
 import { HEDGE_STEP, LAYOUT } from './wire.js';
 
@@ -171,6 +171,10 @@ export function hedged(fn, ctx, r, sink) {
     let lastError;
     let lastCopy;
     let cancelTimer;
+    // Where the copies report what ended a call of their own may have been processed (a withRetry
+    // or resilientFetch a copy runs: classify.callFailed): `sink`, or, for a hedge started with
+    // none, a record of this attempt's, folded into its evidence below.
+    const copiesSink = sink ?? newCall(undefined, undefined);
     // `ending`: the copy whose answer ends the attempt (its value is the call's), if any; `byCaller`:
     // the caller's signal (or a deadline) ended it, and the copies are aborted with its reason.
     const finish = (ok, value, ending, byCaller = false) => {
@@ -195,6 +199,7 @@ export function hedged(fn, ctx, r, sink) {
       }
       if (ok) resolve(value);
       else {
+        if (sink === undefined && copiesSink.answers !== undefined) evidence.push(...copiesSink.answers);
         if (evidence.length > 0) reportHedge(sink, value, evidence);
         reject(value);
       }
@@ -248,7 +253,7 @@ export function hedged(fn, ctx, r, sink) {
         const copyCtx = { ...ctx, signal: controller.signal, hedge: index };
         if (h.idempotencyKey !== undefined) copyCtx.idempotencyKey = h.idempotencyKey;
         // A hedge started inside a copy reports to this attempt's record, whenever the copy starts.
-        p = sink === undefined ? fn(Object.freeze(copyCtx)) : reportingFor(sink, fn, Object.freeze(copyCtx));
+        p = reportingFor(copiesSink, fn, Object.freeze(copyCtx));
       } catch (e) {
         p = Promise.reject(e);
       }

@@ -9,12 +9,13 @@ import { emit, listening } from './events.js';
 import * as o from './options.js';
 import {
   ANSWER,
+  callFailed,
   currentRunOf,
+  currentSinkOf,
   foldReported,
   isTransientError,
   newCall,
   recordAttempt,
-  rememberHistory,
   reportingFor,
   retryAfterMsOf,
   swapSink,
@@ -231,8 +232,10 @@ export function retryWith(fn, policy, signal, extras) {
     return Promise.reject(e); // an async API reports bad input as a rejection, never a sync throw
   }
   // This call's record: the store run it belongs to, if one is starting it now (its history is
-  // reported there), and where the hedges its attempts start report the copies they let go.
-  const call = newCall(currentRunOf());
+  // reported there), the record starting it now (an outer attempt, a hedge, a run: told if this
+  // call gives up after an attempt that may have been processed), and where the hedges its
+  // attempts start report the copies they let go.
+  const call = newCall(currentRunOf(), currentSinkOf());
   if (c.checking !== undefined) return c.checking(fn, c, signal, call);
   return run(fn, c, signal, call);
 }
@@ -301,7 +304,7 @@ async function guarded(fn, c, outerSignal, call) {
     } catch (e) {
       if (signal.aborted && e === signal.reason) {
         // Aborted mid-attempt (deadline or caller): that attempt may have reached the server.
-        rememberHistory(e, historyRecord(0, ANSWER.NO_ANSWER), call.run);
+        callFailed(call, e, historyRecord(0, ANSWER.NO_ANSWER));
         throw e;
       }
       return await loop(fn, c, e, start, signal, state, call);
@@ -326,7 +329,7 @@ async function loop(fn, c, error, start, signal, state, call) {
   try {
     return await attempts(fn, c, error, start, signal, state, call, (h) => (history = h));
   } catch (e) {
-    rememberHistory(e, history, call.run);
+    callFailed(call, e, history);
     throw e;
   }
 }

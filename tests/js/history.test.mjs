@@ -650,6 +650,84 @@ describe('two hedged charges that end with one error object are judged each by i
   }
 });
 
+describe('a retried call inside another layer is judged by all its own attempts', () => {
+  // The inner call (a withRetry, a retry() stage) meets a debit whose answer is lost, retries, and
+  // gives up on a definitive answer: the layer around it sees only that last error. The charge may
+  // have been processed: its key stays parked, whichever layer ran it and however the race ended.
+  const once = { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1 };
+  let gw2;
+  before(async () => {
+    // Keys 'late-*': the first request debits and loses its answer, every later one is throttled
+    // (429: nothing processed). Keys 'n402-*': the first debits and loses its answer, then 402.
+    gw2 = await hostileGateway((key, n) => (n === 1 ? 'debit-drop' : key.startsWith('late-') ? 429 : 402));
+  });
+  after(() => gw2.close());
+  const stores = {
+    IdempotencyStore: () => new IdempotencyStore(),
+    'a shared store': () => createSharedIdempotencyStore({ store: memoryStateStore() }),
+  };
+  for (const [storeName, makeStore] of Object.entries(stores)) {
+    test(`${storeName}: store.run over withRetry over withRetry (a debit lost, then a 402): parked`, async () => {
+      const store = makeStore();
+      const key = `n402-nested-${storeName.length}`;
+      const charge = gatewayClient(gw2.url);
+      const inner = () => withRetry(() => charge({ idempotencyKey: key, amountCents: 100, currency: 'usd' }), once);
+      const e = await store
+        .run(key, () => withRetry(inner, once))
+        .then(
+          () => assert.fail('resolved'),
+          (err) => err,
+        );
+      assert.equal(gw2.requests(key), 2, 'the lost debit, then the 402');
+      assert.equal(e.code, 'OUTCOME_UNKNOWN', `the first attempt may have been processed (${e})`);
+      assert.equal((await store.peek(key))?.status, 'unknown', 'parked, not freed by the 402');
+    });
+
+    test(`${storeName}: wrap(retry, retry) in a store run: parked`, async () => {
+      const store = makeStore();
+      const key = `n402-wrap-${storeName.length}`;
+      const charge = gatewayClient(gw2.url);
+      const e = await store
+        .run(key, () => wrap(retry(once), retry(once)).execute(() => charge({ idempotencyKey: key, amountCents: 100, currency: 'usd' })))
+        .then(
+          () => assert.fail('resolved'),
+          (err) => err,
+        );
+      assert.equal(gw2.requests(key), 2);
+      assert.equal(e.code, 'OUTCOME_UNKNOWN', `${e}`);
+      assert.equal((await store.peek(key))?.status, 'unknown');
+    });
+
+    for (const late of [false, true]) {
+      test(`${storeName}: a hedge over retried copies${late ? ', started after an await' : ''}: the copy whose debit was lost keeps the key parked`, async () => {
+        // Copy 0 waits, then meets two 429s; copy 1 (the hedge) meets the lost debit, then a 429,
+        // and fails first. The race ends with copy 0's 429: the key must not be judged by it.
+        const store = makeStore();
+        const key = `late-hedge-${late}-${storeName.length}`;
+        const charge = gatewayClient(gw2.url);
+        const fn = async (ctx) => {
+          if (ctx.hedge === 0 && ctx.attempt === 1) await new Promise((ok) => setTimeout(ok, 40));
+          return charge({ idempotencyKey: key, amountCents: 100, currency: 'usd' });
+        };
+        const policy = wrap(hedge({ delayMs: 5, maxHedges: 1 }), retry(once));
+        const e = await store
+          .run(key, async () => {
+            if (late) await null;
+            return policy.execute(fn, { idempotencyKey: key });
+          })
+          .then(
+            () => assert.fail('resolved'),
+            (err) => err,
+          );
+        assert.equal(gw2.requests(key), 4, 'two attempts per copy');
+        assert.equal(gw2.debits(key), 1, 'the hedge debited');
+        assert.equal(e.code, 'OUTCOME_UNKNOWN', `the hedge's first attempt may have been processed (${e})`);
+        assert.equal((await store.peek(key))?.status, 'unknown', 'parked, not freed by the last 429');
+      });
+    }
+  }
+});
+
 describe('reconcile(): a bad lookup costs one key', async () => {
   const { reconcile } = await import('steadfast');
   const parked = async (n) => {

@@ -325,6 +325,40 @@ describe('persistentCheckoutKey keeps a maybe-charged cart', () => {
     await pending.catch(() => {});
   });
 
+  test('a failover after beforeunload (the page went on running) is recorded before it is sent, and resumed at the secondary only', async () => {
+    // The page fires beforeunload while the charge runs and is not torn down at once (a cancelled
+    // leave prompt, a link that only downloads, Firefox and WebKit running JS after it): the
+    // failover's request still goes out, so where it goes must still be recorded first.
+    const page$ = new EventTarget();
+    globalThis.addEventListener = page$.addEventListener.bind(page$);
+    globalThis.removeEventListener = page$.removeEventListener.bind(page$);
+    try {
+      const { primary, secondary, arrived, client, open } = twoGateways();
+      secondary.mode = 'drop';
+      let release;
+      secondary.hold = new Promise((ok) => (release = ok));
+      const storage = memoryStorage();
+      const page = await persistentCheckoutKey({ cartId: 'cart-1', storage, locks: fakeLocks() });
+      const pending = page.charge(client(open()), CART);
+      page$.dispatchEvent(new Event('beforeunload'));
+      await new Promise((ok) => setTimeout(ok, 10));
+      assert.deepEqual(arrived, { primary: 0, secondary: 1 }, 'failed over: sent to the secondary');
+      // Now the page goes away (a new page has locks of its own), the primary healthy again.
+      const reload = await persistentCheckoutKey({ cartId: 'cart-1', storage, locks: fakeLocks() });
+      assert.equal((await reload.state()).status, 'unknown', 'interrupted mid-charge: unknown');
+      secondary.mode = 'ok';
+      release();
+      const resumed = await reload.charge(client(new CircuitBreaker({ failureThreshold: 5, openDurationMs: 1000 })), CART, { resume: true });
+      assert.equal(arrived.primary, 0, 'never sent to the primary: it would have been a second debit');
+      assert.equal(resumed.status, 'succeeded');
+      assert.deepEqual([primary.debits.size, secondary.debits.size], [0, 1], 'one debit');
+      await pending.catch(() => {});
+    } finally {
+      delete globalThis.addEventListener;
+      delete globalThis.removeEventListener;
+    }
+  });
+
   test('a failover whose endpoint cannot be recorded is not sent; a first request whose write fails still goes out (reported)', async () => {
     const { primary, arrived, client, open } = twoGateways();
     const storage = memoryStorage();

@@ -300,10 +300,13 @@ export async function persistentCheckoutKey(options) {
   // and WebKit abort the page's fetches right after beforeunload and still run its JS, so a charge cut
   // short by a reload would record its own abort as 'unknown'; Chromium tears the page down first.
   // Keep the record 'in-flight' in every engine: the next load finds the lock free and reads it as
-  // interrupted (unknown). A settled outcome is still written.
+  // interrupted (unknown). A settled outcome is still written, and so is an in-flight one: where
+  // the next request goes (`sendingTo`) must be on record before it is sent, also while leaving (a
+  // page that goes on running after beforeunload still fails over, and a resume at the other
+  // endpoint would charge twice).
   let leaving = false;
   const write = (record) => {
-    if (leaving && !SETTLED.has(record.status)) return;
+    if (leaving && !SETTLED.has(record.status) && record.status !== 'in-flight') return;
     storage.setItem(storageKey, JSON.stringify(record));
   };
   // After the request went out, storage that refuses a write (quota exceeded, SecurityError in a
