@@ -41,6 +41,10 @@ virtual_tests!(
     a_later_refusal_never_frees_a_debited_key,
     store_run_over_retry_is_judged_by_every_attempt,
     an_aborted_call_counts_as_nothing_per_origin,
+    nested_retries_are_judged_by_every_attempt,
+    a_copy_let_go_mid_attempt_keeps_the_key_parked,
+    a_retry_reports_to_the_run_that_started_it,
+    two_runs_ending_with_one_shared_error_are_judged_each_by_its_own,
 );
 
 #[derive(Debug, PartialEq)]

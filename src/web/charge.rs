@@ -3,7 +3,6 @@
 //! inside (absorb transient noise). The gateway sees the same key on every attempt.
 
 use super::error::NoOperation;
-use std::cell::Cell;
 use std::fmt::Debug;
 use std::future::Future;
 
@@ -13,7 +12,6 @@ use super::idempotency::IdempotencyStore;
 use super::num::canonical_number;
 use super::retry::{retry, Attempt, RetryPolicy};
 use crate::core::canonical::{quote, utf16_order, Json};
-use crate::core::history::History;
 use crate::core::idempotency::validate_key;
 use std::cmp::Ordering;
 
@@ -242,24 +240,13 @@ where
 {
     let fingerprint = "f:".to_owned() + &charge.fingerprint();
     let gateway = &mut gateway;
-    // Every attempt's answer is folded into the charge's history (core::history): a key that an
-    // earlier attempt may have debited stays parked, whatever a later attempt is answered.
-    let history = Cell::new(History::default());
-    let history = &history;
+    // Every attempt is folded into the charge's history (core::history) — the retry's here and
+    // those of a retry or `fetch` inside the gateway: a key that an earlier attempt may have
+    // debited stays parked, whatever a later attempt is answered.
     deps.store
-        .run_judged(&charge.idempotency_key, Some(&fingerprint), history, || {
+        .run_with_fingerprint(&charge.idempotency_key, Some(&fingerprint), || {
             deps.breaker.execute(|| async move {
-                retry(&deps.policy, |attempt| {
-                    let call = gateway(charge, attempt);
-                    async move {
-                        let result = call.await;
-                        if let Err(e) = &result {
-                            history.set(history.get().record(e.answer()));
-                        }
-                        result
-                    }
-                })
-                .await
+                retry(&deps.policy, |attempt| gateway(charge, attempt)).await
             })
         })
         .await

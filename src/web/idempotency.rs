@@ -25,32 +25,47 @@ use crate::core::idempotency::{
 };
 use crate::core::keyed::KeyedRecords;
 
+/// A store run's history, shared by the run and the retries it starts.
+pub(crate) type RunHistory = Rc<Cell<History>>;
+
 thread_local! {
-    /// The history of the store run whose future is being polled now (see [`InRun`]).
-    static CURRENT_RUN: RefCell<Option<Rc<Cell<History>>>> = const { RefCell::new(None) };
+    /// The history of the store run being started or polled now (see [`InRun`]).
+    static CURRENT_RUN: RefCell<Option<RunHistory>> = const { RefCell::new(None) };
 }
 
-/// Fold `answer` (a failed attempt's) into the history of the store run being polled, if any:
-/// a retry calls it for every attempt it makes, so `store.run(key, || retry(...))` is judged by
-/// all of them (the JS package's rule: a later refusal never frees a key an earlier attempt may
-/// have debited).
-pub(crate) fn record_in_current_run(answer: Answer) {
-    CURRENT_RUN.with(|c| {
-        if let Some(h) = c.borrow().as_ref() {
-            h.set(h.get().record(answer));
-        }
-    });
+/// The store run being started or polled now, if any: a retry takes it as the run it belongs
+/// to when it is made (or, made outside every run, when it is first polled) and reports every
+/// attempt there, wherever it is polled afterwards (a task of its own, another run, a race that
+/// lets it go).
+pub(crate) fn current_run() -> Option<RunHistory> {
+    CURRENT_RUN.with(|c| c.borrow().clone())
+}
+
+/// Fold `answer` (one attempt's) into `run`'s history, if it belongs to one: a retry calls it
+/// for every attempt it makes, so `store.run(key, || retry(...))` is judged by all of them (the
+/// JS package's rule: a later refusal never frees a key an earlier attempt may have debited).
+pub(crate) fn record_in(run: Option<&RunHistory>, answer: Answer) {
+    if let Some(h) = run {
+        h.set(h.get().record(answer));
+    }
+}
+
+/// Call `f` with `history` as the current run (the outer one put back after, whatever happens).
+fn within<R>(history: &RunHistory, f: impl FnOnce() -> R) -> R {
+    let outer = CURRENT_RUN.with(|c| c.replace(Some(Rc::clone(history))));
+    let _restore = Restore(outer);
+    f()
 }
 
 /// A store run's future, polled with its history as the current run (restored after each poll,
 /// so nested runs and other tasks each see their own).
 struct InRun<F> {
-    history: Rc<Cell<History>>,
+    history: RunHistory,
     inner: Pin<Box<F>>,
 }
 
 /// Puts the outer run back when a poll ends, a panicking one included.
-struct Restore(Option<Rc<Cell<History>>>);
+struct Restore(Option<RunHistory>);
 
 impl Drop for Restore {
     fn drop(&mut self) {
@@ -64,9 +79,8 @@ impl<F: Future> Future for InRun<F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.get_mut();
-        let outer = CURRENT_RUN.with(|c| c.replace(Some(Rc::clone(&this.history))));
-        let _restore = Restore(outer);
-        this.inner.as_mut().poll(cx)
+        let inner = &mut this.inner;
+        within(&this.history, || inner.as_mut().poll(cx))
     }
 }
 
@@ -336,11 +350,13 @@ impl<T: Clone> IdempotencyStore<T> {
 
     /// Run `f` once for `key`: a done key replays its result; an in-flight key is
     /// [`Error::DuplicateInFlight`]; an unknown key is [`Error::OutcomeUnknown`]. A failed run is
-    /// judged by its whole history: every attempt a [`crate::web::retry`] inside `f` made (under
-    /// a breaker too) and the error it ends with ([`Classify::answer`]). If any of them may have
-    /// been processed, the key is parked as unknown and the run fails with
-    /// [`Error::OutcomeUnknown`] (its error as `cause`); otherwise the key is freed and the error
-    /// returned as it is.
+    /// judged by its whole history: every attempt of every [`crate::web::retry`] started in `f`
+    /// (under a breaker, inside another retry, a [`crate::web::fetch`]'s), wherever it is polled
+    /// afterwards, an attempt let go mid-flight as one that may have been processed, and the
+    /// error it ends with ([`Classify::answer`]). If any of them may have been processed, the key
+    /// is parked as unknown and the run fails with [`Error::OutcomeUnknown`] (its error as
+    /// `cause`); otherwise the key is freed and the error returned as it is. A retry first made
+    /// in a task spawned from `f` is not this run's: make it in `f`, then spawn it.
     pub async fn run<E, Fut>(&self, key: &str, f: impl FnOnce() -> Fut) -> Result<T, Error<E>>
     where
         Fut: Future<Output = Result<T, Error<E>>>,
@@ -371,33 +387,6 @@ impl<T: Clone> IdempotencyStore<T> {
         &self,
         key: &str,
         fingerprint: Option<&str>,
-        f: impl FnOnce() -> Fut,
-    ) -> Result<T, Error<E>>
-    where
-        Fut: Future<Output = Result<T, Error<E>>>,
-        E: Classify + Debug,
-    {
-        // A retry inside `f` (directly or under a breaker) folds every failed attempt into this
-        // run's history while the store polls it, so the run is judged by all its attempts.
-        let history = Rc::new(Cell::new(History::default()));
-        let run = Rc::clone(&history);
-        self.run_judged(key, fingerprint, &history, move || InRun {
-            history: run,
-            inner: Box::pin(f()),
-        })
-        .await
-    }
-
-    /// [`IdempotencyStore::run_with_fingerprint`], judging a failed run by `history` — every
-    /// attempt `f` made, folded in as it went ([`crate::core::history`]) — as well as by its last
-    /// error: if any attempt may have been processed, the key is parked whatever the last answer.
-    /// A run that parks its key fails with [`Error::OutcomeUnknown`] (the last error as `cause`);
-    /// a run that frees it, with its own error.
-    pub(crate) async fn run_judged<E, Fut>(
-        &self,
-        key: &str,
-        fingerprint: Option<&str>,
-        history: &Cell<History>,
         f: impl FnOnce() -> Fut,
     ) -> Result<T, Error<E>>
     where
@@ -460,7 +449,16 @@ impl<T: Clone> IdempotencyStore<T> {
             armed: true,
         };
         let started_at_ms = now;
-        let result = f().await;
+        // The run's history: every attempt of every retry `f` starts — directly, under a breaker,
+        // inside another retry or a gateway — is folded in, wherever it is polled (current_run).
+        // `f` is called, and its future polled, as this run.
+        let history: RunHistory = Rc::new(Cell::new(History::default()));
+        let work = within(&history, f);
+        let result = InRun {
+            history: Rc::clone(&history),
+            inner: Box::pin(work),
+        }
+        .await;
         guard.armed = false;
         let now = (self.clock)();
         let mut inner = self.inner.borrow_mut();

@@ -11,7 +11,7 @@ use std::future::{Future, IntoFuture};
 use std::rc::Rc;
 
 use super::error::{Classify, Error};
-use super::idempotency::record_in_current_run;
+use super::idempotency::{current_run, record_in, RunHistory};
 use super::race::{race, Raced};
 use super::runtime::{Runtime, Signal, Stopped};
 use super::LocalBoxFuture;
@@ -514,7 +514,26 @@ where
     type IntoFuture = LocalBoxFuture<'a, Result<T, Error<E>>>;
 
     fn into_future(self) -> Self::IntoFuture {
-        Box::pin(run(self.policy, self.signal, self.classify, self.f))
+        // The store run this call belongs to: the one starting it now (its attempts are reported
+        // there wherever the call is polled), else the one that first polls it (see `run`).
+        let owner = current_run();
+        Box::pin(run(self.policy, self.signal, self.classify, self.f, owner))
+    }
+}
+
+/// An attempt in flight, for the run the call belongs to: let go before it ended (the call
+/// dropped — a race lost, a task cancelled), it may still have been processed, and the run is
+/// told so, as the JS hedge reports the copies it lets go.
+struct InFlight {
+    owner: Option<RunHistory>,
+    armed: bool,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        if self.armed {
+            record_in(self.owner.as_ref(), Answer::NoAnswer);
+        }
     }
 }
 
@@ -523,12 +542,17 @@ async fn run<F, Fut, T, E, C>(
     signal: Option<Signal>,
     classify: C,
     mut f: F,
+    owner: Option<RunHistory>,
 ) -> Result<T, Error<E>>
 where
     F: FnMut(Attempt) -> Fut,
     Fut: Future<Output = Result<T, E>>,
     C: Classifier<E>,
 {
+    let mut in_flight = InFlight {
+        owner: owner.or_else(current_run),
+        armed: false,
+    };
     let rt = &policy.runtime;
     if let Some(b) = &policy.budget {
         b.record_request();
@@ -557,16 +581,20 @@ where
             number: attempt,
             signal: scope.signal(),
         };
-        let error = match race(scope.as_mut(), f(ctx)).await {
+        in_flight.armed = true;
+        let raced = race(scope.as_mut(), f(ctx)).await;
+        in_flight.armed = false;
+        let owner = in_flight.owner.as_ref();
+        let error = match raced {
             Raced::Stopped(s) => {
                 // Cut off mid-attempt (deadline or caller): that attempt may have been processed.
-                record_in_current_run(Answer::NoAnswer);
+                record_in(owner, Answer::NoAnswer);
                 return Err(stopped(s, attempt, last));
             }
             Raced::Done(Ok(value)) => return Ok(value),
             Raced::Done(Err(e)) => e,
         };
-        record_in_current_run(classify.answer(&error));
+        record_in(owner, classify.answer(&error));
         let now = rt.now_ms();
         let failure = Failure {
             attempt,

@@ -586,3 +586,228 @@ pub async fn an_aborted_call_counts_as_nothing_per_origin(rt: Rc<dyn Runtime>, c
         "the aborted probe gave its slot back"
     );
 }
+
+/// The first of two futures to finish; the other is dropped, wherever it was.
+pub async fn first<T>(a: impl Future<Output = T>, b: impl Future<Output = T>) -> T {
+    let (mut a, mut b) = (pin!(a), pin!(b));
+    poll_fn(move |cx| {
+        if let Poll::Ready(v) = a.as_mut().poll(cx) {
+            return Poll::Ready(v);
+        }
+        b.as_mut().poll(cx)
+    })
+    .await
+}
+
+fn assert_parked<T: std::fmt::Debug, E: std::fmt::Debug>(
+    r: Result<T, Error<E>>,
+    store: &IdempotencyStore<String>,
+    key: &str,
+    case: &str,
+) {
+    assert!(
+        matches!(r, Err(Error::OutcomeUnknown { .. })),
+        "{case}: {r:?}"
+    );
+    assert!(
+        matches!(store.peek(key), Some(Record::Unknown { .. })),
+        "{case}: the key stays parked, not freed by the last answer"
+    );
+}
+
+/// A retry inside another layer — an outer retry, a breaker between two retries, a gateway of
+/// `charge_customer` that retries itself — whose first request debits and loses its answer and
+/// whose next is refused (a 402, a 404), or throttled until the budget gives up: the charge is
+/// judged by every attempt of every layer, and its key stays parked.
+pub async fn nested_retries_are_judged_by_every_attempt(rt: Rc<dyn Runtime>, clock: Clock) {
+    use std::future::IntoFuture;
+    let layerings = [
+        "retry(retry)",
+        "retry(breaker(retry))",
+        "charge_customer(gateway: retry)",
+        "charge_customer(gateway: retry, budget gives up)",
+    ];
+    for (layering, name) in layerings.iter().enumerate() {
+        for last in [402, 404] {
+            let budgeted = layering == 3;
+            let (gw, d) = (
+                Gateway::default(),
+                deps(&rt, &clock, if budgeted { 1 } else { 3 }),
+            );
+            gw.fail_next(Fault::DebitThenTimeout, 1);
+            gw.fail_next(Fault::Status(if budgeted { 429 } else { last }), 1);
+            let c = Charge::new("order-n", 4999, "usd").unwrap();
+            let mut inner = RetryPolicy::builder()
+                .max_attempts(if budgeted { 5 } else { 2 })
+                .base_delay_ms(2.0)
+                .max_delay_ms(5.0)
+                .runtime(Rc::clone(&rt));
+            if budgeted {
+                // One retry paid for: the throttled second attempt ends the inner call.
+                inner = inner.budget(
+                    steadfast::web::RetryBudget::token_bucket(1.0, 0.0)
+                        .unwrap()
+                        .clock(Rc::clone(&clock)),
+                );
+            }
+            let inner = inner.build().unwrap();
+            let charge = || retry(&inner, |_| gw.charge(&rt, &c)).into_future();
+            let r: Result<String, Error<Error<GwError>>> = match layering {
+                0 => {
+                    d.store
+                        .run("order-n", || retry(&d.policy, |_| charge()).into_future())
+                        .await
+                }
+                1 => {
+                    d.store
+                        .run("order-n", || {
+                            retry(&d.policy, |_| d.breaker.execute(charge)).into_future()
+                        })
+                        .await
+                }
+                _ => charge_customer(&c, &d, |_, _| charge()).await,
+            };
+            let case = format!("{name}, then {last}");
+            assert_parked(r, &d.store, "order-n", &case);
+            assert_eq!(gw.attempts.borrow().len(), 2, "{case}");
+            assert_eq!(gw.debits_total(), 1, "{case}");
+        }
+    }
+}
+
+/// Two copies of a charge raced in one run (a hand-made hedge): the first is let go mid-attempt
+/// when the second is refused first. The dropped attempt may have been processed: parked.
+pub async fn a_copy_let_go_mid_attempt_keeps_the_key_parked(rt: Rc<dyn Runtime>, clock: Clock) {
+    use std::future::IntoFuture;
+    let (gw, d) = (Gateway::default(), deps(&rt, &clock, 1));
+    gw.fail_next(Fault::Slow(60.0), 1);
+    gw.fail_next(Fault::Status(402), 1);
+    let c = Charge::new("order-c", 4999, "usd").unwrap();
+    let r = d
+        .store
+        .run("order-c", || async {
+            let primary = retry(&d.policy, |_| gw.charge(&rt, &c)).into_future();
+            let backup = async {
+                rt.sleep(5.0).await;
+                retry(&d.policy, |_| gw.charge(&rt, &c)).await
+            };
+            first(primary, backup).await
+        })
+        .await;
+    assert_parked(r, &d.store, "order-c", "the slow copy let go");
+    assert_eq!(gw.attempts.borrow().len(), 2);
+}
+
+/// A retry started in one run and polled from elsewhere (handed to a task outside any run, or
+/// awaited inside another run) reports its attempts to the run that started it: run A is parked by
+/// its own lost debit, run B — which only polled A's retry for it, and was refused itself — is not.
+pub async fn a_retry_reports_to_the_run_that_started_it(rt: Rc<dyn Runtime>, clock: Clock) {
+    use std::future::IntoFuture;
+    type Charging<'a> = steadfast::web::LocalBoxFuture<'a, Result<String, Error<GwError>>>;
+    for elsewhere in ["a task outside any run", "another run"] {
+        let (gw, d) = (Gateway::default(), deps(&rt, &clock, 3));
+        gw.fail_next(Fault::DebitThenTimeout, 1);
+        gw.fail_next(Fault::Status(402), 2);
+        let a = Charge::new("order-a", 4999, "usd").unwrap();
+        let b = Charge::new("order-b", 4999, "usd").unwrap();
+        let handed: RefCell<Option<Charging<'_>>> = RefCell::new(None);
+        let answer: RefCell<Option<Result<String, Error<GwError>>>> = RefCell::new(None);
+        let run_a = d.store.run("order-a", || {
+            // Made here, synchronously, in run A; polled by someone else.
+            *handed.borrow_mut() = Some(retry(&d.policy, |_| gw.charge(&rt, &a)).into_future());
+            async {
+                loop {
+                    if let Some(r) = answer.borrow_mut().take() {
+                        return r;
+                    }
+                    rt.sleep(1.0).await;
+                }
+            }
+        });
+        let poll_for_a = async {
+            let f = loop {
+                if let Some(f) = handed.borrow_mut().take() {
+                    break f;
+                }
+                rt.sleep(1.0).await;
+            };
+            *answer.borrow_mut() = Some(f.await);
+        };
+        let run_b = async {
+            if elsewhere == "another run" {
+                let r = d
+                    .store
+                    .run("order-b", || async {
+                        poll_for_a.await;
+                        retry(&d.policy, |_| gw.charge(&rt, &b)).await
+                    })
+                    .await;
+                assert_eq!(
+                    r.unwrap_err().operation().and_then(|e| e.status),
+                    Some(402),
+                    "{elsewhere}: B was refused and sent nothing else of its own"
+                );
+                assert_eq!(
+                    d.store.peek("order-b"),
+                    None,
+                    "{elsewhere}: B's key is free"
+                );
+            } else {
+                poll_for_a.await;
+            }
+        };
+        let (r, ()) = join(run_a, run_b).await;
+        assert_parked(r, &d.store, "order-a", elsewhere);
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct SharedError(pub Rc<GwError>);
+impl Classify for SharedError {
+    fn is_transient(&self) -> bool {
+        self.0.is_transient()
+    }
+    fn answer(&self) -> Answer {
+        self.0.answer()
+    }
+}
+
+/// Two concurrent runs whose charges end with one shared error value (an `Rc` a gateway client
+/// hands out to every caller): each is judged by its own attempts.
+pub async fn two_runs_ending_with_one_shared_error_are_judged_each_by_its_own(
+    rt: Rc<dyn Runtime>,
+    clock: Clock,
+) {
+    use std::future::IntoFuture;
+    let d = &deps(&rt, &clock, 3);
+    let declined = &Rc::new(GwError { status: Some(402) });
+    let lost = &Rc::new(std::cell::Cell::new(true));
+    let rt = &rt;
+    let run = |key: &'static str, lose_first: bool| {
+        d.store.run(key, move || {
+            retry(&d.policy, move |attempt| {
+                let (declined, rt, lost) = (Rc::clone(declined), Rc::clone(rt), Rc::clone(lost));
+                async move {
+                    rt.sleep(3.0).await;
+                    if lose_first && attempt.number == 1 && lost.replace(false) {
+                        return Err(SharedError(Rc::new(GwError { status: None })));
+                    }
+                    Err::<String, _>(SharedError(declined))
+                }
+            })
+            .into_future()
+        })
+    };
+    let (x, y) = join(run("order-x", true), run("order-y", false)).await;
+    assert_parked(
+        x,
+        &d.store,
+        "order-x",
+        "the run whose first answer was lost",
+    );
+    assert_eq!(
+        y.unwrap_err().operation().map(|e| e.0.status),
+        Some(Some(402))
+    );
+    assert_eq!(d.store.peek("order-y"), None, "the run only ever declined");
+}
