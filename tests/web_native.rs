@@ -45,6 +45,7 @@ virtual_tests!(
     a_copy_let_go_mid_attempt_keeps_the_key_parked,
     a_retry_reports_to_the_run_that_started_it,
     two_runs_ending_with_one_shared_error_are_judged_each_by_its_own,
+    a_breaker_judges_a_refusal_that_never_ran_by_the_answer_before_it,
 );
 
 #[derive(Debug, PartialEq)]

@@ -5,14 +5,30 @@
 //! permit, so a slow call from before a trip cannot close or re-trip the circuit it no longer
 //! belongs to. Clones share one breaker.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::rc::Rc;
 
+use super::context::{self, Within};
 use super::error::{Classify, Error};
 use super::runtime::{default_clock, Clock};
 use super::shapes::BreakerSnapshot;
 use crate::core::breaker::{Acquire, Breaker, BreakerConfig, RateOptions, State};
+
+/// What a retry inside a breaker call tells it: when it gave up on a refusal that never ran
+/// after an attempt that was answered, whether that answer was transient (see
+/// [`Classify::never_ran`]).
+pub(crate) type AnsweredBefore = Rc<Cell<Option<bool>>>;
+
+thread_local! {
+    /// The breaker call being started or polled now (see [`super::context`]).
+    static CURRENT_CALL: RefCell<Option<AnsweredBefore>> = const { RefCell::new(None) };
+}
+
+/// The breaker call being started or polled now, if any: a retry made in it reports there.
+pub(crate) fn current_call() -> Option<AnsweredBefore> {
+    context::current(&CURRENT_CALL)
+}
 
 /// Which errors count against the dependency.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -269,7 +285,9 @@ impl CircuitBreaker {
             }),
             Acquire::Granted { permit, transition } => {
                 self.emit(transition);
-                self.finish(permit, now, f().await)
+                let before: AnsweredBefore = Rc::new(Cell::new(None));
+                let result = Within::call(&CURRENT_CALL, &before, f).await;
+                self.finish(permit, now, result, before.get())
             }
         }
     }
@@ -306,7 +324,9 @@ impl CircuitBreaker {
             Acquire::Rejected { .. } => fallback().await,
             Acquire::Granted { permit, transition } => {
                 self.emit(transition);
-                self.finish(permit, now, f().await)
+                let before: AnsweredBefore = Rc::new(Cell::new(None));
+                let result = Within::call(&CURRENT_CALL, &before, f).await;
+                self.finish(permit, now, result, before.get())
             }
         }
     }
@@ -316,11 +336,17 @@ impl CircuitBreaker {
         permit: crate::core::breaker::Permit,
         started: f64,
         result: Result<T, Error<E>>,
+        answered_before: Option<bool>,
     ) -> Result<T, Error<E>> {
         let failed = match &result {
             Ok(_) => Some(false),
-            // An inner breaker's refusal never ran: it says nothing about this dependency.
-            Err(Error::CircuitOpen { .. }) => None,
+            // A refusal that never ran (an inner breaker's open circuit, a reused key) says
+            // nothing about this dependency — unless a retry gave up on it after an attempt that
+            // was answered: then the call is judged by that answer (the JS `answerBefore`).
+            Err(e) if e.never_ran() => answered_before.map(|transient| match self.counts {
+                Counts::Every => true,
+                Counts::Transient => transient,
+            }),
             // Nor does the caller's own abort, for a breaker that counts transient errors only
             // (per origin): a half-open probe the caller dropped gives its slot back.
             Err(Error::Aborted) if matches!(self.counts, Counts::Transient) => None,

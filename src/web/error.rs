@@ -61,6 +61,24 @@ pub trait Classify {
             Answer::Refused
         }
     }
+
+    /// Whether this is a refusal that never ran: nothing was attempted (steadfast's own: an open
+    /// circuit, a key reused for another request). A [`crate::web::CircuitBreaker`] around the
+    /// call counts it as nothing — or, when a [`crate::web::retry`] inside the call gave up on it
+    /// after an attempt that was answered, as that answer. Default `false`.
+    ///
+    /// ```
+    /// use steadfast::web::{Classify, Error};
+    /// struct Declined;
+    /// impl Classify for Declined { fn is_transient(&self) -> bool { false } }
+    /// assert!(!Declined.never_ran());
+    /// let open: Error<Declined> = Error::CircuitOpen { retry_after_ms: 10.0 };
+    /// assert!(open.never_ran());
+    /// assert!(Error::Operation(open).never_ran()); // a breaker's refusal inside a retry
+    /// ```
+    fn never_ran(&self) -> bool {
+        false
+    }
 }
 
 /// An operation that cannot fail has nothing to retry.
@@ -420,6 +438,17 @@ impl<E: Classify> Classify for Error<E> {
             | Error::DuplicateInFlight { .. } => Answer::NoAnswer,
             Error::RetryBudgetExhausted { last_error, .. } => last_error.answer(),
             _ => Answer::Refused,
+        }
+    }
+
+    /// The JS package's `neverRan`: an open circuit and a reused key never ran, nor a budget
+    /// refusal after one, nor a retry's error that is one (seen through `Operation`).
+    fn never_ran(&self) -> bool {
+        match self {
+            Error::Operation(e) => e.never_ran(),
+            Error::CircuitOpen { .. } | Error::KeyReused { .. } => true,
+            Error::RetryBudgetExhausted { last_error, .. } => last_error.never_ran(),
+            _ => false,
         }
     }
 }

@@ -10,12 +10,11 @@
 use std::cell::{Cell, RefCell};
 use std::fmt::Debug;
 use std::future::Future;
-use std::pin::Pin;
 use std::rc::Rc;
-use std::task::{Context, Poll};
 
 use serde::{Deserialize, Serialize};
 
+use super::context::{self, Within};
 use super::error::{Classify, Error};
 use super::runtime::{default_clock, store_seed, Clock};
 
@@ -29,7 +28,7 @@ use crate::core::keyed::KeyedRecords;
 pub(crate) type RunHistory = Rc<Cell<History>>;
 
 thread_local! {
-    /// The history of the store run being started or polled now (see [`InRun`]).
+    /// The history of the store run being started or polled now (see [`super::context`]).
     static CURRENT_RUN: RefCell<Option<RunHistory>> = const { RefCell::new(None) };
 }
 
@@ -38,7 +37,7 @@ thread_local! {
 /// attempt there, wherever it is polled afterwards (a task of its own, another run, a race that
 /// lets it go).
 pub(crate) fn current_run() -> Option<RunHistory> {
-    CURRENT_RUN.with(|c| c.borrow().clone())
+    context::current(&CURRENT_RUN)
 }
 
 /// Fold `answer` (one attempt's) into `run`'s history, if it belongs to one: a retry calls it
@@ -47,40 +46,6 @@ pub(crate) fn current_run() -> Option<RunHistory> {
 pub(crate) fn record_in(run: Option<&RunHistory>, answer: Answer) {
     if let Some(h) = run {
         h.set(h.get().record(answer));
-    }
-}
-
-/// Call `f` with `history` as the current run (the outer one put back after, whatever happens).
-fn within<R>(history: &RunHistory, f: impl FnOnce() -> R) -> R {
-    let outer = CURRENT_RUN.with(|c| c.replace(Some(Rc::clone(history))));
-    let _restore = Restore(outer);
-    f()
-}
-
-/// A store run's future, polled with its history as the current run (restored after each poll,
-/// so nested runs and other tasks each see their own).
-struct InRun<F> {
-    history: RunHistory,
-    inner: Pin<Box<F>>,
-}
-
-/// Puts the outer run back when a poll ends, a panicking one included.
-struct Restore(Option<RunHistory>);
-
-impl Drop for Restore {
-    fn drop(&mut self) {
-        let outer = self.0.take();
-        CURRENT_RUN.with(|c| *c.borrow_mut() = outer);
-    }
-}
-
-impl<F: Future> Future for InRun<F> {
-    type Output = F::Output;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        let this = self.get_mut();
-        let inner = &mut this.inner;
-        within(&this.history, || inner.as_mut().poll(cx))
     }
 }
 
@@ -453,12 +418,7 @@ impl<T: Clone> IdempotencyStore<T> {
         // inside another retry or a gateway — is folded in, wherever it is polled (current_run).
         // `f` is called, and its future polled, as this run.
         let history: RunHistory = Rc::new(Cell::new(History::default()));
-        let work = within(&history, f);
-        let result = InRun {
-            history: Rc::clone(&history),
-            inner: Box::pin(work),
-        }
-        .await;
+        let result = Within::call(&CURRENT_RUN, &history, f).await;
         guard.armed = false;
         let now = (self.clock)();
         let mut inner = self.inner.borrow_mut();

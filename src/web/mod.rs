@@ -63,6 +63,7 @@
 
 mod breaker;
 mod charge;
+mod context;
 mod error;
 mod idempotency;
 mod num;

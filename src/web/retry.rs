@@ -10,6 +10,7 @@ use std::cell::RefCell;
 use std::future::{Future, IntoFuture};
 use std::rc::Rc;
 
+use super::breaker::{current_call, AnsweredBefore};
 use super::error::{Classify, Error};
 use super::idempotency::{current_run, record_in, RunHistory};
 use super::race::{race, Raced};
@@ -395,6 +396,13 @@ pub trait Classifier<E> {
             Answer::Refused
         }
     }
+    /// Whether `error` is a refusal that never ran ([`Classify::never_ran`]): a breaker around
+    /// a retry that gives up on one after an answered attempt judges the call by that answer.
+    /// Default: none is.
+    fn never_ran(&self, error: &E) -> bool {
+        let _ = error;
+        false
+    }
 }
 
 impl<E: Classify> Classifier<E> for ByTrait {
@@ -406,6 +414,9 @@ impl<E: Classify> Classifier<E> for ByTrait {
     }
     fn answer(&self, error: &E) -> Answer {
         error.answer()
+    }
+    fn never_ran(&self, error: &E) -> bool {
+        error.never_ran()
     }
 }
 
@@ -516,8 +527,17 @@ where
     fn into_future(self) -> Self::IntoFuture {
         // The store run this call belongs to: the one starting it now (its attempts are reported
         // there wherever the call is polled), else the one that first polls it (see `run`).
+        // Likewise the breaker call it is made in, told the answer it gave up after.
         let owner = current_run();
-        Box::pin(run(self.policy, self.signal, self.classify, self.f, owner))
+        let call = current_call();
+        let made_in = (owner, call);
+        Box::pin(run(
+            self.policy,
+            self.signal,
+            self.classify,
+            self.f,
+            made_in,
+        ))
     }
 }
 
@@ -542,7 +562,7 @@ async fn run<F, Fut, T, E, C>(
     signal: Option<Signal>,
     classify: C,
     mut f: F,
-    owner: Option<RunHistory>,
+    (owner, call): (Option<RunHistory>, Option<AnsweredBefore>),
 ) -> Result<T, Error<E>>
 where
     F: FnMut(Attempt) -> Fut,
@@ -552,6 +572,17 @@ where
     let mut in_flight = InFlight {
         owner: owner.or_else(current_run),
         armed: false,
+    };
+    let call = call.or_else(current_call);
+    // Whether the last attempt that ran (was no refusal that never ran) failed transiently.
+    let mut answered: Option<bool> = None;
+    // Giving up on `error`: when it never ran, the breaker call hears the answer before it.
+    let giving_up = |error: &E, answered: Option<bool>| {
+        if let (Some(call), Some(_)) = (&call, answered) {
+            if classify.never_ran(error) {
+                call.set(answered);
+            }
+        }
     };
     let rt = &policy.runtime;
     if let Some(b) = &policy.budget {
@@ -596,6 +627,9 @@ where
         };
         record_in(owner, classify.answer(&error));
         let now = rt.now_ms();
+        if !classify.never_ran(&error) {
+            answered = Some(classify.is_transient(&error));
+        }
         let failure = Failure {
             attempt,
             elapsed_ms: now - start,
@@ -608,10 +642,14 @@ where
             Decision::Stop(Stop::DeadlineExceeded) => {
                 return Err(stopped(Stopped::Deadline, attempt, Some(error)))
             }
-            Decision::Stop(_) => return Err(Error::Operation(error)),
+            Decision::Stop(_) => {
+                giving_up(&error, answered);
+                return Err(Error::Operation(error));
+            }
         };
         if let Some(b) = &policy.budget {
             if !b.try_withdraw() {
+                giving_up(&error, answered);
                 return Err(Error::RetryBudgetExhausted {
                     attempt,
                     last_error: error,

@@ -811,3 +811,68 @@ pub async fn two_runs_ending_with_one_shared_error_are_judged_each_by_its_own(
     );
     assert_eq!(d.store.peek("order-y"), None, "the run only ever declined");
 }
+
+/// A breaker around a retry judges a refusal that never ran (an inner breaker's open circuit, a
+/// reused key) by the answer before it: a 503 and then the inner breaker's refusal is a failure;
+/// a call refused before anything ran is nothing at all (a half-open probe gives its slot back).
+/// For both ways of counting.
+pub async fn a_breaker_judges_a_refusal_that_never_ran_by_the_answer_before_it(
+    rt: Rc<dyn Runtime>,
+    clock: Clock,
+) {
+    use std::future::IntoFuture;
+    let consecutive = |counts| {
+        CircuitBreaker::new(BreakerConfig::consecutive(1.0, OPEN_MS, None).unwrap())
+            .counts(counts)
+            .clock(Rc::clone(&clock))
+    };
+    let p = policy(&rt, 3);
+    let down = || async { Err::<(), _>(Error::Operation(GwError { status: Some(503) })) };
+    for counts in [Counts::Every, Counts::Transient] {
+        // The gateway answered 503 (the inner breaker trips on it), then the inner breaker refused.
+        let (outer, inner) = (consecutive(counts), consecutive(Counts::Every));
+        let r = outer
+            .execute(|| retry(&p, |_| inner.execute(down)).into_future())
+            .await;
+        assert!(
+            matches!(r, Err(Error::Operation(Error::CircuitOpen { .. }))),
+            "{r:?}"
+        );
+        assert_eq!(
+            outer.state(),
+            State::Open,
+            "{counts:?}: a 503 then a refusal is a failure"
+        );
+
+        // A half-open probe refused before anything ran: nothing, the probe's slot given back.
+        rt.sleep(OPEN_MS + 5.0).await;
+        assert_eq!(outer.state(), State::HalfOpen);
+        inner.isolate();
+        let r = outer
+            .execute(|| retry(&p, |_| inner.execute(down)).into_future())
+            .await;
+        assert!(
+            matches!(r, Err(Error::Operation(Error::CircuitOpen { .. }))),
+            "{r:?}"
+        );
+        assert_eq!(
+            outer.state(),
+            State::HalfOpen,
+            "{counts:?}: an inner breaker's refusal, nothing ran"
+        );
+
+        // A store's refusal of a reused key never ran either.
+        let store = IdempotencyStore::<String>::new().clock(Rc::clone(&clock));
+        let ok = || async { Ok::<_, Error<GwError>>("ch_1".to_string()) };
+        assert!(store.run_with_fingerprint("k", Some("a"), ok).await.is_ok());
+        let r = outer
+            .execute(|| store.run_with_fingerprint("k", Some("b"), ok))
+            .await;
+        assert_eq!(r.unwrap_err().code(), Some("KEY_REUSED"));
+        assert_eq!(
+            outer.state(),
+            State::HalfOpen,
+            "{counts:?}: a reused key, nothing ran"
+        );
+    }
+}
