@@ -860,3 +860,58 @@ fn error_text_writes_milliseconds_as_javascript_does() {
         r#"OutcomeUnknown { key: "k", started_at_ms: 1, cause: None }"#
     );
 }
+
+/// The layers around `fetch` — a store run, a `charge_customer` gateway — hear each attempt as
+/// the call's dialect reads it: Checkout.com's 429 is "still processing this key", so the re-send
+/// refused past the retention window (which itself sent nothing) keeps the key parked.
+#[wasm_bindgen_test]
+async fn the_layers_around_fetch_hear_each_attempt_as_the_dialect_reads_it() {
+    use steadfast::web::{charge_customer, Charge, ChargeDeps, IdempotencyStore};
+    let steps = r#"[{"status":429,"headers":{"retry-after":"0"},"delayMs":60}]"#;
+    let short = Dialect::custom(Dialect {
+        retention_ms: 30.0,
+        ..Dialect::builtin("checkout").unwrap()
+    })
+    .unwrap();
+    for layering in ["store.run(fetch)", "charge_customer(gateway: fetch)"] {
+        let s = Scenario::new(steps).await;
+        let key = format!("k-cko-{}", layering.len());
+        let opts = options()
+            .idempotency_key(IdempotencyKey::Key(key.clone()))
+            .dialect(short.clone());
+        let store = IdempotencyStore::<u16>::new();
+        let send = || async { fetch(&s.request("POST"), &opts).await.map(|r| r.status()) };
+        let expired = |c: &Error<FetchFailure>| {
+            matches!(c, Error::Operation(FetchFailure::KeyExpired { .. }))
+        };
+        // (its code, whether its cause is the refused re-send)
+        let (code, cause) = if layering == "store.run(fetch)" {
+            match store.run(&key, send).await {
+                Err(Error::OutcomeUnknown { cause: Some(c), .. }) => {
+                    (Some("OUTCOME_UNKNOWN"), expired(&c))
+                }
+                other => (other.err().and_then(|e| e.code()), false),
+            }
+        } else {
+            let deps = ChargeDeps {
+                store: store.clone(),
+                breaker: CircuitBreaker::builder().build().unwrap(),
+                policy: RetryPolicy::builder().max_attempts(1).build().unwrap(),
+            };
+            let charge = Charge::new(&key, 4999, "eur").unwrap();
+            match charge_customer(&charge, &deps, |_, _| send()).await {
+                Err(Error::OutcomeUnknown { cause: Some(c), .. }) => {
+                    (Some("OUTCOME_UNKNOWN"), c.operation().is_some_and(expired))
+                }
+                other => (other.err().and_then(|e| e.code()), false),
+            }
+        };
+        assert_eq!(code, Some("OUTCOME_UNKNOWN"), "{layering}");
+        assert!(cause, "{layering}: the refused re-send is the cause");
+        assert!(
+            matches!(store.peek(&key), Some(Record::Unknown { .. })),
+            "{layering}: the key the gateway holds stays parked"
+        );
+        assert_eq!(s.log().await.len(), 1, "{layering}: nothing re-sent");
+    }
+}

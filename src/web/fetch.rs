@@ -421,7 +421,7 @@ mod platform {
 
     use super::super::error::{Classify, Error};
     use super::super::js::new_idempotency_key;
-    use super::super::retry::{retry, Attempt, RetryPolicy};
+    use super::super::retry::{retry_classified, Attempt, Classifier, RetryPolicy};
     use super::super::runtime::{Scope, Stopped};
     use super::{
         shared_breaker, shared_budget, Choice, FetchFailure, FetchOptions, IdempotencyKey,
@@ -481,6 +481,32 @@ mod platform {
                 .ok()
                 .and_then(|c| c.as_string())
         })
+    }
+
+    /// A status as `dialect` reads it: its in-progress answer holds the key.
+    fn answer_in(dialect: Option<&Dialect>, status: u16) -> Answer {
+        dialect.map_or(Answer::Status(status), |d| d.answer(status))
+    }
+
+    /// How the call's retry reads a failed attempt: by the `Classify` of [`FetchFailure`], its
+    /// status as the dialect reads it. Why: the retry reports each attempt to the store run around
+    /// the call, which must hear what the call's own history hears — a Checkout.com 429 is "still
+    /// processing this key", not "throttled before processing".
+    struct ByDialect<'d>(Option<&'d Dialect>);
+
+    impl Classifier<FetchFailure> for ByDialect<'_> {
+        fn is_transient(&self, error: &FetchFailure) -> bool {
+            error.is_transient()
+        }
+        fn retry_after_ms(&self, error: &FetchFailure, now_ms: f64) -> Option<f64> {
+            error.retry_after_ms(now_ms)
+        }
+        fn answer(&self, error: &FetchFailure) -> Answer {
+            match error.answer() {
+                Answer::Status(s) => answer_in(self.0, s),
+                other => other,
+            }
+        }
     }
 
     fn invalid(option: &'static str, expected: &'static str) -> Error<FetchFailure> {
@@ -601,8 +627,7 @@ mod platform {
         let running = Rc::new(Cell::new(false));
         let first_sent_at: Rc<Cell<Option<f64>>> = Rc::new(Cell::new(None));
         // The dialect's reading of a status: its in-progress answer holds the key.
-        let answer_of =
-            move |status: u16| dialect.map_or(Answer::Status(status), |d| d.answer(status));
+        let answer_of = move |status: u16| answer_in(dialect, status);
         // A redirect would turn a keyed POST into a GET whose 200 charged nothing: never followed.
         let manual = keyed_method && key.is_some();
         let attempt = |ctx: Attempt| {
@@ -656,7 +681,7 @@ mod platform {
             }
         };
         let run = || async {
-            let mut call = retry(&policy, attempt);
+            let mut call = retry_classified(&policy, ByDialect(dialect), attempt);
             if let Some(s) = &options.signal {
                 call = call.signal(s);
             }

@@ -513,6 +513,26 @@ where
     }
 }
 
+/// [`retry`], classified by `classify` (crate-internal: `fetch` reads an attempt by its dialect).
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+pub(crate) fn retry_classified<'a, F, Fut, T, E, C>(
+    policy: &'a RetryPolicy,
+    classify: C,
+    f: F,
+) -> Retrying<'a, F, C>
+where
+    F: FnMut(Attempt) -> Fut + 'a,
+    Fut: Future<Output = Result<T, E>> + 'a,
+    C: Classifier<E> + 'a,
+{
+    Retrying {
+        policy,
+        f,
+        signal: None,
+        classify,
+    }
+}
+
 impl<'a, F, Fut, T, E, C> IntoFuture for Retrying<'a, F, C>
 where
     F: FnMut(Attempt) -> Fut + 'a,
