@@ -371,3 +371,60 @@ fn charge_fingerprints_are_the_fixture_s() {
         }
     }
 }
+
+/// A run of one store inside a run of another: each is judged by its own attempts, and the outer
+/// run is the current one again after every poll of the inner: the outer, whose first request's
+/// answer was lost, is parked by it; the inner, only ever refused, is free.
+#[test]
+fn nested_runs_of_two_stores_are_judged_each_by_its_own() {
+    use std::future::IntoFuture;
+    use steadfast::web::{IdempotencyStore, Record};
+    #[derive(Debug)]
+    struct Gw(Option<u16>);
+    impl Classify for Gw {
+        fn is_transient(&self) -> bool {
+            self.0.is_none()
+        }
+        fn answer(&self) -> steadfast::core::history::Answer {
+            use steadfast::core::history::Answer;
+            self.0.map_or(Answer::NoAnswer, Answer::Status)
+        }
+    }
+    let time = VirtualTime::new(5);
+    let (outer, inner) = (
+        IdempotencyStore::<u32>::new().clock(time.clock()),
+        IdempotencyStore::<u32>::new().clock(time.clock()),
+    );
+    let once = RetryPolicy::builder()
+        .max_attempts(1)
+        .runtime(time.runtime())
+        .build()
+        .unwrap();
+    let rt = time.runtime();
+    let r = time
+        .run(outer.run("outer", || async {
+            let lost = retry(&once, |_| async {
+                rt.sleep(5.0).await;
+                Err::<u32, _>(Gw(None))
+            })
+            .await;
+            assert!(lost.is_err());
+            let refused = inner
+                .run("inner", || {
+                    retry(&once, |_| async {
+                        rt.sleep(5.0).await;
+                        Err::<u32, _>(Gw(Some(402)))
+                    })
+                    .into_future()
+                })
+                .await;
+            // Polled again as the outer run after the inner one's polls: a 402 of its own.
+            let declined = retry(&once, |_| async { Err::<u32, _>(Gw(Some(402))) }).await;
+            assert!(declined.is_err());
+            refused
+        }))
+        .unwrap();
+    assert_eq!(r.unwrap_err().code(), Some("OUTCOME_UNKNOWN"));
+    assert!(matches!(outer.peek("outer"), Some(Record::Unknown { .. })));
+    assert_eq!(inner.peek("inner"), None, "the inner run was only refused");
+}
