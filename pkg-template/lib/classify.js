@@ -9,6 +9,7 @@ import {
   historyVerdict,
   isTransientCode,
   isTransientResponse as coreIsTransientResponse,
+  isTransientType,
   messageProvesNotSent,
   parseRetryAfter as coreParseRetryAfter,
   parseShouldRetry,
@@ -19,13 +20,27 @@ import { isSteadfastError } from './errors.js';
 import { ANSWER, HISTORY_VERDICT as VERDICT, SHOULD_RETRY } from './wire.js';
 
 /**
- * @internal The HTTP status an error carries (`status`, `statusCode`, `response.status`, or AWS SDK
- * v3's `$metadata.httpStatusCode`), or undefined.
+ * @internal The HTTP status an error carries (`status`, `statusCode`, `response.status`, got's
+ * `response.statusCode`, or AWS SDK v3's `$metadata.httpStatusCode`), or undefined.
  */
 export function statusOf(e) {
   if (e === null || typeof e !== 'object') return undefined;
-  const s = e.status ?? e.statusCode ?? e.response?.status ?? e.$metadata?.httpStatusCode;
+  const s = e.status ?? e.statusCode ?? e.response?.status ?? e.response?.statusCode ?? e.$metadata?.httpStatusCode;
   return typeof s === 'number' ? s : undefined;
+}
+
+/**
+ * Whether a status an error carries is a success: the head said 2xx and the error came after it
+ * (axios's "stream has been aborted" and got's Content-Length mismatch carry the 200 of a body cut
+ * off mid-stream). It is not the attempt's answer: the charge may well have gone through, and its
+ * answer was lost.
+ */
+const isSuccess = (status) => status >= 200 && status <= 299;
+
+/** An SDK's `type` naming a failure that may have been processed (the core's list: isTransientType). */
+function hasTransientType(e) {
+  const t = e.type;
+  return typeof t === 'string' && isTransientType(t);
 }
 
 /**
@@ -101,9 +116,12 @@ const CAUSE_DEPTH = 4;
 /**
  * Is this error worth retrying? HTTP 408, 429, >= 500 (unless a `Stripe-Should-Retry` header on
  * `error.headers` / `error.response.headers` says otherwise); network codes such as ECONNRESET,
- * ETIMEDOUT, EAI_AGAIN, ECONNREFUSED (also nested as `cause.code`); a fetch network error (the
- * engines' messages, see isFetchNetworkError); timeouts and aborts (`TimeoutError`,
- * `AbortError`: the request may have reached the server). Every other 4xx is permanent.
+ * ETIMEDOUT, EAI_AGAIN, ECONNREFUSED and axios's ERR_NETWORK, ERR_CANCELED (also nested as
+ * `cause.code`, or in a Stripe error's `detail`); a fetch network error (the engines' messages, see
+ * isFetchNetworkError); timeouts and aborts (`TimeoutError`, `AbortError`: the request may have
+ * reached the server); a payment SDK's `type` that the core lists (isTransientType: Stripe's
+ * StripeConnectionError, Braintree's unexpectedError…). Every other 4xx is permanent. A 2xx status
+ * on an error is no answer (a body cut off after the head): the error's code decides.
  * Steadfast's own errors: an unknown outcome, a deadline and a timeout() are transient; a budget
  * refusal is as transient as its cause; an open circuit and being offline are not (nothing was sent).
  * An error that says none of this is judged by its `cause`, a few levels down (a gateway function's
@@ -128,10 +146,16 @@ export function isTransientError(error) {
   return false;
 }
 
-/** `e.cause`, or undefined when reading it throws (a hostile getter, a revoked Proxy). */
+/**
+ * `e.cause` — or, with none, Stripe's `detail` (a StripeConnectionError keeps the network error it
+ * met there, an Error) — or undefined when reading it throws (a hostile getter, a revoked Proxy).
+ */
 function causeOf(e) {
   try {
-    return e.cause;
+    const cause = e.cause;
+    if (cause !== undefined) return cause;
+    const detail = e.detail;
+    return detail !== null && typeof detail === 'object' && Object.prototype.toString.call(detail) === '[object Error]' ? detail : undefined;
   } catch {
     return undefined;
   }
@@ -147,8 +171,8 @@ function transientAt(error) {
   }
   if (e.name === 'TimeoutError' || e.name === 'AbortError') return true;
   const status = statusOf(e);
-  if (status !== undefined) return isTransientResponse(status, headerOf(e, 'stripe-should-retry'));
-  if (hasCode(e, isTransientCode) || isFetchNetworkError(e)) return true;
+  if (status !== undefined && !isSuccess(status)) return isTransientResponse(status, headerOf(e, 'stripe-should-retry'));
+  if (hasCode(e, isTransientCode) || isFetchNetworkError(e) || hasTransientType(e)) return true;
   return undefined;
 }
 
@@ -158,7 +182,7 @@ function carries(error, field, test) {
   for (let depth = 0; depth < CAUSE_DEPTH && cur !== null && typeof cur === 'object'; depth++) {
     const value = cur[field];
     if (typeof value === 'string' && test(value)) return true;
-    cur = cur.cause;
+    cur = causeOf(cur);
   }
   return false;
 }
@@ -295,9 +319,9 @@ function answerAt(error, retryable) {
   }
   if (e.name === 'TimeoutError' || e.name === 'AbortError') return ANSWER.NO_ANSWER;
   const status = statusOf(e);
-  if (status !== undefined) return status;
+  if (status !== undefined) return isSuccess(status) ? ANSWER.NO_ANSWER : status;
   if (provesNothingSent(e)) return ANSWER.NOT_SENT;
-  if (hasCode(e, isTransientCode) || isFetchNetworkError(e)) return ANSWER.NO_ANSWER;
+  if (hasCode(e, isTransientCode) || isFetchNetworkError(e) || hasTransientType(e)) return ANSWER.NO_ANSWER;
   return undefined;
 }
 

@@ -16,10 +16,15 @@ export function decorrelatedJitter(previousDelayMs: number, baseDelayMs: number,
 export function seedRandom(seed: number): void;
 
 /**
- * Whether an error is worth retrying: HTTP 408, 429 and ≥ 500 (`status`, `statusCode` or
- * `response.status`); network codes ECONNRESET, ETIMEDOUT, EAI_AGAIN, ECONNREFUSED, EPIPE,
- * ENOTFOUND… (also nested as `cause.code`); a fetch network error in any engine
- * (`isFetchNetworkError`); `TimeoutError`/`AbortError`. Every other 4xx is not. Of steadfast's own
+ * Whether an error is worth retrying: HTTP 408, 429 and ≥ 500 (`status`, `statusCode`,
+ * `response.status`, got's `response.statusCode` or the AWS SDK's `$metadata.httpStatusCode`);
+ * network codes ECONNRESET, ETIMEDOUT, EAI_AGAIN, ECONNREFUSED, EPIPE, ENOTFOUND…, axios's
+ * ERR_NETWORK and ERR_CANCELED (also nested as `cause.code`, or in Stripe's `detail`); a fetch
+ * network error in any engine (`isFetchNetworkError`); `TimeoutError`/`AbortError`; Stripe's
+ * `StripeConnectionError` and Braintree's `unexpectedError`, `serverError`,
+ * `serviceUnavailableError`, `gatewayTimeoutError` (by `type`). Every other 4xx is not. An error
+ * that carries a 2xx status (a body cut off after a success head) is judged by its code, and a
+ * store keeps its key parked: the charge may have gone through. Of steadfast's own
  * errors, an unknown outcome and a deadline are; an open circuit and `OfflineError` are not
  * (nothing was sent, so a store frees the key). An error that says none of this is judged by its
  * `cause`, a few levels down: a gateway function's own error wrapping a timeout or a network error

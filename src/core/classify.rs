@@ -7,9 +7,11 @@
 //!
 //! Which requests may be repeated at all is HTTP's rule, not the error's: [`method_is_retryable`].
 
-/// Network error codes (Node's `error.code`, also found nested as `error.cause.code`, and undici's
-/// fetch codes) that mean "the request may succeed if repeated".
-pub const TRANSIENT_CODES: [&str; 20] = [
+/// Network error codes (Node's `error.code`, also found nested as `error.cause.code`, undici's
+/// fetch codes, and the HTTP clients' own) that mean "the request may succeed if repeated". None of
+/// them proves that nothing was sent (that is [`crate::core::history::NOT_SENT_CODES`]): a code
+/// listed here leaves a charge that may have been processed.
+pub const TRANSIENT_CODES: [&str; 23] = [
     "ECONNRESET",
     "ETIMEDOUT",
     "EAI_AGAIN",
@@ -30,7 +32,38 @@ pub const TRANSIENT_CODES: [&str; 20] = [
     "ERR_SOCKET_CONNECTION_TIMEOUT",
     "ERR_HTTP2_STREAM_ERROR",
     "ERR_STREAM_PREMATURE_CLOSE",
+    // Node's http client (got's ReadError carries it): the body ended before its Content-Length,
+    // so the server had answered, and the charge may have gone through.
+    "ERR_HTTP_CONTENT_LENGTH_MISMATCH",
+    // axios: a network error (its browser adapter's XMLHttpRequest error, its fetch adapter's
+    // "Network Error"). The browser says nothing of whether the request left.
+    "ERR_NETWORK",
+    // axios: the request was aborted (its signal fired, a cancel token): an abort, as `AbortError`.
+    "ERR_CANCELED",
 ];
+
+/// The `type` of an error of a payment SDK that means the request was sent, or may have been, and
+/// no definitive answer came: Stripe's `StripeConnectionError` (its `detail` holds the network
+/// error, read first: a refused connection there still proves nothing was sent), and Braintree's
+/// `unexpectedError` (a network error, a timeout, a cut-off body and an unlisted status such as
+/// `502` alike: its message is all it keeps), `serverError` (`500`), `serviceUnavailableError`
+/// (`503`), `gatewayTimeoutError` (`504`) and `requestTimeoutError` (`408`). Neither SDK puts a
+/// status or a network code on these errors, so without this list they read as definitive
+/// refusals, and a charge that may have gone through would free its key.
+pub const TRANSIENT_TYPES: [&str; 6] = [
+    "StripeConnectionError",
+    "unexpectedError",
+    "serverError",
+    "serviceUnavailableError",
+    "gatewayTimeoutError",
+    "requestTimeoutError",
+];
+
+/// Whether a payment SDK's error `type` means "sent or possibly sent, not answered"
+/// ([`TRANSIENT_TYPES`]; exact, case-sensitive).
+pub fn is_transient_type(error_type: &str) -> bool {
+    TRANSIENT_TYPES.contains(&error_type)
+}
 
 /// HTTP 408, 429 and every status ≥ 500 are transient; everything else is not. Non-integer or
 /// out-of-range numbers (NaN, 99, 1000) are not HTTP statuses and are not transient.
@@ -715,6 +748,47 @@ mod tests {
     }
 
     #[test]
+    fn sdk_types_that_may_have_been_processed() {
+        for t in [
+            "StripeConnectionError",
+            "unexpectedError",
+            "serverError",
+            "serviceUnavailableError",
+            "gatewayTimeoutError",
+            "requestTimeoutError",
+        ] {
+            assert!(is_transient_type(t), "{t}");
+        }
+        // Definitive answers keep their own status (Stripe's StripeCardError has its 402), or are
+        // refusals before processing (Braintree's authentication, authorization, not found).
+        for t in [
+            "StripeCardError",
+            "StripeInvalidRequestError",
+            "card_error",
+            "authenticationError",
+            "authorizationError",
+            "notFoundError",
+            "tooManyRequestsError",
+            "ServerError",
+            "",
+        ] {
+            assert!(!is_transient_type(t), "{t}");
+        }
+    }
+
+    #[test]
+    fn client_codes_are_transient_but_never_proof_of_not_sent() {
+        for c in [
+            "ERR_NETWORK",
+            "ERR_CANCELED",
+            "ERR_HTTP_CONTENT_LENGTH_MISMATCH",
+        ] {
+            assert!(is_transient_code(c), "{c}");
+            assert!(!crate::core::history::proves_not_sent(c), "{c}");
+        }
+    }
+
+    #[test]
     fn code_table() {
         for c in [
             "ECONNRESET",
@@ -724,6 +798,9 @@ mod tests {
             "EPIPE",
             "ENOTFOUND",
             "UND_ERR_SOCKET",
+            "ERR_HTTP_CONTENT_LENGTH_MISMATCH",
+            "ERR_NETWORK",
+            "ERR_CANCELED",
         ] {
             assert!(is_transient_code(c));
         }

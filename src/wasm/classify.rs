@@ -11,6 +11,13 @@ pub fn is_transient_code(code: &str) -> bool {
     classify::is_transient_code(code)
 }
 
+/// A payment SDK's error `type` that means "may have been processed" (StripeConnectionError,
+/// Braintree's unexpectedError…: `core::classify::is_transient_type`).
+#[wasm_bindgen(js_name = isTransientType)]
+pub fn is_transient_type(error_type: &str) -> bool {
+    classify::is_transient_type(error_type)
+}
+
 /// `Retry-After` (delta-seconds or HTTP-date) in ms from `now_ms`; NaN when unparseable.
 #[wasm_bindgen(js_name = parseRetryAfter)]
 pub fn parse_retry_after(value: &str, now_ms: f64) -> f64 {

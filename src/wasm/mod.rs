@@ -32,7 +32,7 @@ mod wire;
 pub use breaker::BreakerCore;
 pub use budget::BudgetCore;
 pub use classify::{
-    history_record, history_verdict, is_transient_code, is_transient_response,
+    history_record, history_verdict, is_transient_code, is_transient_response, is_transient_type,
     message_proves_not_sent, method_is_keyed, method_is_retryable, parse_retry_after,
     parse_should_retry, proves_not_sent, SHOULD_RETRY_FALSE, SHOULD_RETRY_NONE, SHOULD_RETRY_TRUE,
 };
