@@ -386,7 +386,6 @@ describe('checkout client against the test gateway', () => {
 // ---------------------------------------------------------------------------------------------
 // Issue 12: browser-shaped network errors, nothing-sent vs unknown, reconciliation's settle window.
 import vm from 'node:vm';
-import net from 'node:net';
 import {
   isTransientError,
   isFetchNetworkError,
@@ -397,15 +396,10 @@ import {
   createSharedIdempotencyStore,
   chargeCustomer,
 } from 'steadfast';
+import { freePort } from '../shared/redis-server.mjs';
 
 /** A port nothing listens on (bound, then closed). */
-async function deadPort() {
-  const srv = net.createServer();
-  await new Promise((ok) => srv.listen(0, '127.0.0.1', ok));
-  const { port } = srv.address();
-  await new Promise((ok) => srv.close(ok));
-  return port;
-}
+const deadPort = freePort;
 
 describe('network errors as the engines report them', () => {
   const engines = [

@@ -6,10 +6,10 @@
 // failure of Cloudflare Workers must park the key, never free it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import * as steadfast from 'steadfast';
 import { startServer } from '../runtimes/server.mjs';
 import { faultMatrix } from '../runtimes/faults.js';
+import { freePort } from '../shared/redis-server.mjs';
 
 const { CircuitBreaker, IdempotencyStore, OutcomeUnknownError, chargeCustomer, createCheckoutClient, isFetchNetworkError, isTransientError } = steadfast;
 
@@ -22,13 +22,7 @@ after(async () => {
 });
 
 /** A port nothing listens on (bound, then closed). */
-async function deadPort() {
-  const srv = net.createServer();
-  await new Promise((ok) => srv.listen(0, '127.0.0.1', ok));
-  const { port } = srv.address();
-  await new Promise((ok) => srv.close(ok));
-  return port;
-}
+const deadPort = freePort;
 
 test('the fault matrix in Node 24: only a failure that proves nothing was sent frees the key', { timeout: 60_000 }, async (t) => {
   const { checks, shapes } = await faultMatrix(steadfast, { base: server.base, closed: String(await deadPort()), label: 'node' });

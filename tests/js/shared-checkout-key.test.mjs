@@ -301,29 +301,35 @@ describe('persistentCheckoutKey keeps a maybe-charged cart', () => {
     assert.equal(g.posts.length, 0);
   });
 
-  test('a charge failed over to the secondary and interrupted there (the page closed) is resumed at the secondary only', async () => {
+  /**
+   * The failover sequence both tests below run: the primary's circuit open, the charge fails over
+   * to the secondary, which debits and holds its answer; `meanwhile()` runs while it is held; the
+   * page goes away (a new page has locks of its own); after the reload the primary is healthy
+   * again and the resumed key must go where it may have been processed: one debit, at the secondary.
+   */
+  async function failoverCutShort(meanwhile = () => {}) {
     const { primary, secondary, arrived, client, open } = twoGateways();
     secondary.mode = 'drop';
     let release;
     secondary.hold = new Promise((ok) => (release = ok));
     const storage = memoryStorage();
     const page = await persistentCheckoutKey({ cartId: 'cart-1', storage, locks: fakeLocks() });
-    // The primary's circuit is open: the charge fails over to the secondary, which debits and
-    // holds its answer; the page goes away before it comes (a new page has locks of its own).
     const pending = page.charge(client(open()), CART);
+    meanwhile();
     await new Promise((ok) => setTimeout(ok, 10));
-    assert.deepEqual(arrived, { primary: 0, secondary: 1 }, 'sent to the secondary only');
+    assert.deepEqual(arrived, { primary: 0, secondary: 1 }, 'failed over: sent to the secondary only');
     const reload = await persistentCheckoutKey({ cartId: 'cart-1', storage, locks: fakeLocks() });
     assert.equal((await reload.state()).status, 'unknown', 'interrupted mid-charge: unknown');
-    // After the reload the primary is healthy again: the resumed key goes where it may have been processed.
     secondary.mode = 'ok';
     release();
     const resumed = await reload.charge(client(new CircuitBreaker({ failureThreshold: 5, openDurationMs: 1000 })), CART, { resume: true });
-    assert.equal(resumed.status, 'succeeded');
     assert.equal(arrived.primary, 0, 'never sent to the primary: it would have been a second debit');
+    assert.equal(resumed.status, 'succeeded');
     assert.deepEqual([primary.debits.size, secondary.debits.size], [0, 1], 'one debit');
     await pending.catch(() => {});
-  });
+  }
+
+  test('a charge failed over to the secondary and interrupted there (the page closed) is resumed at the secondary only', () => failoverCutShort());
 
   test('a failover after beforeunload (the page went on running) is recorded before it is sent, and resumed at the secondary only', async () => {
     // The page fires beforeunload while the charge runs and is not torn down at once (a cancelled
@@ -333,26 +339,7 @@ describe('persistentCheckoutKey keeps a maybe-charged cart', () => {
     globalThis.addEventListener = page$.addEventListener.bind(page$);
     globalThis.removeEventListener = page$.removeEventListener.bind(page$);
     try {
-      const { primary, secondary, arrived, client, open } = twoGateways();
-      secondary.mode = 'drop';
-      let release;
-      secondary.hold = new Promise((ok) => (release = ok));
-      const storage = memoryStorage();
-      const page = await persistentCheckoutKey({ cartId: 'cart-1', storage, locks: fakeLocks() });
-      const pending = page.charge(client(open()), CART);
-      page$.dispatchEvent(new Event('beforeunload'));
-      await new Promise((ok) => setTimeout(ok, 10));
-      assert.deepEqual(arrived, { primary: 0, secondary: 1 }, 'failed over: sent to the secondary');
-      // Now the page goes away (a new page has locks of its own), the primary healthy again.
-      const reload = await persistentCheckoutKey({ cartId: 'cart-1', storage, locks: fakeLocks() });
-      assert.equal((await reload.state()).status, 'unknown', 'interrupted mid-charge: unknown');
-      secondary.mode = 'ok';
-      release();
-      const resumed = await reload.charge(client(new CircuitBreaker({ failureThreshold: 5, openDurationMs: 1000 })), CART, { resume: true });
-      assert.equal(arrived.primary, 0, 'never sent to the primary: it would have been a second debit');
-      assert.equal(resumed.status, 'succeeded');
-      assert.deepEqual([primary.debits.size, secondary.debits.size], [0, 1], 'one debit');
-      await pending.catch(() => {});
+      await failoverCutShort(() => page$.dispatchEvent(new Event('beforeunload')));
     } finally {
       delete globalThis.addEventListener;
       delete globalThis.removeEventListener;

@@ -236,15 +236,34 @@ async function untilAnswers(client) {
   }
 }
 
+/**
+ * `body({ connect, crash })` against a redis-server that snapshots to a directory of its own, on a
+ * free port: `connect()` gives a client, `crash()` kills the server (SIGKILL) and starts it again on
+ * the same port and snapshot. Everything is closed and removed afterwards.
+ */
+async function withSnapshottingRedis(body) {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'steadfast-rdb-'));
+  let server = await startSnapshotting(port, dir);
+  const { connect, closeAll } = clientsOn(port);
+  const crash = async () => {
+    await server.stop('SIGKILL');
+    server = await startSnapshotting(port, dir);
+  };
+  try {
+    return await body({ connect, crash });
+  } finally {
+    await closeAll();
+    await server.stop('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 test(
   'a crash that restores an older RDB snapshot is noticed (StoreAmnesiaError) by a pod that saw a later write, and by a pod started afterwards',
   { timeout: 60_000 },
   async () => {
-    const port = await freePort();
-    const dir = mkdtempSync(join(tmpdir(), 'steadfast-rdb-'));
-    let server = await startSnapshotting(port, dir);
-    const { connect, closeAll } = clientsOn(port);
-    try {
+    await withSnapshottingRedis(async ({ connect, crash }) => {
       const { executed, charge } = gatewayLedger();
       const prefix = 'shop';
       const a = await connect();
@@ -254,8 +273,7 @@ test(
       await a.sendCommand(['SAVE']); // the periodic snapshot
       assert.equal(await pay(podA, 'order-new'), 'charged order-new');
       assert.equal(await pay(podA, 'order-new'), 'charged order-new', 'replayed');
-      await server.stop('SIGKILL'); // the crash: order-new's record was written after the snapshot
-      server = await startSnapshotting(port, dir);
+      await crash(); // the crash: order-new's record was written after the snapshot
       await untilAnswers(a);
       assert.equal(await a.sendCommand(['EXISTS', `${prefix}:{idem:0}:epoch`]), 1, "the snapshot restored the store's epoch markers");
       const amnesic = (e) => e instanceof StoreAmnesiaError && e.code === 'STORE_AMNESIA' && e.name === 'StoreAmnesiaError';
@@ -277,11 +295,7 @@ test(
       await sleep(1100); // a latched process looks again at most once a second
       assert.equal(await pay(podA, 'order-next'), 'charged order-next', 'replayed: pod A adopted the acknowledgement');
       assert.equal(executed.get('order-next'), 1);
-    } finally {
-      await closeAll();
-      await server.stop('SIGKILL');
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   },
 );
 
@@ -329,11 +343,7 @@ test(
   'a rollback hidden by later writes is noticed: Redis restored from an older snapshot, then written past the counter a pod saw by a pod started afterwards',
   { timeout: 60_000 },
   async () => {
-    const port = await freePort();
-    const dir = mkdtempSync(join(tmpdir(), 'steadfast-rdb-'));
-    let server = await startSnapshotting(port, dir);
-    const { connect, closeAll } = clientsOn(port);
-    try {
+    await withSnapshottingRedis(async ({ connect, crash }) => {
       const { executed, charge } = gatewayLedger();
       const prefix = 'shop';
       const pay = payer(charge);
@@ -346,8 +356,7 @@ test(
       for (let i = 0; i < 10; i++) assert.equal(await pay(podA, `order-new-${i}`), `charged order-new-${i}`);
       assert.equal(await pay(podA, 'order-new-9'), 'charged order-new-9', 'replayed (a read: pod A learns the counter it leaves)');
       const seenByA = await counterOf(a, prefix);
-      await server.stop('SIGKILL'); // the crash: the ten order-new records were written after the snapshot
-      server = await startSnapshotting(port, dir);
+      await crash(); // the crash: the ten order-new records were written after the snapshot
       await untilAnswers(a);
       const restored = await counterOf(a, prefix);
       assert.ok(restored < seenByA, `the snapshot's counter (${restored}) is below what pod A saw (${seenByA})`);
@@ -380,11 +389,7 @@ test(
       assert.equal(await pay(podB, 'order-next'), 'charged order-next', 'replayed: pod B too');
       for (let i = 0; i < 5; i++) await pay([podA, podB, podC][i % 3], `order-after-${i}`);
       assert.equal(executed.get('order-next'), 1);
-    } finally {
-      await closeAll();
-      await server.stop('SIGKILL');
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   },
 );
 
@@ -392,11 +397,7 @@ test(
   "an owner's completion across a hidden rollback still lands (its lost record is parked as unknown), and its pod refuses from then on",
   { timeout: 60_000 },
   async () => {
-    const port = await freePort();
-    const dir = mkdtempSync(join(tmpdir(), 'steadfast-rdb-'));
-    let server = await startSnapshotting(port, dir);
-    const { connect, closeAll } = clientsOn(port);
-    try {
+    await withSnapshottingRedis(async ({ connect, crash }) => {
       const { executed, charge } = gatewayLedger();
       const prefix = 'shop';
       const pay = payer(charge);
@@ -421,8 +422,7 @@ test(
         { fingerprint: '4999 usd' },
       );
       await atGateway;
-      await server.stop('SIGKILL');
-      server = await startSnapshotting(port, dir);
+      await crash();
       await untilAnswers(a);
       const podB = createRedisIdempotencyStore({ client: await connect(), ...opts });
       for (let i = 0; i < 6; i++) await pay(podB, `order-b-${i}`);
@@ -439,11 +439,7 @@ test(
       assert.deepEqual([executed.get('order-2'), executed.get('order-hung')], [1, 1]);
       await podB.acknowledgeAmnesia();
       assert.equal(await pay(podB, 'order-3'), 'charged order-3');
-    } finally {
-      await closeAll();
-      await server.stop('SIGKILL');
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   },
 );
 
