@@ -130,20 +130,34 @@ const CAUSE_DEPTH = 4;
  * @returns {boolean}
  */
 export function isTransientError(error) {
-  // The first error down the `cause` chain that says something decides: a gateway function that
-  // wraps what it caught (an SDK's error, an app's) is judged by what it wrapped.
+  // An error that cannot be read may have been processed: the careful answer.
+  return firstSaid(error, transientAt, true) ?? false;
+}
+
+/**
+ * What the first error down the `cause` chain (from `error`, CAUSE_DEPTH at most, while `admits`
+ * it) says, by `at` (undefined: that error says nothing); `unreadable` when reading one throws;
+ * undefined when none says anything. Why the first: a gateway function that wraps what it caught
+ * (an SDK's error, an app's) is judged by what it wrapped, unless it says something itself.
+ */
+function firstSaid(error, at, unreadable, admits = weakKey) {
   let e = error;
-  for (let depth = 0; depth < CAUSE_DEPTH && e !== null && (typeof e === 'object' || typeof e === 'function'); depth++) {
-    let verdict;
+  for (let depth = 0; depth < CAUSE_DEPTH && admits(e); depth++) {
+    let said;
     try {
-      verdict = transientAt(e);
+      said = at(e);
     } catch {
-      return true; // an error that cannot be read may have been processed: the careful answer
+      return unreadable;
     }
-    if (verdict !== undefined) return verdict;
+    if (said !== undefined) return said;
     e = causeOf(e);
   }
-  return false;
+  return undefined;
+}
+
+/** Whether `v` is an object or a function: what a WeakMap can key, and what carries fields. */
+function weakKey(v) {
+  return v !== null && (typeof v === 'object' || typeof v === 'function');
 }
 
 /**
@@ -283,20 +297,13 @@ export function leavesOutcomeUnknown(isTransient, error) {
  * classifier: a failure it would retry may have been processed; one it would not was refused.
  */
 export function answerOf(error, retryable) {
-  // The first error down the `cause` chain that shows something decides (see isTransientError).
-  let e = error;
-  for (let depth = 0; depth < CAUSE_DEPTH && e !== null && typeof e === 'object'; depth++) {
-    let answer;
-    try {
-      answer = answerAt(e, retryable);
-    } catch {
-      return ANSWER.NO_ANSWER; // an error that cannot be read may have been processed
-    }
-    if (answer !== undefined) return answer;
-    e = causeOf(e);
-  }
-  return retryable() ? ANSWER.NO_ANSWER : ANSWER.REFUSED;
+  // The first error down the `cause` chain that shows something decides; one that cannot be read
+  // may have been processed.
+  const said = firstSaid(error, (e) => answerAt(e, retryable), ANSWER.NO_ANSWER, isObject);
+  return said ?? (retryable() ? ANSWER.NO_ANSWER : ANSWER.REFUSED);
 }
+
+const isObject = (v) => v !== null && typeof v === 'object';
 
 /** answerOf for one error of the chain, or undefined when it shows nothing. */
 function answerAt(error, retryable) {
@@ -451,12 +458,11 @@ export function swapSink(sink) {
 
 /** @internal `fn(arg)` with `sink` (a newCall or newRun record) as where a hedge started now reports. */
 export function reportingFor(sink, fn, arg) {
-  const outer = currentSink;
-  currentSink = sink;
+  const outer = swapSink(sink);
   try {
     return fn(arg);
   } finally {
-    currentSink = outer;
+    swapSink(outer);
   }
 }
 
@@ -481,15 +487,15 @@ export function rememberHistory(error, history, run) {
     run.error = error;
     run.history = history;
   }
-  if (error !== null && (typeof error === 'object' || typeof error === 'function')) {
+  if (weakKey(error)) {
     HISTORIES.set(error, history);
-    if (run === undefined && historyVerdict(history) === VERDICT.UNKNOWN) STAINS.set(error, ++epoch);
+    if (run === undefined) stain(error, history);
   }
 }
 
 /** @internal The history remembered for `error`, or undefined. */
 export function historyOf(error) {
-  return error !== null && (typeof error === 'object' || typeof error === 'function') ? HISTORIES.get(error) : undefined;
+  return weakKey(error) ? HISTORIES.get(error) : undefined;
 }
 
 /**
@@ -518,10 +524,15 @@ export function reportHedge(sink, error, answers) {
     else sink.answers.push(...answers);
     return;
   }
-  if (error === null || (typeof error !== 'object' && typeof error !== 'function')) return;
+  if (!weakKey(error)) return;
   let h = 0;
   for (const a of answers) h = historyRecord(h, a);
-  if (historyVerdict(h) === VERDICT.UNKNOWN) STAINS.set(error, ++epoch);
+  stain(error, h);
+}
+
+/** Stain `error` (an object) when `history` may have been processed (see STAINS). */
+function stain(error, history) {
+  if (historyVerdict(history) === VERDICT.UNKNOWN) STAINS.set(error, ++epoch);
 }
 
 /**
@@ -535,7 +546,7 @@ export function foldReported(history, record, error) {
     record.answers = undefined;
     for (const a of answers) history = historyRecord(history, a);
   }
-  if (error !== null && (typeof error === 'object' || typeof error === 'function')) {
+  if (weakKey(error)) {
     const stained = STAINS.get(error);
     if (stained !== undefined && stained > record.since) history = historyRecord(history, ANSWER.NO_ANSWER);
   }
