@@ -296,16 +296,16 @@ function mayHaveBeenProcessed(sent) {
  * have been processed, unavailable if provably none was.
  */
 function failure(client, e, key, startedAt, sent, signal) {
-  const verdict = sent.prior !== undefined ? VERDICT.UNKNOWN : historyVerdict(sent.history);
+  const unknown = mayHaveBeenProcessed(sent);
   if (signal?.aborted && e === signal.reason) {
-    const classified = verdict === VERDICT.UNKNOWN ? unknownError(client, key, startedAt, sent, e) : new Unavailable('aborted', 0);
+    const classified = unknown ? unknownError(client, key, startedAt, sent, e) : new Unavailable('aborted', 0);
     ABORTED.add(classified);
     return classified;
   }
   // resilientFetch's own OutcomeUnknownError knows its attempts but not this client's settle
   // window (nor the attempts made at the other endpoint): restate it with both.
   if (e instanceof OutcomeUnknownError) return unknownError(client, key, startedAt, sent, e.cause);
-  if (verdict === VERDICT.UNKNOWN) return unknownError(client, key, startedAt, sent, e);
+  if (unknown) return unknownError(client, key, startedAt, sent, e);
   return unavailableFor(e, sent.maybeSent, Date.now()) ?? e;
 }
 

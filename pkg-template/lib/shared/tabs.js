@@ -384,7 +384,7 @@ export async function persistentCheckoutKey(options) {
         if (r.key !== key) return { status: 'replaced', key };
         if (r.status !== 'new' && r.fp !== undefined && r.fp !== fp) throw new IdempotencyKeyReuseError(key);
         if (SETTLED.has(r.status)) return { ...r.outcome, status: r.status, key, replayed: true };
-        const resumed = r.status === 'in-flight' || r.status === 'unknown';
+        const resumed = OPEN.has(r.status);
         if (resumed && o.own(co, 'resume') !== true) return { status: 'unknown', key };
         const now = Date.now();
         const firstUsedAt = isTime(r.firstUsedAt) ? r.firstUsedAt : isTime(r.startedAt) ? r.startedAt : now;
