@@ -7,7 +7,7 @@
 //   soak     100,000 logical charges over real HTTP with every fault on (run.mjs, soak.mjs)
 //   window   the same soak, 1,000 charges, with the settle window disabled: what it would lose
 //   fuzz     1,000,000 fuzz cases (tests/js/fuzz-*.test.mjs, FUZZ_RUNS)
-//   load     100,000 concurrent chargeCustomer calls × 5 rounds (load.mjs)
+//   load     100,000 concurrent chargeCustomer calls × 5 waves (load.mjs)
 //   listing  1,000,000 unknown records listed from a real Redis (shared-redis-limits.test.mjs)
 //   shared   the shared breaker and store across four processes, what waitReplicas costs, and the
 //            failover soaks, 3 runs each (shared-redis.test.mjs, shared-redis-failover.test.mjs,
@@ -121,7 +121,7 @@ if (want('soak')) {
   ];
   report.add(
     'soak',
-    `${n(f.charges)} logical charges, ${f.concurrency} in flight, in ${seconds(f.wallMs)} (seed ${f.seed}; the wall time is this machine's at the load the run header names):`,
+    `${n(f.charges)} logical charges, ${f.concurrency} in flight, in ${seconds(f.wallMs)} (random seed ${f.seed}; the wall time is this machine's at the load the run header names):`,
   );
   report.table('soak', rows);
   console.log();
@@ -157,7 +157,7 @@ if (want('fuzz')) {
 }
 
 if (want('load')) {
-  console.log(`## load: ${n(size.loadCalls)} concurrent calls × ${size.loadRounds} rounds\n`);
+  console.log(`## load: ${n(size.loadCalls)} concurrent calls × ${size.loadRounds} waves\n`);
   const r = await run(['--expose-gc', join(HERE, 'load.mjs'), '--json', String(size.loadCalls), String(size.loadRounds)]);
   const l = JSON.parse(r.out.trim().split('\n').pop());
   const leaked = l.results.some((x) => x.completed !== x.calls || x.sizeAfterExpiry !== 0);
@@ -167,10 +167,10 @@ if (want('load')) {
   const heaps = l.results.map((x) => x.heapAfter);
   report.add(
     'load',
-    `${n(size.loadCalls)} concurrent calls × ${l.results.length} rounds: ${l.results.every((x) => x.completed === x.calls) ? 'every call completed' : 'NOT every call completed'}, ` +
-      `${range((Math.min(...ms) / 1000).toFixed(2), (Math.max(...ms) / 1000).toFixed(2))} s a round; records left after expiry ${Math.max(...l.results.map((x) => x.sizeAfterExpiry))}; ` +
-      `JS heap after GC ${range(mb(Math.min(...heaps)), mb(Math.max(...heaps)))} (${mb(l.baseline.heap)} before the first round); ` +
-      `wasm memory ${mb(l.results[0].wasmAfter)} after the first round and ${grew ? 'grown after it' : 'not grown after it'} (${mb(l.baseline.wasm)} before).`,
+    `${n(size.loadCalls)} concurrent calls × ${l.results.length} waves: ${l.results.every((x) => x.completed === x.calls) ? 'every call completed' : 'NOT every call completed'}, ` +
+      `${range((Math.min(...ms) / 1000).toFixed(2), (Math.max(...ms) / 1000).toFixed(2))} s a wave; records left after expiry ${Math.max(...l.results.map((x) => x.sizeAfterExpiry))}; ` +
+      `JS heap after GC ${range(mb(Math.min(...heaps)), mb(Math.max(...heaps)))} (${mb(l.baseline.heap)} before the first wave); ` +
+      `wasm memory ${mb(l.results[0].wasmAfter)} after the first wave and ${grew ? 'grown after it' : 'not grown after it'} (${mb(l.baseline.wasm)} before).`,
   );
   console.log();
 }
