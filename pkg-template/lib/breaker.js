@@ -35,11 +35,15 @@ function answerBefore(error) {
   if (error === null || typeof error !== 'object') return undefined;
   const before = ANSWERED_BEFORE.get(error);
   if (before !== undefined) return before;
-  const refused =
-    isSteadfastError(error, 'RETRY_BUDGET_EXHAUSTED') ||
-    (isSteadfastError(error, 'DEADLINE_EXCEEDED') && error.inFlight === false) ||
-    (isSteadfastError(error, 'KEY_REUSED') && error.reason === 'changed');
-  return refused ? error.cause : undefined;
+  try {
+    const refused =
+      isSteadfastError(error, 'RETRY_BUDGET_EXHAUSTED') ||
+      (isSteadfastError(error, 'DEADLINE_EXCEEDED') && error.inFlight === false) ||
+      (isSteadfastError(error, 'KEY_REUSED') && error.reason === 'changed');
+    return refused ? error.cause : undefined;
+  } catch {
+    return undefined; // a forged error whose reads throw: judged as itself
+  }
 }
 
 /**

@@ -3,7 +3,7 @@
 // mapping lives here as pure functions (no I/O; the time is passed in), so every branch is checked
 // without a server, and the client (checkout.js) only sends and stores.
 
-import { CircuitOpenError, IdempotencyKeyReuseError, OfflineError, OutcomeUnknownError, SteadfastError, named } from './errors.js';
+import { CircuitOpenError, IdempotencyKeyReuseError, OfflineError, OutcomeUnknownError, SteadfastError, fieldOf, isInstance, named } from './errors.js';
 import { VERDICT, retryAfterMsOf, statusOf } from './classify.js';
 import { provablyNotSent } from './fetch.js';
 
@@ -97,13 +97,13 @@ function retryAfterOf(answer, now) {
  * network (a programming error: bad URL, bad option). `maybeSent`: some attempt was answered.
  */
 export function unavailableFor(e, maybeSent, now) {
-  if (e instanceof CircuitOpenError) return new Unavailable('circuit-open', e.retryAfterMs);
+  if (isInstance(e, CircuitOpenError)) return new Unavailable('circuit-open', e.retryAfterMs);
   // A budget refusal or a deadline after attempts that never left: classify what those met.
-  const met = e?.code === 'RETRY_BUDGET_EXHAUSTED' || e?.code === 'DEADLINE_EXCEEDED' ? e.cause : e;
-  if (met instanceof OfflineError) return new Unavailable('offline', UNAVAILABLE_RETRY_MS);
+  const met = fieldOf(e, 'code') === 'RETRY_BUDGET_EXHAUSTED' || fieldOf(e, 'code') === 'DEADLINE_EXCEEDED' ? fieldOf(e, 'cause') : e;
+  if (isInstance(met, OfflineError)) return new Unavailable('offline', UNAVAILABLE_RETRY_MS);
   if (statusOf(met) === 429) return new Unavailable('rate-limited', retryAfterOf(met, now) ?? UNAVAILABLE_RETRY_MS);
   if (provablyNotSent(met)) return new Unavailable('connection-refused', UNAVAILABLE_RETRY_MS);
-  if (met instanceof CircuitOpenError) return new Unavailable('circuit-open', met.retryAfterMs);
+  if (isInstance(met, CircuitOpenError)) return new Unavailable('circuit-open', met.retryAfterMs);
   // Not processed, yet answered: only a 429 says that.
   if (maybeSent) return new Unavailable('rate-limited', UNAVAILABLE_RETRY_MS);
   return undefined;
@@ -152,19 +152,20 @@ export function answerOutcome(response, data, verdict, replayed, dialect, key, n
  * programming error (the caller rethrows it). The caller's own abort is the caller's to handle first.
  */
 export function failureOutcome(e, key) {
-  if (e instanceof Declined) return { status: 'declined', reason: e.reason, key };
-  if (e instanceof Unavailable) return { status: 'unavailable', reason: e.reason, retryAfterMs: e.retryAfterMs, key };
+  if (isInstance(e, Declined)) return { status: 'declined', reason: e.reason, key };
+  if (isInstance(e, Unavailable)) return { status: 'unavailable', reason: e.reason, retryAfterMs: e.retryAfterMs, key };
   // Unknown here, or parked earlier; or another tab/process is charging this key right now.
-  if (e instanceof OutcomeUnknownError || e?.code === 'OUTCOME_UNKNOWN' || e?.code === 'DUPLICATE_IN_FLIGHT') return { status: 'unknown', key };
+  if (isInstance(e, OutcomeUnknownError) || fieldOf(e, 'code') === 'OUTCOME_UNKNOWN' || fieldOf(e, 'code') === 'DUPLICATE_IN_FLIGHT')
+    return { status: 'unknown', key };
   // A shared store that cannot record the start never starts the charge: nothing was sent.
   // So does one that refuses because Redis lost its data (STORE_AMNESIA, until an operator
   // acknowledges it): the charge did not start.
-  if (e?.code === 'STORE_UNAVAILABLE' || e?.code === 'STORE_AMNESIA') {
+  if (fieldOf(e, 'code') === 'STORE_UNAVAILABLE' || fieldOf(e, 'code') === 'STORE_AMNESIA') {
     return { status: 'unavailable', reason: 'store-unavailable', retryAfterMs: UNAVAILABLE_RETRY_MS, key };
   }
   // Every record is live (in flight, done within its TTL, or unknown): nothing was sent. The way
   // out is reconciliation (settle unknown keys) or a larger maxRecords; see the README.
-  if (e?.code === 'STORE_FULL') return { status: 'unavailable', reason: 'store-full', retryAfterMs: UNAVAILABLE_RETRY_MS, key };
+  if (fieldOf(e, 'code') === 'STORE_FULL') return { status: 'unavailable', reason: 'store-full', retryAfterMs: UNAVAILABLE_RETRY_MS, key };
   return undefined;
 }
 
@@ -174,7 +175,9 @@ export function failureOutcome(e, key) {
  * second.
  */
 export function unknownRetryAfterMs(e) {
-  if (typeof e?.retryAfterMs === 'number' && e.retryAfterMs > 0) return e.retryAfterMs;
-  const open = e?.cause instanceof CircuitOpenError ? e.cause : e?.cause?.cause instanceof CircuitOpenError ? e.cause.cause : undefined;
+  const hint = fieldOf(e, 'retryAfterMs');
+  if (typeof hint === 'number' && hint > 0) return hint;
+  const cause = fieldOf(e, 'cause');
+  const open = isInstance(cause, CircuitOpenError) ? cause : isInstance(fieldOf(cause, 'cause'), CircuitOpenError) ? cause.cause : undefined;
   return open?.retryAfterMs ?? UNAVAILABLE_RETRY_MS;
 }

@@ -14,7 +14,7 @@
 import { failedVerdictWaitMs, historyMayHaveBeenProcessed, historyRecord } from '../steadfast_core.js';
 import { RetryBudget } from './budget.js';
 import { IdempotencyStore, newIdempotencyKey } from './idempotency.js';
-import { CircuitOpenError, IdempotencyKeyExpiredError, IdempotencyKeyReuseError, OutcomeUnknownError } from './errors.js';
+import { CircuitOpenError, IdempotencyKeyExpiredError, IdempotencyKeyReuseError, OutcomeUnknownError, fieldOf, isInstance } from './errors.js';
 import { compileDialect, defaultDialectName } from './dialect.js';
 import { fetchWithPlan } from './fetch.js';
 import { BreakerRegistry, originOf } from './origin.js';
@@ -304,7 +304,7 @@ function failure(client, e, key, startedAt, sent, signal) {
   }
   // resilientFetch's own OutcomeUnknownError knows its attempts but not this client's settle
   // window (nor the attempts made at the other endpoint): restate it with both.
-  if (e instanceof OutcomeUnknownError) return unknownError(client, key, startedAt, sent, e.cause);
+  if (isInstance(e, OutcomeUnknownError)) return unknownError(client, key, startedAt, sent, e.cause);
   if (unknown) return unknownError(client, key, startedAt, sent, e);
   return unavailableFor(e, sent.maybeSent, Date.now()) ?? e;
 }
@@ -357,7 +357,7 @@ async function attemptCharge(client, body, key, signal, only, firstUsedAt, prior
     );
     if (judged.outcome !== undefined) return judged.outcome;
     // After an attempt that may have been processed, only a decline past the settle window is about the key.
-    const settles = prior === undefined || (afterWindow && judged.error instanceof Declined);
+    const settles = prior === undefined || (afterWindow && isInstance(judged.error, Declined));
     thrown = judged.unknown || !settles ? unknownError(client, key, startedAt, sent, judged.error) : judged.error;
   } catch (e) {
     thrown = failure(client, e, key, startedAt, sent, signal);
@@ -365,7 +365,7 @@ async function attemptCharge(client, body, key, signal, only, firstUsedAt, prior
   // The store judges the run by this history: an unknown outcome is remembered as "may have been
   // processed" even when this call's own attempts say otherwise (a 2xx naming no charge, the
   // attempt before it).
-  const unknown = thrown instanceof OutcomeUnknownError && historyVerdict(sent.history) !== VERDICT.UNKNOWN;
+  const unknown = isInstance(thrown, OutcomeUnknownError) && historyVerdict(sent.history) !== VERDICT.UNKNOWN;
   rememberHistory(thrown, unknown ? historyRecord(0, ANSWER.NO_ANSWER) : sent.history, owner);
   throw thrown;
 }
@@ -375,7 +375,7 @@ async function send(client, body, key, signal, only, sent) {
   try {
     return await post(client, client.endpoint, body, key, signal, sent);
   } catch (e) {
-    if (e instanceof CircuitOpenError && client.secondary !== undefined && !mayHaveBeenProcessed(sent)) {
+    if (isInstance(e, CircuitOpenError) && client.secondary !== undefined && !mayHaveBeenProcessed(sent)) {
       return post(client, client.secondary, body, key, signal, sent); // failover: the SAME key
     }
     throw e;
@@ -384,7 +384,7 @@ async function send(client, body, key, signal, only, sent) {
 
 /** The outcome for what attemptCharge (through the store) threw; rethrows programming errors. */
 function outcomeOf(e, key, signal) {
-  if (!(e instanceof Declined) && (ABORTED.has(e) || ABORTED.has(e?.cause))) throw signal.reason;
+  if (!isInstance(e, Declined) && (ABORTED.has(e) || ABORTED.has(fieldOf(e, 'cause')))) throw signal.reason;
   const outcome = failureOutcome(e, key);
   if (outcome === undefined) throw e;
   return outcome;
@@ -457,10 +457,10 @@ async function resubmit(client, key, given) {
       fingerprint: request.fingerprint,
       startedAt: record.startedAt,
       settleAfterMs: client.settleAfterMs,
-      refutes: (e) => afterWindow && e instanceof Declined,
+      refutes: (e) => afterWindow && isInstance(e, Declined),
     });
   } catch (e) {
-    if (e?.code === 'KEY_WRONG_STATE' || e?.code === 'KEY_NOT_FOUND') {
+    if (fieldOf(e, 'code') === 'KEY_WRONG_STATE' || fieldOf(e, 'code') === 'KEY_NOT_FOUND') {
       const now = await store.peek(key); // settled meanwhile (another reconcile, another tab): its answer stands
       return now?.status === 'done' ? now.result : { status: 'unknown', key };
     }
@@ -593,7 +593,8 @@ function reconcileKey(client, key, charge) {
         outcome = await resubmit(client, key, request);
       } catch (e) {
         // A shared store that cannot answer: nothing was settled, the key stays as it was.
-        if (e?.code === 'STORE_UNAVAILABLE' || e?.code === 'STORE_AMNESIA') return { status: 'unknown', key, retryAfterMs: UNAVAILABLE_RETRY_MS };
+        if (fieldOf(e, 'code') === 'STORE_UNAVAILABLE' || fieldOf(e, 'code') === 'STORE_AMNESIA')
+          return { status: 'unknown', key, retryAfterMs: UNAVAILABLE_RETRY_MS };
         throw e;
       }
       if (outcome === undefined) throw o.typeError('reconcile', 'charge', `the charge sent with key ${key} (this client did not make it)`, charge);

@@ -25,7 +25,12 @@ import { ANSWER, HISTORY_VERDICT as VERDICT, SHOULD_RETRY } from './wire.js';
  */
 export function statusOf(e) {
   if (e === null || typeof e !== 'object') return undefined;
-  const s = e.status ?? e.statusCode ?? e.response?.status ?? e.response?.statusCode ?? e.$metadata?.httpStatusCode;
+  let s;
+  try {
+    s = e.status ?? e.statusCode ?? e.response?.status ?? e.response?.statusCode ?? e.$metadata?.httpStatusCode;
+  } catch {
+    return undefined; // a hostile getter or a revoked Proxy carries no status
+  }
   return typeof s === 'number' ? s : undefined;
 }
 
@@ -206,7 +211,11 @@ function carries(error, field, test) {
  * accepts: undici's fetch throws TypeError('fetch failed', { cause: { code } }).
  */
 export function hasCode(error, test) {
-  return carries(error, 'code', test);
+  try {
+    return carries(error, 'code', test);
+  } catch {
+    return false; // a hostile getter or a revoked Proxy on the way carries no code
+  }
 }
 
 /**
@@ -262,8 +271,13 @@ function headerOf(e, name) {
 export function retryAfterMsOf(error, nowMs) {
   if (error === null || typeof error !== 'object') return NaN;
   const e = /** @type {any} */ (error);
-  if (typeof e.retryAfterMs === 'number' && e.retryAfterMs >= 0) return e.retryAfterMs;
-  const v = headerOf(e, 'retry-after');
+  let v;
+  try {
+    if (typeof e.retryAfterMs === 'number' && e.retryAfterMs >= 0) return e.retryAfterMs;
+    v = headerOf(e, 'retry-after');
+  } catch {
+    return NaN; // unreadable: no Retry-After
+  }
   return typeof v === 'string' ? coreParseRetryAfter(v, nowMs) : NaN;
 }
 
@@ -343,7 +357,14 @@ const ERROR_NAMES = new Set(['Error', 'TypeError', 'RangeError', 'SyntaxError', 
  */
 export function boundedErrorType(error) {
   if (error === null || typeof error !== 'object') return typeof error;
-  const e = /** @type {any} */ (error);
+  try {
+    return errorTypeOf(/** @type {any} */ (error));
+  } catch {
+    return '_OTHER'; // unreadable (a hostile getter, a revoked Proxy)
+  }
+}
+
+function errorTypeOf(e) {
   if (isSteadfastError(e) && typeof e.code === 'string') return e.code;
   if (typeof e.code === 'string' && (isTransientCode(e.code) || provesNotSent(e.code))) return e.code;
   const status = statusOf(e);

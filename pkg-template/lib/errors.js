@@ -11,12 +11,36 @@ const BRAND = Symbol.for('steadfast.error');
  * @param {string} [code] also require this `code` (narrows to that error's type in TypeScript)
  */
 export function isSteadfastError(error, code) {
-  return (
-    error !== null &&
-    typeof error === 'object' &&
-    /** @type {any} */ (error)[BRAND] === true &&
-    (code === undefined || /** @type {any} */ (error).code === code)
-  );
+  if (error === null || typeof error !== 'object') return false;
+  // A value whose reads throw (a revoked Proxy, a hostile trap) is no steadfast error: the guard
+  // answers, it never throws (it runs on whatever a gateway rejected with).
+  try {
+    return /** @type {any} */ (error)[BRAND] === true && (code === undefined || /** @type {any} */ (error).code === code);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * @internal `value instanceof C`, false when asking throws (a revoked Proxy's prototype cannot be
+ * read): for what a gateway rejected with, which steadfast must judge without throwing.
+ */
+export function isInstance(value, C) {
+  try {
+    return value instanceof C;
+  } catch {
+    return false;
+  }
+}
+
+/** @internal `value[name]` for what a gateway rejected with: undefined when reading it throws (see isInstance). */
+export function fieldOf(value, name) {
+  if (value === null || (typeof value !== 'object' && typeof value !== 'function')) return undefined;
+  try {
+    return value[name];
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -331,5 +355,10 @@ export const PermanentError = /* @__PURE__ */ named(
 
 /** @internal A PermanentError, from this copy of the package or another. */
 export function isPermanent(error) {
-  return error !== null && typeof error === 'object' && /** @type {any} */ (error)[PERMANENT] === true;
+  if (error === null || typeof error !== 'object') return false;
+  try {
+    return /** @type {any} */ (error)[PERMANENT] === true;
+  } catch {
+    return false; // unreadable (see isSteadfastError)
+  }
 }

@@ -9,7 +9,7 @@
 import { settleAfterMs as coreSettleAfterMs } from '../steadfast_core.js';
 import { RetryBudget, isBudget } from './budget.js';
 import { RateLimiter } from './limiter.js';
-import { OfflineError } from './errors.js';
+import { OfflineError, isInstance } from './errors.js';
 import { compileDialect } from './dialect.js';
 import { isTransientError } from './classify.js';
 import { PEER_NAMES, POLICY_EXTRAS, checkUnhedgedPolicy } from './retry.js';
@@ -59,7 +59,7 @@ export function markFromFetch(error) {
 
 /** The retry classifier of every plan: transient answers, offline, network errors, transient errors. */
 function retryableFailure(e) {
-  if (e instanceof RetryableResponse || e instanceof OfflineError) return true;
+  if (isInstance(e, RetryableResponse) || isInstance(e, OfflineError)) return true;
   if (e === null || (typeof e !== 'object' && typeof e !== 'function')) return true;
   return FROM_FETCH.has(e) || isTransientError(e);
 }
@@ -206,7 +206,7 @@ export function compilePlan(opts, extras, where = 'resilientFetch') {
     extras: hedge === undefined ? undefined : extras,
     onRetry: (info) => {
       // Free the connection of a response we will not return.
-      if (info.error instanceof RetryableResponse) info.error.response.body?.cancel().catch(() => {});
+      if (isInstance(info.error, RetryableResponse)) info.error.response.body?.cancel().catch(() => {});
       onRetry?.(info);
     },
     /** withRetry policies, compiled on first use (see retryPolicyOf). */

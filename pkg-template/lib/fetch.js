@@ -15,7 +15,7 @@
 // per-origin breakers and limiters are origin.js's. This file sends one request under a plan.
 
 import { historyRecord, methodIsKeyed, methodIsRetryable } from '../steadfast_core.js';
-import { IdempotencyKeyExpiredError, OfflineError, OutcomeUnknownError } from './errors.js';
+import { IdempotencyKeyExpiredError, OfflineError, OutcomeUnknownError, isInstance } from './errors.js';
 import { ANSWER, VERDICT, historyVerdict, isTransientResponse, provesNothingSent } from './classify.js';
 import { retryWith } from './retry.js';
 import { newIdempotencyKey } from './idempotency.js';
@@ -36,7 +36,7 @@ export { BreakerRegistry, adaptiveLimiterOrigins } from './origin.js';
  * rule is the core's (core::history::NOT_SENT_CODES, core::classify::message_proves_not_sent).
  */
 export function provablyNotSent(error) {
-  return error instanceof OfflineError || provesNothingSent(error);
+  return isInstance(error, OfflineError) || provesNothingSent(error);
 }
 
 /** Throws fetch's own TypeError for a request fetch would refuse (bad method, header, URL) — before anything is sent. */
@@ -268,11 +268,11 @@ export async function fetchWithPlan(plan, input, init, state, readBody = false) 
             });
     response = await (breaker === undefined ? run() : breaker.execute(judged));
   } catch (caught) {
-    const e = caught instanceof CallerAborted ? caught.reason : caught;
+    const e = isInstance(caught, CallerAborted) ? caught.reason : caught;
     const callerAbort = callerSignal?.aborted && e === callerSignal.reason;
-    if (e instanceof IdempotencyKeyExpiredError) throw e;
+    if (isInstance(e, IdempotencyKeyExpiredError)) throw e;
     if (!callerAbort && mayHaveBeenProcessed()) throw unknown(e);
-    if (e instanceof RetryableResponse) return e.response;
+    if (isInstance(e, RetryableResponse)) return e.response;
     throw e;
   }
   if (!response.ok && mayHaveBeenProcessed()) {

@@ -7,7 +7,16 @@
 // in-process handle that both IdempotencyStore and the memory state store drive.
 
 import { StoreCore, failedVerdictWaitMs, newIdempotencyKey as coreKey, settleAfterMs as coreSettleAfterMs } from '../steadfast_core.js';
-import { brand, DuplicateRequestError, IdempotencyKeyReuseError, IdempotencyStateError, OutcomeUnknownError, StoreFullError } from './errors.js';
+import {
+  brand,
+  fieldOf,
+  isInstance,
+  DuplicateRequestError,
+  IdempotencyKeyReuseError,
+  IdempotencyStateError,
+  OutcomeUnknownError,
+  StoreFullError,
+} from './errors.js';
 import * as o from './options.js';
 import { deferred } from './deferred.js';
 import { VERDICT, failedRunVerdict, isTransientError, newRun, runningFor } from './classify.js';
@@ -173,7 +182,7 @@ export class MemoryRecords {
  * with `error`: the core's verdict on the run's whole history (classify.failedRunVerdict), or
  * refuted when the caller's `refutes` says the error is an answer about the key.
  */
-export function completionOf(error, isTransient, classifierGiven, refutes, run) {
+function completionOf(error, isTransient, classifierGiven, refutes, run) {
   if (refutes !== undefined) {
     try {
       if (refutes(error) === true) return COMPLETION.REFUTED;
@@ -185,6 +194,22 @@ export function completionOf(error, isTransient, classifierGiven, refutes, run) 
 }
 
 /**
+ * @internal How a store settles a run that failed with `error`: `{ kind, meta }`, completionOf's
+ * kind and unknownMeta's record (both stores ask this one function). It never throws: whatever
+ * judging the error throws (a value no read of which works, a bug), the run is settled as UNKNOWN,
+ * the careful answer, so its record never stays in flight and its key is never freed by a throw.
+ */
+export function settledFailure(error, isTransient, classifierGiven, refutes, run, options, completedAt) {
+  let kind = COMPLETION.UNKNOWN;
+  try {
+    kind = completionOf(error, isTransient, classifierGiven, refutes, run);
+    return { kind, meta: unknownMeta(error, options, completedAt) };
+  } catch {
+    return { kind, meta: { lastAttemptAt: completedAt } };
+  }
+}
+
+/**
  * @internal What a run that left its key parked rejects with: an OutcomeUnknownError naming the key,
  * with the error that ended the run as `cause`, the attempts and settle window reconciliation
  * needs, and `retryAfterMs` — how long until a lookup's "no charge" can be believed (the settle
@@ -193,8 +218,12 @@ export function completionOf(error, isTransient, classifierGiven, refutes, run) 
 export function parkedError(key, startedAt, error, meta, now) {
   const window = meta?.settleAfterMs ?? coreSettleAfterMs(NaN, NaN);
   const retryAfterMs = failedVerdictWaitMs(now, meta?.lastAttemptAt ?? now, window);
-  if (error instanceof OutcomeUnknownError && error.key === key) {
-    if (typeof error.retryAfterMs !== 'number') error.retryAfterMs = retryAfterMs;
+  if (isInstance(error, OutcomeUnknownError) && fieldOf(error, 'key') === key) {
+    try {
+      if (typeof error.retryAfterMs !== 'number') error.retryAfterMs = retryAfterMs;
+    } catch {
+      // a forged one that refuses the field: completed as it is
+    }
     return error;
   }
   const e = new OutcomeUnknownError(key, startedAt, { cause: error, attempts: meta?.attempts, lastAttemptAt: meta?.lastAttemptAt, settleAfterMs: window });
@@ -339,8 +368,7 @@ export class IdempotencyStore {
       result = await runningFor(run, fn);
     } catch (error) {
       const completedAt = this.#completedAt(startedAt);
-      const kind = completionOf(error, this.#isTransient, this.#classifierGiven, refutes, run);
-      const meta = unknownMeta(error, options, completedAt);
+      const { kind, meta } = settledFailure(error, this.#isTransient, this.#classifierGiven, refutes, run, options, completedAt);
       const freed = this.#records.complete(slot, kind, errorText(error), completedAt, meta, key);
       if (listening.idempotency) emit('idempotency', { store: this, key, outcome: freed ? 'failed' : 'parked-unknown' });
       throw freed ? error : parkedError(key, startedAt, error, meta, completedAt);

@@ -7,6 +7,7 @@ import { CircuitBreaker } from './breaker.js';
 import { BREAKER_OPTIONS } from './breaker-options.js';
 import { RateLimiter } from './limiter.js';
 import { isTransientError } from './classify.js';
+import { fieldOf, isInstance } from './errors.js';
 import * as o from './options.js';
 import { deferred } from './deferred.js';
 import { fetchDefaults } from './defaults.js';
@@ -28,7 +29,7 @@ export class RetryableResponse extends Error {
 
 /** What an origin's breaker counts as a failure: transient statuses and network errors, not the caller's own abort. */
 function countsAgainstOrigin(e) {
-  return e instanceof RetryableResponse || (isTransientError(e) && e?.name !== 'AbortError');
+  return isInstance(e, RetryableResponse) || (isTransientError(e) && fieldOf(e, 'name') !== 'AbortError');
 }
 
 /**
@@ -42,7 +43,7 @@ export class CallerAborted {
     this.reason = reason;
   }
 }
-const callerAborted = (e) => e instanceof CallerAborted;
+const callerAborted = (e) => isInstance(e, CallerAborted);
 
 /**
  * One breaker per origin, made on first use with the same options: a slow payment host must not

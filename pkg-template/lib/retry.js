@@ -4,7 +4,7 @@
 // touches no wasm at all: one call to `fn`, nothing else.
 
 import { RetryCore, jitterDelay } from '../steadfast_core.js';
-import { ANSWERED_BEFORE, DeadlineExceededError, RetryBudgetExhaustedError, PermanentError, isPermanent, neverRan } from './errors.js';
+import { ANSWERED_BEFORE, DeadlineExceededError, RetryBudgetExhaustedError, PermanentError, isInstance, isPermanent, neverRan } from './errors.js';
 import { emit, listening } from './events.js';
 import * as o from './options.js';
 import {
@@ -112,7 +112,7 @@ function compile(policy = DEFAULT_RETRY_POLICY, extras) {
   }
   const c = {
     // PermanentError (p-retry's AbortError, a bail) always stops; a result retryOnResult rejected is retried.
-    isRetryable: (e) => (e instanceof ResultRetry ? true : isPermanent(e) ? false : isRetryable(e)),
+    isRetryable: (e) => (isInstance(e, ResultRetry) ? true : isPermanent(e) ? false : isRetryable(e)),
     retryOnResult,
     /** POLICY_EXTRAS.checkingResults when retryOnResult is given (see retryWith). */
     checking: retryOnResult === undefined ? undefined : extras.checkingResults,
@@ -167,7 +167,7 @@ class ResultRetry {
 
 /** A final ResultRetry is the call's result; anything else stays an error. */
 function unwrapResult(e) {
-  if (e instanceof ResultRetry) return e.value;
+  if (isInstance(e, ResultRetry)) return e.value;
   throw e;
 }
 
@@ -362,7 +362,7 @@ async function attempts(fn, c, error, start, signal, state, call, setHistory) {
       // An async classifier is awaited (never read as "no"); the deadline and signal still apply.
       retryable = await (signal === undefined ? retryable : raceAbort(() => retryable, undefined, signal));
     }
-    history = recordAttempt(foldReported(history, call, error), error instanceof ResultRetry ? undefined : error, () => retryable === true);
+    history = recordAttempt(foldReported(history, call, error), isInstance(error, ResultRetry) ? undefined : error, () => retryable === true);
     setHistory(history);
     const now = c.clock();
     const unit = c.random === undefined ? NaN : c.random();
@@ -372,11 +372,11 @@ async function attempts(fn, c, error, start, signal, state, call, setHistory) {
     const delay = c.core.afterFailure(attempt, signal === undefined ? 0 : now - start, retryable === true, retryAfterMsOf(error, now), previous, unit);
     if (delay < 0) {
       const final =
-        delay === STOP.DEADLINE_EXCEEDED ? new DeadlineExceededError(c.maxElapsedMs, error, attempt) : error instanceof PermanentError ? error.cause : error;
+        delay === STOP.DEADLINE_EXCEEDED ? new DeadlineExceededError(c.maxElapsedMs, error, attempt) : isInstance(error, PermanentError) ? error.cause : error;
       if (listening.giveUp) {
         const reason =
           delay === STOP.DEADLINE_EXCEEDED ? 'deadline' : isPermanent(error) ? 'permanent' : delay === STOP.ATTEMPTS_EXHAUSTED ? 'attempts' : 'not-retryable';
-        emit('giveUp', final instanceof ResultRetry ? { attempt, result: final.value, reason } : { attempt, error: final, reason });
+        emit('giveUp', isInstance(final, ResultRetry) ? { attempt, result: final.value, reason } : { attempt, error: final, reason });
       }
       // Ended by a refusal that never ran (a full bulkhead, an open inner breaker) after an answered
       // attempt: a breaker around this call judges it by that answer.
@@ -392,7 +392,7 @@ async function attempts(fn, c, error, start, signal, state, call, setHistory) {
     }
     if (c.onRetry !== undefined || listening.retry) {
       const info = Object.freeze(
-        error instanceof ResultRetry ? { attempt, delayMs: delay, error: undefined, result: error.value } : { attempt, delayMs: delay, error },
+        isInstance(error, ResultRetry) ? { attempt, delayMs: delay, error: undefined, result: error.value } : { attempt, delayMs: delay, error },
       );
       if (c.onRetry !== undefined) c.onRetry(info);
       if (listening.retry) emit('retry', info);

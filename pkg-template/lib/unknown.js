@@ -29,14 +29,19 @@ export function unknownMeta(error, options, completedAt) {
 
 /**
  * @internal The text a store keeps of a failure: `String(error)`, or its tag when that throws (a
- * null-prototype object, a throwing `toString`). It runs before the record is completed, so it must
- * never throw: a throw here left the key in flight for good.
+ * null-prototype object, a throwing `toString`), or `[object Unreadable]` when even that throws (a
+ * revoked Proxy). It runs before the record is completed, so it must never throw: a throw here
+ * left the key in flight for good.
  */
 export function errorText(error) {
   try {
     return String(error);
   } catch {
-    return Object.prototype.toString.call(error);
+    try {
+      return Object.prototype.toString.call(error);
+    } catch {
+      return '[object Unreadable]'; // a revoked Proxy: even its tag cannot be read
+    }
   }
 }
 

@@ -218,6 +218,7 @@ export interface SteadfastErrorsByCode {
 /**
  * Any steadfast error (also a branded TypeError/RangeError for bad input), across package copies.
  * With `code`, only that error, narrowed to its type: `isSteadfastError(e, 'CIRCUIT_OPEN')` → `CircuitOpenError`.
+ * Never throws: a value whose reads throw (a revoked Proxy) is not a steadfast error.
  */
 export function isSteadfastError(error: unknown): error is SteadfastError | SteadfastInputError;
 export function isSteadfastError<C extends SteadfastErrorCode>(error: unknown, code: C): error is SteadfastErrorsByCode[C];

@@ -5,7 +5,7 @@
 
 import { DuplicateRequestError, IdempotencyKeyReuseError, OutcomeUnknownError } from '../errors.js';
 import { isTransientError, newRun, runningFor } from '../classify.js';
-import { checkResolution, completionOf, newIdempotencyKey, parkedError, resolveError } from '../idempotency.js';
+import { checkResolution, newIdempotencyKey, parkedError, resolveError, settledFailure } from '../idempotency.js';
 import { OUTCOMES, RESOLUTIONS, RESOLVE } from '../wire.js';
 import { checkKey } from '../idempotency-key.js';
 import { RESUBMIT_OPTIONS, RUN_OPTIONS, fingerprintText } from '../fingerprint.js';
@@ -14,7 +14,7 @@ import * as o from '../options.js';
 import { deferred } from '../deferred.js';
 import { StateStoreUnavailableError, StoreAmnesiaError, StoreFullError } from './errors.js';
 import { memoryStateStore } from './store.js';
-import { errorText, unknownMeta } from '../unknown.js';
+import { errorText } from '../unknown.js';
 import { STORE_CLOCK } from '../clock.js';
 
 /**
@@ -129,10 +129,9 @@ export class SharedIdempotencyStore {
     try {
       result = await runningFor(run, fn);
     } catch (error) {
-      const kind = completionOf(error, this.#isTransient, this.#classifierGiven, refutes, run);
       const now = Date.now();
-      const meta = unknownMeta(error, options, now);
-      const outcome = OUTCOMES[kind]; // completionOf's kind, as the state-store interface names it
+      const { kind, meta } = settledFailure(error, this.#isTransient, this.#classifierGiven, refutes, run, options, now);
+      const outcome = OUTCOMES[kind]; // settledFailure's kind, as the state-store interface names it
       // The store gets the last attempt's age too: a duration, which a store on another clock
       // (Redis TIME) turns into its own time. This process's wall clock never reaches it.
       const sent = { ...meta, lastAttemptAgeMs: Math.max(0, now - meta.lastAttemptAt) };

@@ -265,6 +265,31 @@ export const CASES = [
     },
   ],
 
+  // An answer nothing can be read from: a fetch wrapper (a membrane, an SDK's transport) whose
+  // request reached the gateway and debited, then rejects with a revoked Proxy, which every engine
+  // refuses to inspect with a TypeError of its own wording. It may have been processed: unknown.
+  [
+    'a fetch that debits, then rejects with a revoked Proxy: unknown, one debit, a second click sends nothing',
+    async (t, x) => {
+      const key = `revoked-${uid()}`;
+      let sent = 0;
+      const revokedAfter = async (input, init) => {
+        sent += 1;
+        await fetch(input, init);
+        const { proxy, revoke } = Proxy.revocable({}, {});
+        revoke();
+        throw proxy;
+      };
+      const checkout = x.client({ fetch: revokedAfter, retry: fast, breaker: false });
+      t.deepEqual(await checkout.charge(ORDER, { idempotencyKey: key }), { status: 'unknown', key }, 'not declined, not an error');
+      t.equal(sent, fast.maxAttempts, 'retried as a network error is (every attempt carries the key)');
+      t.equal(checkout.store.peek(key)?.status, 'unknown', 'the key is parked');
+      t.deepEqual(await checkout.charge(ORDER, { idempotencyKey: key }), { status: 'unknown', key }, 'a second click');
+      t.equal(sent, fast.maxAttempts, 'the second click sent nothing');
+      t.equal((await x.c.ledger(key)).length, 1, 'the gateway honoured the key: one debit');
+    },
+  ],
+
   [
     'resilientFetch: a keyed POST retried after a drop gets the replay, one debit',
     async (t, x) => {
