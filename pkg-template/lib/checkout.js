@@ -60,6 +60,7 @@ const CLIENT_OPTIONS = [
   'attemptHeader',
   'attemptTimeoutMs',
   'deadlineMs',
+  'maxResponseBytes',
   'settleAfterMs',
   'onAttempt',
 ];
@@ -182,6 +183,10 @@ function clientState(options) {
   }
   const attemptTimeoutMs = o.num(opts, 'attemptTimeoutMs', where) ?? fetchDefaults().checkoutAttemptTimeoutMs;
   const deadlineMs = o.num(opts, 'deadlineMs', where);
+  // The most of a body the client reads: a gateway (or a proxy) that streams without end would
+  // otherwise grow the page until it crashes mid-charge.
+  const maxResponseBytes = o.num(opts, 'maxResponseBytes', where) ?? fetchDefaults().checkoutMaxResponseBytes;
+  if (!Number.isSafeInteger(maxResponseBytes) || maxResponseBytes < 1) throw o.rangeError(where, 'maxResponseBytes', 'an integer >= 1', maxResponseBytes);
   const onAttempt = o.fn(opts, 'onAttempt', where);
   // Top-level charge fields that are sent but do not identify the charge (left out of its fingerprint).
   const volatile = volatileFields(o.own(opts, 'volatileFields'), where);
@@ -216,6 +221,7 @@ function clientState(options) {
     dialect,
     volatile,
     onAttempt,
+    maxResponseBytes,
     settleAfterMs: primaryPlan.settleAfterMs,
     /** The plan of a URL this client posts to: the caller's own breaker guards the primary only. */
     planOf: (url) => (url === endpoint ? primaryPlan : secondaryPlan),
@@ -253,7 +259,7 @@ function requestOf(client, charge, where) {
 async function post(client, url, body, key, signal, sent) {
   const { dialect, onAttempt } = client;
   sent.onSending?.(String(url));
-  const state = { history: sent.history, key, keyFirstUsedAt: sent.firstUsedAt };
+  const state = { history: sent.history, key, keyFirstUsedAt: sent.firstUsedAt, maxBodyBytes: client.maxResponseBytes };
   if (onAttempt !== undefined) state.onSend = () => onAttempt({ attempt: sent.attempts + state.attempts, key, url: String(url) });
   const before = historyVerdict(sent.history) === VERDICT.UNKNOWN;
   try {

@@ -16,7 +16,8 @@ let defaults;
 /**
  * @internal The core's defaults, frozen: `{ budget: { ratio, minRetriesPerSec, windowMs }, retry:
  * { maxAttempts, baseDelayMs, maxDelayMs, jitter }, breaker: { windowSize, minimumCalls,
- * failureRateThreshold, openDurationMs }, checkoutAttemptTimeoutMs, maxOrigins }`, by the slot names
+ * failureRateThreshold, openDurationMs }, checkoutAttemptTimeoutMs, maxOrigins,
+ * checkoutMaxResponseBytes }`, by the slot names
  * the core publishes (src/wasm/defaults.rs FETCH_DEFAULTS); `retry.jitter` as its name.
  */
 export function fetchDefaults() {

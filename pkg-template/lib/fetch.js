@@ -56,6 +56,65 @@ function urlOf(input) {
   return new URL(raw, globalThis.location?.href);
 }
 
+const utf8 = new TextDecoder();
+
+/** The error of a body longer than the reader takes (see bodyText). */
+function bodyTooLong(max) {
+  return new Error(`steadfast: the answer's body is longer than maxResponseBytes (${max} bytes): abandoned unread`);
+}
+
+/**
+ * A response's body as text, as `response.text()` reads it (UTF-8), but at most `max` bytes of it:
+ * a longer one (by its Content-Length, or as it streams in) is cancelled, which frees the
+ * connection, and rejects (bodyTooLong). A body that is not a ReadableStream (another fetch's
+ * Response) is read by its own text() and judged by its length.
+ */
+async function bodyText(response, max) {
+  const body = response.body;
+  if (max === Infinity) return response.text();
+  const declared = Number(response.headers.get('content-length') ?? NaN);
+  if (declared > max) {
+    cancel(body);
+    throw bodyTooLong(max);
+  }
+  if (body === null || body === undefined) return '';
+  if (typeof body.getReader !== 'function') {
+    const text = await response.text();
+    if (text.length > max) throw bodyTooLong(max); // UTF-16 units: never more than the UTF-8 bytes
+    return text;
+  }
+  const reader = body.getReader();
+  const chunks = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > max) {
+      reader.cancel().catch(() => {});
+      throw bodyTooLong(max);
+    }
+    chunks.push(value);
+  }
+  if (chunks.length === 1) return utf8.decode(chunks[0]);
+  const bytes = new Uint8Array(total);
+  let at = 0;
+  for (const c of chunks) {
+    bytes.set(c, at);
+    at += c.byteLength;
+  }
+  return utf8.decode(bytes);
+}
+
+/** Cancel a body nobody will read (if it can be). */
+function cancel(body) {
+  try {
+    body?.cancel?.()?.catch?.(() => {});
+  } catch {
+    // a body already locked or gone frees nothing more
+  }
+}
+
 /**
  * `fetch` with retries, a per-origin breaker, a shared budget, timeouts and idempotency keys.
  * Resolves with the final Response for any HTTP status (like fetch), untouched; rejects for network
@@ -78,7 +137,8 @@ export function resilientFetch(input, init, options) {
  * server), `attempts` (fetch calls made), `lastAttemptAt` (when the last one started, or was aborted),
  * `history` (core::history, every attempt folded in: the verdict of the whole call, not of its last
  * answer). With `readBody`, the body of the answer that ends the call is read inside its attempt
- * (as `state.bodyText`), so the attempt timeout and the deadline cover a body that stalls.
+ * (as `state.bodyText`), so the attempt timeout and the deadline cover a body that stalls; at most
+ * `state.maxBodyBytes` of it (a longer one is abandoned: that attempt got no answer).
  * `state.onSend()`, when given, runs just before each fetch call (the checkout client's onAttempt).
  * `plan` is planFor(options) (resilientFetch) or compilePlan (the checkout client): compiled once, by the caller.
  */
@@ -200,7 +260,7 @@ export async function fetchWithPlan(plan, input, init, state, readBody = false) 
         // Read inside the attempt: its timeout and the deadline abort a body that stalls. A body
         // that does not arrive is no answer (a 2xx without its reference may still be a debit).
         try {
-          state.bodyText = response.type === 'opaqueredirect' ? '' : await response.text();
+          state.bodyText = response.type === 'opaqueredirect' ? '' : await bodyText(response, state.maxBodyBytes ?? Infinity);
         } catch (e) {
           state.history = historyRecord(state.history, ANSWER.NO_ANSWER);
           if (controller.signal.aborted) {

@@ -265,6 +265,13 @@ export interface CheckoutClientOptions<S extends CheckoutStore = IdempotencyStor
   readonly attemptTimeoutMs?: number;
   readonly deadlineMs?: number;
   /**
+   * The most of an answer's body the client reads, in bytes (an integer >= 1). Default 1,048,576
+   * (1 MiB). A longer body (by its `Content-Length`, or as it streams in) is abandoned unread: that
+   * attempt got no answer, so it is retried under the same key, and a charge none of whose attempts
+   * was read is `unknown`, never `succeeded` or `declined`.
+   */
+  readonly maxResponseBytes?: number;
+  /**
    * How long after its last attempt a request may still be processed by your gateway (ms): the settle
    * window an unknown charge keeps, before which `reconcile()` never believes "it never happened".
    * Default: 2 × the smaller of `attemptTimeoutMs` and `deadlineMs`.

@@ -18,6 +18,12 @@
 /// window is 20 s).
 pub const CHECKOUT_ATTEMPT_TIMEOUT_MS: f64 = 10_000.0;
 
+/// The checkout client's `maxResponseBytes` when the caller names none: the most of an answer's
+/// body it reads (1 MiB; a charge's JSON is a few KB). Past it the body is abandoned unread, and
+/// the attempt counts as one that got no answer (it may have been processed), so a gateway or a
+/// proxy that streams without end cannot grow the page until it crashes mid-charge.
+pub const CHECKOUT_MAX_RESPONSE_BYTES: f64 = 1_048_576.0;
+
 /// The per-attempt bound assumed when neither an attempt timeout nor a deadline is set (ms).
 pub const DEFAULT_ATTEMPT_BOUND_MS: f64 = 60_000.0;
 

@@ -6,13 +6,13 @@ use wasm_bindgen::prelude::*;
 
 use crate::core::breaker::{RateOptions, DEFAULT_MAX_ORIGINS};
 use crate::core::budget::RatioOptions;
-use crate::core::reconcile::CHECKOUT_ATTEMPT_TIMEOUT_MS;
+use crate::core::reconcile::{CHECKOUT_ATTEMPT_TIMEOUT_MS, CHECKOUT_MAX_RESPONSE_BYTES};
 use crate::core::retry::RetryOptions;
 
 /// The names of [`fetch_defaults`]'s slots, in order (published by `wireLayouts`; a dot nests:
 /// `budget.ratio` is `fetchDefaults().budget.ratio` in JS). `retry.jitter` is an id of
 /// `Jitter::ALL`.
-pub(super) const FETCH_DEFAULTS: [&str; 13] = [
+pub(super) const FETCH_DEFAULTS: [&str; 14] = [
     "budget.ratio",
     "budget.minRetriesPerSec",
     "budget.windowMs",
@@ -26,6 +26,7 @@ pub(super) const FETCH_DEFAULTS: [&str; 13] = [
     "breaker.openDurationMs",
     "checkoutAttemptTimeoutMs",
     "maxOrigins",
+    "checkoutMaxResponseBytes",
 ];
 
 /// The defaults, in [`FETCH_DEFAULTS`] order.
@@ -48,6 +49,7 @@ pub fn fetch_defaults() -> Vec<f64> {
         breaker.open_duration_ms,
         CHECKOUT_ATTEMPT_TIMEOUT_MS,
         f64::from(DEFAULT_MAX_ORIGINS),
+        CHECKOUT_MAX_RESPONSE_BYTES,
     ];
     slots.to_vec()
 }

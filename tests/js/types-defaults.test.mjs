@@ -24,7 +24,7 @@ const stated = statedDefaults(PKG);
 // lib/defaults.js is the package's one reader of the core's fetchDefaults() (src/wasm/defaults.rs).
 const { fetchDefaults } = await import(pathToFileURL(join(PKG, 'lib', 'defaults.js')).href);
 const { LAYOUT, LIMITER_PRESETS, QUOTA_PRESETS, namedSlots } = await import(pathToFileURL(join(PKG, 'lib', 'wire.js')).href);
-const { budget: fetchBudget, retry, breaker: fetchBreaker, checkoutAttemptTimeoutMs } = fetchDefaults();
+const { budget: fetchBudget, retry, breaker: fetchBreaker, checkoutAttemptTimeoutMs, checkoutMaxResponseBytes } = fetchDefaults();
 const { jitter: JITTER, ...fetchRetry } = retry;
 const { ratio, minRetriesPerSec, windowMs } = fetchBudget;
 const [ttlMs, maxRecords, inFlightLeaseMs, unknownTtlMs] = core.storeDefaults();
@@ -68,6 +68,7 @@ const CORE = {
   ...fields('CheckoutClientOptions.breaker', fetchBreaker),
   ...fields('CheckoutClientOptions.budget', fetchBudget),
   'CheckoutClientOptions.attemptTimeoutMs': () => checkoutAttemptTimeoutMs,
+  'CheckoutClientOptions.maxResponseBytes': () => checkoutMaxResponseBytes,
   // The core's dialect table (src/core/dialect.rs BUILTIN): its first row is the default.
   'CustomDialect.base': () => core.dialectNames().split(',')[0],
   'CheckoutClientOptions.dialect': () => core.dialectNames().split(',')[0],

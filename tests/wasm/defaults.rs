@@ -4,7 +4,7 @@
 use steadfast::core::backoff::Jitter;
 use steadfast::core::breaker::{RateOptions, DEFAULT_MAX_ORIGINS};
 use steadfast::core::budget::RatioOptions;
-use steadfast::core::reconcile::CHECKOUT_ATTEMPT_TIMEOUT_MS;
+use steadfast::core::reconcile::{CHECKOUT_ATTEMPT_TIMEOUT_MS, CHECKOUT_MAX_RESPONSE_BYTES};
 use steadfast::core::retry::RetryOptions;
 use steadfast::wasm::fetch_defaults;
 use wasm_bindgen_test::wasm_bindgen_test;
@@ -30,6 +30,7 @@ fn layout_is_the_core_defaults_in_order() {
         k.open_duration_ms,
         CHECKOUT_ATTEMPT_TIMEOUT_MS,
         f64::from(DEFAULT_MAX_ORIGINS),
+        CHECKOUT_MAX_RESPONSE_BYTES,
     ];
     assert_eq!(fetch_defaults(), want);
 }
@@ -39,8 +40,20 @@ fn documented_values_do_not_move() {
     assert_eq!(
         fetch_defaults(),
         vec![
-            0.2, 10.0, 10_000.0, 3.0, 100.0, 10_000.0, 0.0, 20.0, 10.0, 0.5, 30_000.0, 10_000.0,
-            1_000.0
+            0.2,
+            10.0,
+            10_000.0,
+            3.0,
+            100.0,
+            10_000.0,
+            0.0,
+            20.0,
+            10.0,
+            0.5,
+            30_000.0,
+            10_000.0,
+            1_000.0,
+            1_048_576.0
         ]
     );
     assert_eq!(Jitter::from_id(0).ok(), Some(Jitter::Full));

@@ -15,7 +15,7 @@ use steadfast::core::idempotency::{
 };
 use steadfast::core::limiter::{LimiterConfig, Mode};
 use steadfast::core::quota::QuotaConfig;
-use steadfast::core::reconcile::CHECKOUT_ATTEMPT_TIMEOUT_MS;
+use steadfast::core::reconcile::{CHECKOUT_ATTEMPT_TIMEOUT_MS, CHECKOUT_MAX_RESPONSE_BYTES};
 use steadfast::core::retry::RetryOptions;
 use steadfast::wasm::{
     fetch_defaults, hedge_defaults, history_record, history_verdict, key_rule, limiter_preset,
@@ -129,6 +129,7 @@ fn fetch_and_store_defaults_by_name() {
             ("breaker.openDurationMs", k.open_duration_ms),
             ("checkoutAttemptTimeoutMs", CHECKOUT_ATTEMPT_TIMEOUT_MS),
             ("maxOrigins", f64::from(DEFAULT_MAX_ORIGINS)),
+            ("checkoutMaxResponseBytes", CHECKOUT_MAX_RESPONSE_BYTES),
         ],
     );
     assert_named(

@@ -68,6 +68,7 @@ export function controls(base) {
     stats: () => call('/__stats'),
     ledger: (key) => call(key === undefined ? '/__ledger' : `/__ledger?key=${encodeURIComponent(key)}`),
     flakyCount: (id) => call(`/__flaky-count/${id}`),
+    endlessCount: () => call('/__endless-count'),
     /** Until nothing is in flight or held at the gateway and no request arrived for `quietMs`. */
     async waitIdle(quietMs = 100, maxMs = 10_000) {
       const t0 = Date.now();
@@ -287,6 +288,23 @@ export const CASES = [
       t.deepEqual(await checkout.charge(ORDER, { idempotencyKey: key }), { status: 'unknown', key }, 'a second click');
       t.equal(sent, fast.maxAttempts, 'the second click sent nothing');
       t.equal((await x.c.ledger(key)).length, 1, 'the gateway honoured the key: one debit');
+    },
+  ],
+
+  // A 200 whose body never ends (a misrouted download, a hostile endpoint): the client reads at
+  // most maxResponseBytes of it, lets the connection go, and counts that attempt as one that got
+  // no answer. Without the cap the page would buffer until the attempt timeout, or until it crashed.
+  [
+    'checkout: a 200 whose body never ends is abandoned at maxResponseBytes: unknown, a second click sends nothing',
+    async (t, x) => {
+      const key = `endless-${uid()}`;
+      const checkout = x.client({ endpoint: `${x.base}/__endless`, attemptTimeoutMs: 60_000, retry: fast, breaker: false, maxResponseBytes: 64 * 1024 });
+      t.deepEqual(await checkout.charge(ORDER, { idempotencyKey: key }), { status: 'unknown', key }, 'a 2xx whose body was not read may have charged');
+      const seen = await x.c.until(x.c.endlessCount, (s) => s.closed >= fast.maxAttempts);
+      t.equal(seen.requests, fast.maxAttempts, 'retried under the key, as a cut-off body is');
+      t.equal(seen.closed, fast.maxAttempts, 'every connection let go while the server was still sending');
+      t.deepEqual(await checkout.charge(ORDER, { idempotencyKey: key }), { status: 'unknown', key }, 'a second click');
+      t.equal((await x.c.endlessCount()).requests, fast.maxAttempts, 'the second click sent nothing');
     },
   ],
 

@@ -71,6 +71,9 @@ function reply(res, status, body) {
 export async function startFaultServer({ packageDir = join(ROOT, 'tests', 'node_modules', 'steadfast'), seed = 12 } = {}) {
   const pkg = resolve(packageDir);
   const flaky = new Map(); // id -> { n, methods, bodies, types }
+  /** `/__endless`: requests answered with a 200 whose body never ends, and how many the client let go mid-body. */
+  const endless = { requests: 0, closed: 0 };
+  const MB = Buffer.alloc(1 << 20, 0x61);
   let gw;
 
   async function serveFile(res, base, rel) {
@@ -97,6 +100,23 @@ export async function startFaultServer({ packageDir = join(ROOT, 'tests', 'node_
     if (path === '/__ledger') {
       const key = url.searchParams.get('key');
       return reply(res, 200, key === null ? gw.ledger() : gw.ledger().filter((e) => e.idempotencyKey === key));
+    }
+    if (path === '/__endless-count') return reply(res, 200, endless);
+    if (path === '/__endless') {
+      // A 200 whose body never ends, as fast as the socket takes it, until the client lets go.
+      endless.requests += 1;
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+      res.write('{"reference":"ch_endless","pad":"');
+      const pump = () => {
+        while (!res.destroyed && res.write(MB));
+      };
+      res.on('drain', pump);
+      res.on('close', () => {
+        if (!res.writableEnded) endless.closed += 1;
+      });
+      pump();
+      return;
     }
     if (path.startsWith('/__flaky-count/')) {
       const s = flaky.get(path.slice('/__flaky-count/'.length)) ?? { n: 0, methods: [], bodies: [], types: [] };
@@ -128,6 +148,8 @@ export async function startFaultServer({ packageDir = join(ROOT, 'tests', 'node_
     if (path === '/__control/reset') {
       gw.reset();
       flaky.clear();
+      endless.requests = 0;
+      endless.closed = 0;
       return reply(res, 200, { ok: true });
     }
     if (path === '/__control/configure') {
