@@ -165,6 +165,17 @@ class ResultRetry {
   }
 }
 
+/**
+ * A result `retryOnResult` threw on, travelling as a failure through the loop: the call got an
+ * answer nobody could judge (it may have been processed), so it is not retried, and the call
+ * rejects with the checker's `error`.
+ */
+class UncheckedResult {
+  constructor(error) {
+    this.error = error;
+  }
+}
+
 /** A final ResultRetry is the call's result; anything else stays an error. */
 function unwrapResult(e) {
   if (isInstance(e, ResultRetry)) return e.value;
@@ -175,7 +186,13 @@ function unwrapResult(e) {
 function checkingResults(fn, c, signal, call) {
   // The checker is made once per compiled policy, not per call.
   c.checkResult ??= (value) => {
-    if (c.retryOnResult(value) === true) throw new ResultRetry(value);
+    let again;
+    try {
+      again = c.retryOnResult(value) === true;
+    } catch (e) {
+      throw new UncheckedResult(e);
+    }
+    if (again) throw new ResultRetry(value);
     return value;
   };
   const check = c.checkResult;
@@ -207,7 +224,13 @@ function checkingResults(fn, c, signal, call) {
     return retryAfter(e);
   }
   swapSink(outer);
-  return Promise.resolve(p).then((value) => (c.retryOnResult(value) === true ? retryAfter(new ResultRetry(value)) : value), retryAfter);
+  return Promise.resolve(p).then((value) => {
+    try {
+      return check(value);
+    } catch (e) {
+      return retryAfter(e); // a result to retry, or one the checker threw on (UncheckedResult)
+    }
+  }, retryAfter);
 }
 
 /**
@@ -357,13 +380,30 @@ async function attempts(fn, c, error, start, signal, state, call, setHistory) {
       state.between = true;
     }
     if (!neverRan(error)) answered = error;
-    let retryable = c.isRetryable(error);
-    if (retryable !== null && typeof retryable === 'object' && typeof retryable.then === 'function') {
-      // An async classifier is awaited (never read as "no"); the deadline and signal still apply.
-      retryable = await (signal === undefined ? retryable : raceAbort(() => retryable, undefined, signal));
+    // A result retryOnResult threw on is never retried: it is an answer nobody could judge.
+    const unchecked = isInstance(error, UncheckedResult);
+    let retryable = false;
+    let unclassified; // the classifier threw or rejected: this attempt is judged as if it said "retry"
+    if (!unchecked) {
+      try {
+        retryable = c.isRetryable(error);
+        if (retryable !== null && typeof retryable === 'object' && typeof retryable.then === 'function') {
+          // An async classifier is awaited (never read as "no"); the deadline and signal still apply.
+          retryable = await (signal === undefined ? retryable : raceAbort(() => retryable, undefined, signal));
+        }
+      } catch (e) {
+        unclassified = { error: e };
+      }
     }
-    history = recordAttempt(foldReported(history, call, error), isInstance(error, ResultRetry) ? undefined : error, () => retryable === true);
+    // The attempt is in the history before anything else can end the call: a classifier that
+    // throws must not erase an attempt that may have been processed (a timeout, a 503, a result).
+    history = recordAttempt(
+      foldReported(history, call, error),
+      isInstance(error, ResultRetry) || unchecked ? undefined : error,
+      () => retryable === true || unchecked || unclassified !== undefined,
+    );
     setHistory(history);
+    if (unclassified !== undefined) throw unclassified.error;
     const now = c.clock();
     const unit = c.random === undefined ? NaN : c.random();
     if (c.random !== undefined && !(typeof unit === 'number' && unit >= 0 && unit < 1)) {
@@ -371,8 +411,9 @@ async function attempts(fn, c, error, start, signal, state, call, setHistory) {
     }
     const delay = c.core.afterFailure(attempt, signal === undefined ? 0 : now - start, retryable === true, retryAfterMsOf(error, now), previous, unit);
     if (delay < 0) {
+      const cause = unchecked ? error.error : error;
       const final =
-        delay === STOP.DEADLINE_EXCEEDED ? new DeadlineExceededError(c.maxElapsedMs, error, attempt) : isInstance(error, PermanentError) ? error.cause : error;
+        delay === STOP.DEADLINE_EXCEEDED ? new DeadlineExceededError(c.maxElapsedMs, cause, attempt) : isInstance(error, PermanentError) ? error.cause : cause;
       if (listening.giveUp) {
         const reason =
           delay === STOP.DEADLINE_EXCEEDED ? 'deadline' : isPermanent(error) ? 'permanent' : delay === STOP.ATTEMPTS_EXHAUSTED ? 'attempts' : 'not-retryable';

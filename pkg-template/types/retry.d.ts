@@ -94,7 +94,8 @@ export interface RetryPolicy {
   readonly maxElapsedMs?: number;
   /**
    * Whether to retry an error. Default `isTransientError`. A Promise is awaited (a rejection rejects
-   * the call); only `true` retries. A `PermanentError` is never retried. Throwing p-retry's
+   * the call, as a throw does; the attempt still counts: a store around the call parks its key if
+   * that attempt may have been processed); only `true` retries. A `PermanentError` is never retried. Throwing p-retry's
    * `AbortError` does not stop steadfast (it is just another error to classify): throw a
    * `PermanentError`, or return false here.
    */
@@ -102,7 +103,8 @@ export interface RetryPolicy {
   /**
    * Retry on a returned result, not only on a thrown error (cockatiel's `handleResultType`, Polly's
    * `HandleResult`): true retries (same delays, budget and deadline); when no attempt is left, the
-   * last result is returned. Default: none.
+   * last result is returned. One that throws rejects the call with its error, not retried: the
+   * gateway answered, so a store around the call parks its key (it may have charged). Default: none.
    */
   readonly retryOnResult?: (result: unknown) => boolean;
   /** Called before each sleep. A throwing callback rejects the call. */
