@@ -45,6 +45,15 @@ export function errorText(error) {
   }
 }
 
+/**
+ * @internal The message of a failure a store or a driver reports (its `message`, else the value as
+ * text), never throwing: errorText's rules when reading it throws.
+ */
+export function messageOf(error) {
+  const message = safeGet(error !== null && typeof error === 'object' ? error : {}, 'message');
+  return errorText(message ?? error);
+}
+
 /** A property of a user's error, or undefined when reading it throws (a hostile getter or Proxy). */
 function safeGet(object, name) {
   try {

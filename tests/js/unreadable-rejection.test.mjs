@@ -92,6 +92,30 @@ describe('a rejection that cannot be inspected', () => {
     }
   });
 
+  test('a state store that fails with one: the shared store and a rejecting shared breaker report STORE_UNAVAILABLE, nothing is sent', async () => {
+    for (const [, make] of [...VALUES, ['a null-prototype object', () => Object.create(null)]]) {
+      const failing = () => Promise.reject(make());
+      const inner = memoryStateStore();
+      const store = {
+        kind: 'custom',
+        idempotency: (options) => ({ ...inner.idempotency(options), begin: failing }),
+        breaker: (name, config) => ({ ...inner.breaker(name, config), acquire: failing }),
+      };
+      let sent = 0;
+      const send = () => {
+        sent++;
+        return Promise.resolve('sent');
+      };
+      const shared = createSharedIdempotencyStore({ store });
+      const { e } = await rejection(shared.run('order-9', send));
+      assert.equal(e.code, 'STORE_UNAVAILABLE', `typed, got ${Object.prototype.toString.call(e)}`);
+      const breaker = createSharedBreaker({ name: `failing-${Math.random()}`, store, failureThreshold: 1, openDurationMs: 60_000, whenUnavailable: 'reject' });
+      const { e: b } = await rejection(breaker.execute(send));
+      assert.equal(b.code, 'STORE_UNAVAILABLE', `typed, got ${Object.prototype.toString.call(b)}`);
+      assert.equal(sent, 0, 'nothing sent without a recorded start');
+    }
+  });
+
   for (const [what, make] of VALUES) {
     describe(what, () => {
       test('withRetry rejects with the gateway value itself, after retrying it as a maybe-processed answer', async () => {

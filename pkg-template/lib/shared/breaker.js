@@ -4,7 +4,8 @@
 // store (wasm core in memory, its Lua twin in Redis); this driver asks, runs, and reports.
 
 import { CircuitBreaker, verdictOf } from '../breaker.js';
-import { CircuitOpenError } from '../errors.js';
+import { CircuitOpenError, isInstance } from '../errors.js';
+import { messageOf } from '../unknown.js';
 import { currentRunOf, currentSinkOf, resumingFor } from '../classify.js';
 import * as o from '../options.js';
 import { deferred } from '../deferred.js';
@@ -199,7 +200,7 @@ export class SharedCircuitBreaker {
     try {
       return await call();
     } catch (error) {
-      const e = error instanceof StateStoreUnavailableError ? error : new StateStoreUnavailableError(op, String(error?.message ?? error), error);
+      const e = isInstance(error, StateStoreUnavailableError) ? error : new StateStoreUnavailableError(op, messageOf(error), error);
       try {
         this.#onStoreError?.({ op, error: e, name: this.#name });
       } catch {

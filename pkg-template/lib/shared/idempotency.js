@@ -3,7 +3,7 @@
 // driver keeps IdempotencyStore's contract (run/peek/resolve/unknownKeys, same errors) over a shared
 // state store, and refuses to start a charge it cannot record.
 
-import { DuplicateRequestError, IdempotencyKeyReuseError, OutcomeUnknownError } from '../errors.js';
+import { DuplicateRequestError, IdempotencyKeyReuseError, OutcomeUnknownError, fieldOf, isInstance } from '../errors.js';
 import { isTransientError, newRun, runningFor } from '../classify.js';
 import { checkResolution, newIdempotencyKey, parkedError, resolveError, settledFailure } from '../idempotency.js';
 import { OUTCOMES, RESOLUTIONS, RESOLVE } from '../wire.js';
@@ -14,7 +14,7 @@ import * as o from '../options.js';
 import { deferred } from '../deferred.js';
 import { StateStoreUnavailableError, StoreAmnesiaError, StoreFullError } from './errors.js';
 import { memoryStateStore } from './store.js';
-import { errorText } from '../unknown.js';
+import { errorText, messageOf } from '../unknown.js';
 import { STORE_CLOCK } from '../clock.js';
 
 /**
@@ -83,11 +83,11 @@ export class SharedIdempotencyStore {
     try {
       return await call();
     } catch (error) {
-      if (error?.code === 'INVALID_KEY') throw error;
+      if (fieldOf(error, 'code') === 'INVALID_KEY') throw error;
       const e =
-        error instanceof StateStoreUnavailableError || error instanceof StoreAmnesiaError
+        isInstance(error, StateStoreUnavailableError) || isInstance(error, StoreAmnesiaError)
           ? error
-          : new StateStoreUnavailableError(op, String(error?.message ?? error), error);
+          : new StateStoreUnavailableError(op, messageOf(error), error);
       e.key = key;
       try {
         this.#onStoreError?.({ op, error: e, key });

@@ -5,6 +5,8 @@
 
 import { BREAKER_LUA, IDEMPOTENCY_LUA } from './lua.js';
 import { StateStoreUnavailableError, StoreAmnesiaError } from './errors.js';
+import { isInstance } from '../errors.js';
+import { messageOf } from '../unknown.js';
 import * as o from '../options.js';
 import { fingerprintHex } from '../fingerprint.js';
 import { idempotencyDefaults } from '../defaults.js';
@@ -108,8 +110,8 @@ function bounded(promise, ms, op) {
     },
     (error) => {
       clearTimeout(timer);
-      if (error instanceof StateStoreUnavailableError || error instanceof StoreAmnesiaError) throw error;
-      throw new StateStoreUnavailableError(op, String(error?.message ?? error), error);
+      if (isInstance(error, StateStoreUnavailableError) || isInstance(error, StoreAmnesiaError)) throw error;
+      throw new StateStoreUnavailableError(op, messageOf(error), error);
     },
   );
 }

@@ -10,6 +10,7 @@ import { fingerprintHex } from '../fingerprint.js';
 import { validKey } from '../idempotency-key.js';
 import { IdempotencyKeyReuseError, StoreFullError } from '../errors.js';
 import { StateStoreUnavailableError } from './errors.js';
+import { messageOf } from '../unknown.js';
 import * as o from '../options.js';
 
 /** The checkout client's SENDING charge option (lib/checkout.js): the endpoint each request is about to go to. */
@@ -116,7 +117,7 @@ export function shareBreakerAcrossTabs(breaker, options) {
         report({ type: 'invalid', reason: 'unknown message' });
       }
     } catch (error) {
-      report({ type: 'invalid', reason: String(error?.message ?? error) });
+      report({ type: 'invalid', reason: messageOf(error) });
     }
   };
   post({ type: 'hello' });
