@@ -15,7 +15,7 @@
 // per-origin breakers and limiters are origin.js's. This file sends one request under a plan.
 
 import { historyRecord, methodIsKeyed, methodIsRetryable } from '../steadfast_core.js';
-import { IdempotencyKeyExpiredError, OfflineError, OutcomeUnknownError, isInstance } from './errors.js';
+import { IdempotencyKeyExpiredError, OfflineError, OutcomeUnknownError, brand, isInstance } from './errors.js';
 import { ANSWER, VERDICT, historyVerdict, isTransientResponse, provesNothingSent } from './classify.js';
 import { retryWith } from './retry.js';
 import { newIdempotencyKey } from './idempotency.js';
@@ -57,6 +57,20 @@ function urlOf(input) {
 }
 
 const utf8 = new TextDecoder();
+
+/** Whether `fetch` resolved with a Response (this realm's, another's, or a library's): a status and readable headers. */
+function isResponse(value) {
+  try {
+    return value !== null && typeof value === 'object' && typeof value.status === 'number' && typeof value.headers?.get === 'function';
+  } catch {
+    return false; // a getter that throws is not a Response either
+  }
+}
+
+/** The TypeError for a `fetch` option that resolved with something else. */
+function notAResponse(value) {
+  return brand(new TypeError(`steadfast: the fetch option must resolve with a Response, got ${o.show(value)}`), 'INVALID_OPTION', { option: 'fetch' });
+}
 
 /** The error of a body longer than the reader takes (see bodyText). */
 function bodyTooLong(max) {
@@ -253,6 +267,13 @@ export async function fetchWithPlan(plan, input, init, state, readBody = false) 
         throw e;
       }
       state.maybeSent = true;
+      // Something came back for a request that was sent: a `fetch` option that resolves with what
+      // is not a Response (a wrapper's bug) gave an answer nobody can read. That attempt may have
+      // been processed; the call rejects with a TypeError naming the option, not retried.
+      if (!isResponse(response)) {
+        state.history = historyRecord(state.history, ANSWER.NO_ANSWER);
+        throw notAResponse(response);
+      }
       // A replayed error is the gateway's stored answer for this key: final, not transient.
       state.replayed = plan.dialect?.isReplay(response.headers) ?? false;
       const transient = !response.ok && !state.replayed && isTransientResponse(response.status, response.headers.get('stripe-should-retry') ?? undefined);

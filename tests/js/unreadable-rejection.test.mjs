@@ -116,6 +116,50 @@ describe('a rejection that cannot be inspected', () => {
     }
   });
 
+  test('a fetch option that resolves with what is not a Response: unknown, parked, and named in the error', async () => {
+    const NOT_RESPONSES = [
+      ['an empty object', {}],
+      ['a status without headers', { status: 200, ok: true }],
+      ['null', null],
+      ['a string', 'ok'],
+      [
+        'an object whose headers throw',
+        {
+          status: 200,
+          ok: true,
+          get headers() {
+            throw new Error('x');
+          },
+        },
+      ],
+    ];
+    for (const [what, value] of NOT_RESPONSES) {
+      let sent = 0;
+      const fetch = async () => {
+        sent++;
+        return value;
+      };
+      const client = createCheckoutClient({ endpoint: 'http://127.0.0.1:9/v1/charges', fetch, retry: POLICY, breaker: false });
+      const key = newIdempotencyKey();
+      const charge = { amountCents: 1200, currency: 'usd' };
+      assert.deepEqual(
+        await client.charge(charge, { idempotencyKey: key }),
+        { status: 'unknown', key },
+        `${what}: the request left, nobody can read the answer`,
+      );
+      assert.equal(sent, 1, `${what}: not retried (a programming error)`);
+      assert.deepEqual(await client.charge(charge, { idempotencyKey: key }), { status: 'unknown', key });
+      assert.equal(sent, 1, `${what}: a second click sends nothing`);
+      const { e } = await rejection(
+        resilientFetch('http://127.0.0.1:9/v1/charges', { method: 'POST', body: '{}' }, { fetch, idempotencyKey: 'auto', breaker: false }),
+      );
+      assert.equal(e.code, 'OUTCOME_UNKNOWN', `${what}: resilientFetch parks a keyed POST`);
+      assert.ok(e.cause instanceof TypeError && e.cause.code === 'INVALID_OPTION' && e.cause.option === 'fetch', `${what}: ${e.cause?.message}`);
+      const { e: get } = await rejection(resilientFetch('http://127.0.0.1:9/v1/charges', undefined, { fetch, breaker: false }));
+      assert.ok(get instanceof TypeError && /fetch option must resolve with a Response/.test(get.message), `${what}: a GET rejects with the TypeError itself`);
+    }
+  });
+
   for (const [what, make] of VALUES) {
     describe(what, () => {
       test('withRetry rejects with the gateway value itself, after retrying it as a maybe-processed answer', async () => {
